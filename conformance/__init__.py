@@ -1,0 +1,1 @@
+"""The conformance harness: Gherkin suites run against the simulator or a real deployment."""

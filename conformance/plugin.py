@@ -1,0 +1,1 @@
+"""The pytest plugin registered by the package: fixtures for partner developers (see README)."""

@@ -1,0 +1,74 @@
+"""The `ptas` command: `ptas serve`, `ptas conform`, `ptas scenarios`."""
+
+import argparse
+import os
+import sys
+
+
+def serve(args):
+    from ptas_sandbox.simulator import create_app
+
+    state = args.state
+    if state != ":memory:":
+        os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
+    app = create_app({"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY")})
+    sandbox = app.extensions["ptas"]
+    if args.scenario:
+        from ptas_sandbox.simulator.scenarios import load
+        with app.app_context():
+            result = load(sandbox, args.scenario, seed=args.seed)
+        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
+    base = f"http://{args.host}:{args.port}"
+    print(f"ptas-sandbox simulator on {base} (state: {state})\n"
+          f"  create a world:  curl -X POST {base}/_sandbox/partners\n"
+          f"  OpenAPI:         {base}/openapi.json\n"
+          f"  inspector:       {base}/_sandbox/inspect", flush=True)
+    from waitress import serve as waitress_serve
+    try:
+        waitress_serve(app, host=args.host, port=args.port, threads=8, ident="ptas-sandbox", _quiet=True)
+    finally:
+        sandbox.close()
+
+
+def scenarios(args):
+    from ptas_sandbox.simulator.scenarios import catalogue
+    for name, summary in catalogue():
+        print(f"{name:20} {summary}")
+
+
+def conform(args):
+    from ptas_sandbox.conformance.runner import main as run
+    return run(args)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="ptas", description="Payment Transactions Aggregation Service sandbox")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    s = commands.add_parser("serve", help="run the simulator")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8080)
+    s.add_argument("--state", default=os.path.join(".ptas", "sandbox.db"),
+                   help="a file keeps the sandbox across restarts; :memory: throws it away")
+    s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=serve)
+
+    c = commands.add_parser("conform", help="run the conformance suites against a target")
+    c.add_argument("--target", default="sim", help="`sim` (in-process simulator) or a base URL")
+    c.add_argument("--token", default=os.environ.get("PTAS_TOKEN"), help="a partner token (or PTAS_TOKEN)")
+    c.add_argument("--openapi", help="the target's OpenAPI document, where it does not serve one")
+    c.add_argument("--tags", help="a tag expression, e.g. 'contract and not slow'")
+    c.add_argument("--report-dir", help="where JUnit XML, Cucumber JSON and the summary go")
+    c.add_argument("--slow", action="store_true", help="include @slow scenarios (real waiting)")
+    c.set_defaults(func=conform)
+
+    sc = commands.add_parser("scenarios", help="list the named scenarios")
+    sc.set_defaults(func=scenarios)
+
+    args = parser.parse_args(argv)
+    return args.func(args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

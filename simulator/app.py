@@ -1,0 +1,113 @@
+"""The app factory: configuration over defaults, one sandbox per app, every registered operation routed."""
+
+import importlib
+import logging
+import pkgutil
+import re
+
+from flask import Flask, Response, json, request
+from werkzeug.exceptions import HTTPException
+
+from . import events, worlds
+from .openapi import document, full_path
+from .operations import REGISTRY
+from .pipeline import handle
+from .problems import BY_STATUS, Problem, Removed
+from .sandbox import Sandbox, current_sandbox
+
+DEFAULTS = {
+    "PREFIX": "/partner/v2",            # DESIGN.md: every operation is served under the v2 prefix
+    "STATE": ":memory:",                # or a file path: the sandbox survives a restart
+    "SECRET": None,                     # token signing key; None: a random one kept in the store
+    "SEED": 0,                          # server seed: world ids and seeds derive from it
+    "RATE_LIMIT": 100,                  # spec §8: 100 requests per 60 s
+    "RATE_WINDOW_SECONDS": 60,
+    "OPERATION_LIMITS": {},             # extra limits: {"CreateUser": (10, 60)}
+    "MAX_CONTENT_LENGTH": 1024 * 1024,  # bodies over 1 MiB get 413
+    "SYSTEM_TIME": None,                # callable giving microseconds; the simulator's only clock source
+    "ADMIN_KEY": None,                  # lets POST /_sandbox/reset wipe every world
+    "INITIAL_TOKEN_LIFETIME": 7 * 86400,  # DESIGN.md: over one hour, so it has an id and can be revoked
+    "USER_TOKEN_LIFETIME": 86400,       # a new partner's userTokenExpirySeconds
+    "START_SERVICES": True,             # background services (webhook dispatcher)
+}
+
+# Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape
+# (GET and DELETE /users/{name}) are answered 404 by the id lookup itself.
+REMOVED = [("GET", "/users/<name>/token"), ("PATCH", "/partners")] + [
+    (method, f"/webhooks/{old}") for old in ("test-events", "test-account-type-events", "test-account-events",
+                                             "test-import-events") for method in ("GET", "POST", "PUT", "PATCH", "DELETE")]
+
+
+def areas():
+    """The packages of simulator/ that hold an area of the spec (those with an `http` module)."""
+    package = importlib.import_module(__package__)
+    return [m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg]
+
+
+def create_app(config=None):
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    app.config.update(config or {})
+    schemas = [worlds.SCHEMA, events.SCHEMA]
+    services = []
+    for area in areas():
+        for part in ("models", "http", "service"):
+            try:
+                module = importlib.import_module(f"{__package__}.{area}.{part}")
+            except ModuleNotFoundError as missing:
+                if missing.name != f"{__package__}.{area}.{part}":
+                    raise
+                continue
+            if hasattr(module, "SCHEMA"):
+                schemas.append(module.SCHEMA)
+            if hasattr(module, "attach"):
+                services.append(module.attach)
+    sandbox = Sandbox(app.config, schemas)
+    app.extensions["ptas"] = sandbox
+    route(app)
+    for attach in services:
+        attach(app, sandbox)
+    install_error_handlers(app)
+    return app
+
+
+def route(app):
+    prefix = app.config["PREFIX"]
+    for op in REGISTRY.values():
+        rule = re.sub(r"{(\w+)}", r"<\1>", full_path(op, prefix))
+        app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(_op, params),
+                         methods=[op.method])
+    app.add_url_rule("/openapi.json", endpoint="openapi", view_func=lambda: document(prefix))
+    for method, path in REMOVED:
+        app.add_url_rule(prefix + path, endpoint=f"removed {method} {path}", methods=[method],
+                         view_func=lambda **_: removed())
+
+
+def removed():
+    raise Removed(f"{request.method} {request.path} was removed from the interface (spec §4.2 note 6).")
+
+
+def problem_response(problem):
+    sandbox = current_sandbox()
+    body = problem.body(instance=request.path, trace_id=sandbox.trace_id())
+    return Response(json.dumps(body), problem.status, problem.headers, mimetype="application/problem+json")
+
+
+def install_error_handlers(app):
+    @app.errorhandler(Problem)
+    def on_problem(problem):
+        return problem_response(problem)
+
+    @app.errorhandler(HTTPException)
+    def on_http_error(error):
+        cls = BY_STATUS.get(error.code)
+        problem = cls(error.description) if cls else Problem(error.description)
+        if cls is None:
+            problem.status = error.code
+        problem.headers = {k: v for k, v in error.get_headers() if k in ("Allow", "Retry-After")}
+        return problem_response(problem)
+
+    @app.errorhandler(Exception)
+    def on_bug(error):
+        logging.getLogger("ptas").exception("unhandled error: a 500 is a bug")
+        return problem_response(Problem("The simulator failed on this request; this is a bug, please report it."))

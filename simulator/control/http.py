@@ -1,0 +1,112 @@
+"""HTTP layer of the control API: what a harness needs that the service itself does not offer."""
+
+import hmac
+
+from ptas_sandbox import __version__
+
+from ..auth import bearer
+from ..openapi import SPEC_VERSION
+from ..operations import NO_AUTH, WORLD_AUTH, component, operation
+from ..pipeline import Reply, control_principal
+from ..problems import BadRequest, Unauthorized
+from ..timestamps import parse, render
+from . import models
+
+CLOCK = component("Clock", {"type": "object", "properties": {
+    "now": {"type": "string", "format": "date-time"}, "frozen": {"type": "boolean"}}, "required": ["now", "frozen"]})
+component("SandboxWorld", {"type": "object", "properties": {
+    "partner": {"$ref": "#/components/schemas/Partner"}, "accessToken": {"type": "string"},
+    "token": {"$ref": "#/components/schemas/Token"},
+    "world": {"type": "object", "properties": {"id": {"type": "string"}, "seed": {"type": "integer"},
+                                               "clock": CLOCK}}},
+    "required": ["partner", "accessToken", "token", "world"]})
+
+
+def clock_of(sandbox, world):
+    return {"now": render(sandbox.worlds.now(world)), "frozen": world.frozen}
+
+
+def world_body(sandbox, world, partner, token):
+    return {"partner": partner, "accessToken": token["accessToken"], "token": token,
+            "world": {"id": world.id, "seed": world.seed, "clock": clock_of(sandbox, world)}}
+
+
+@operation("SandboxHealth", "GET", "/_sandbox/health", tokens=NO_AUTH, control=True, responses={200: {
+    "type": "object", "properties": {"status": {"type": "string"}, "service": {"type": "string"},
+                                     "version": {"type": "string"}, "specVersion": {"type": "string"}}}})
+def health(call):
+    """Liveness, and a way for a harness to recognise a simulator target."""
+    return {"status": "ok", "service": "ptas-sandbox", "version": __version__, "specVersion": SPEC_VERSION}
+
+
+@operation("SandboxCreatePartner", "POST", "/_sandbox/partners", tokens=NO_AUTH, control=True,
+           body={"type": "object", "properties": {
+               "name": {"type": "string", "minLength": 1, "maxLength": 200},
+               "email": {"type": ["string", "null"], "maxLength": 254},
+               "seed": {"type": "integer", "minimum": 0, "maximum": 2**53},
+               "start": {"type": "string", "format": "date-time",
+                         "description": "where the world clock starts (default: now)"},
+               "frozen": {"type": "boolean", "description": "start with the clock frozen"}}},
+           body_required=False, example={"name": "Acme Shop Software", "email": "dev@acme.example"},
+           responses={201: "SandboxWorld"})
+def create_partner(call):
+    """A new world with its root partner and initial partner token, as the support team would issue."""
+    values = dict(call.body)
+    if "start" in values:
+        try:
+            values["start"] = parse(values["start"])
+        except ValueError as error:
+            raise BadRequest(str(error)) from None
+    world, _, partner, token = models.create_world(call.sandbox, values)
+    return Reply(201, world_body(call.sandbox, world, partner, token))
+
+
+@operation("SandboxGetClock", "GET", "/_sandbox/clock", tokens=WORLD_AUTH, control=True,
+           responses={200: "Clock"})
+def get_clock(call):
+    """The caller's world clock."""
+    return clock_of(call.sandbox, call.ctx.world)
+
+
+@operation("SandboxSetClock", "POST", "/_sandbox/clock", tokens=WORLD_AUTH, control=True,
+           body={"type": "object", "properties": {
+               "freeze": {"type": "boolean"},
+               "advance": {"type": "number", "minimum": 0, "maximum": 3_153_600_000,
+                           "description": "seconds to move forward"},
+               "set": {"type": "string", "format": "date-time", "description": "an instant not before now"}},
+               "not": {"required": ["advance", "set"]}, "minProperties": 1},
+           example={"advance": 3600}, responses={200: "Clock"})
+def set_clock(call):
+    """Freeze, unfreeze, advance or set the caller's world clock (never backwards)."""
+    body = call.body
+    set_to = None
+    if "set" in body:
+        try:
+            set_to = parse(body["set"])
+        except ValueError as error:
+            raise BadRequest(str(error)) from None
+    advance = round(body["advance"] * 1_000_000) if "advance" in body else None
+    call.sandbox.worlds.move(call.ctx.world, freeze=body.get("freeze"), advance=advance, set_to=set_to)
+    return clock_of(call.sandbox, call.ctx.world)
+
+
+@operation("SandboxReset", "POST", "/_sandbox/reset", tokens=NO_AUTH, control=True, responses={200: {
+    "type": "object", "properties": {"reset": {"type": "string"}}}})
+def reset(call):
+    """Wipe the caller's world back to its root partner and its tokens; with the admin key, every world."""
+    sandbox = call.sandbox
+    admin_key = sandbox.config.get("ADMIN_KEY")
+    given = call.request.headers.get("X-Sandbox-Admin-Key")
+    if admin_key and given and hmac.compare_digest(admin_key, given):
+        models.wipe_everything(sandbox)
+        return {"reset": "everything"}
+    claims = sandbox.signer.verify(bearer(call.request.headers.get("Authorization")))
+    world = sandbox.worlds.get(claims["wld"])
+    if world is None:
+        raise Unauthorized("The bearer token belongs to no sandbox world.")
+    partner_id = control_principal(sandbox.ctx(world), claims)
+    root = sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))
+    if root is None or root["id"] != partner_id:
+        raise Unauthorized("Only a token of the world's root partner can reset it.")
+    models.wipe_world(sandbox, world, partner_id)
+    return {"reset": world.id}

@@ -1,0 +1,48 @@
+"""Control rules: a new world with its root partner and initial token, and wiping a world."""
+
+from .. import scopes
+from ..partners import models as partners
+from ..tokens import models as tokens
+
+
+def create_world(sandbox, values):
+    """A new world, its root partner and the initial partner token the support team would issue (spec §5 rule 2)."""
+    world = sandbox.worlds.create(seed=values.get("seed"), start=values.get("start"),
+                                  frozen=values.get("frozen", False))
+    ctx = sandbox.ctx(world)
+    with sandbox.store.transaction():
+        partner = partners.create(ctx, {k: v for k, v in values.items() if k in ("name", "email")})
+        token = tokens.issue(ctx, partner_id=partner["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
+                             expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name="initial token")
+    return world, ctx, partners.record(partner), token
+
+
+def world_tables(store):
+    """Every table holding per-world rows (a `world` column), whichever area declared it."""
+    names = [r["name"] for r in store.all("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return [n for n in names if any(c["name"] == "world" for c in store.all(f"PRAGMA table_info({n})"))]
+
+
+def wipe_world(sandbox, world, root_partner_id):
+    """Reset a world to its first moment: the root partner and its tokens stay, everything else goes."""
+    store = sandbox.store
+    with store.transaction():
+        for table in world_tables(store):
+            keep = ""
+            if table == "partners":
+                keep = " AND id != ?"
+            elif table == "tokens":
+                keep = " AND (partner_id != ? OR kind != 'partner')"
+            store.execute(f"DELETE FROM {table} WHERE world = ?{keep}",
+                          (world.id, root_partner_id) if keep else (world.id,))
+    sandbox.limiter.forget(world.id)
+
+
+def wipe_everything(sandbox):
+    store = sandbox.store
+    with store.transaction():
+        for table in world_tables(store) + ["worlds"]:
+            store.execute(f"DELETE FROM {table}")
+        store.execute("DELETE FROM counters WHERE world != ''")
+    sandbox.worlds.forget()
+    sandbox.limiter.forget()

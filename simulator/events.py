@@ -1,0 +1,30 @@
+"""The event outbox: domain operations record events (spec §6) here; the webhook dispatcher delivers them.
+
+Writing the event in the transaction of the change means an event exists exactly when its change does.
+"""
+
+import json
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    world TEXT NOT NULL,
+    partner_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    test INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS events_by_world ON events (world, seq);
+"""
+
+ACTIVE = ("TransactionsImported", "AccountCreated", "AccountUpdated", "AccountDeleted", "AccountTypeUpdated")
+RETIRED = ("ReportImported", "TransactionsImportError", "AccountError")
+
+def emit(ctx, kind, partner_id, data, test=False):
+    assert kind in ACTIVE, kind
+    event = {"id": ctx.new_id("event"), "world": ctx.world.id, "partner_id": partner_id, "kind": kind,
+             "created_at": ctx.now, "data": json.dumps(data, sort_keys=True), "test": int(test)}
+    ctx.store.insert("events", **event)
+    return event

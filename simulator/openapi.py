@@ -1,0 +1,78 @@
+"""The OpenAPI 3.1 document, built from the operation registry (the same registry the routes come from)."""
+
+import re
+
+from ptas_sandbox import __version__
+
+from .operations import COMPONENTS, NO_AUTH, REGISTRY, ref
+
+SPEC_VERSION = "2.12.1"   # spec §9.1: the main interface version the simulator implements
+PROBLEM = {
+    "type": "object",
+    "description": "RFC 9457 ProblemDetails; every error of the simulator has this body.",
+    "properties": {"type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
+                   "detail": {"type": "string"}, "instance": {"type": "string"}, "traceId": {"type": "string"}},
+    "required": ["type", "title", "status"],
+}
+ERRORS = {"400": "Bad input", "401": "Missing or invalid bearer token", "403": "A required scope is missing",
+          "404": "Not found (or not yours)", "409": "Conflict with the current state",
+          "413": "Body too large", "415": "Body is not JSON", "429": "Rate limit exceeded"}
+
+
+def full_path(op, prefix):
+    return op.path if op.control else prefix + op.path
+
+
+def document(prefix):
+    paths = {}
+    for op in REGISTRY.values():
+        item = paths.setdefault(full_path(op, prefix), {})
+        item[op.method.lower()] = describe(op)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Payment Transactions Aggregation Service (ptas-sandbox simulator)",
+                 "version": SPEC_VERSION,
+                 "description": f"ptas-sandbox {__version__}: every operation of the interface specification, "
+                                "plus the sandbox control API under /_sandbox."},
+        "paths": paths,
+        "components": {
+            "schemas": {"ProblemDetails": PROBLEM, **COMPONENTS},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+def describe(op):
+    doc = {"operationId": op.id, "summary": op.summary, "tags": [op.area]}
+    if op.deprecated:
+        doc["deprecated"] = True
+    if op.tokens == NO_AUTH:
+        doc["security"] = []
+    parameters = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                  for n in re.findall(r"{(\w+)}", op.path)]
+    parameters += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in op.query.items()]
+    if parameters:
+        doc["parameters"] = parameters
+    if op.body is not None:
+        media = {"schema": op.body}
+        if op.example is not None:
+            media["example"] = op.example
+        doc["requestBody"] = {"required": op.body_required, "content": {op.consumes: media}}
+    responses = {}
+    for status, schema in (op.responses or {200: None}).items():
+        if isinstance(schema, str) and schema.startswith("text/"):
+            responses[str(status)] = {"description": "A page", "content": {schema: {"schema": {"type": "string"}}}}
+        elif schema is None:
+            responses[str(status)] = {"description": "No body" if status == 204 else "Success"}
+        else:
+            schema = ref(schema) if isinstance(schema, str) else schema
+            responses[str(status)] = {"description": "Success",
+                                      "content": {"application/json": {"schema": schema}}}
+    for status, text in ERRORS.items():
+        if op.tokens == NO_AUTH and status in ("401", "403"):
+            continue
+        responses.setdefault(status, {"description": text, "content": {
+            "application/problem+json": {"schema": ref("ProblemDetails")}}})
+    doc["responses"] = responses
+    return doc

@@ -1,0 +1,88 @@
+"""HTTP layer of the partner operations: own settings (UpdatePartner) and child partners."""
+
+from ..operations import PARTNER_ONLY, component, operation
+from ..pipeline import Reply
+from . import models
+
+PARTNER = component("Partner", {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"}, "name": {"type": "string"}, "email": {"type": ["string", "null"]},
+        "redirectUrls": {"type": "array", "items": {"type": "string", "format": "uri"}},
+        "userTokenExpirySeconds": {"type": "integer"},
+        "uiSettings": {"type": "object", "properties": {"styling": {"type": "object"}}},
+        "createdAt": {"type": "string", "format": "date-time"},
+        "updatedAt": {"type": "string", "format": "date-time"},
+    },
+    "required": ["id", "name", "email", "redirectUrls", "userTokenExpirySeconds", "uiSettings"],
+})
+component("PartnerList", {"type": "object", "properties": {"partners": {"type": "array", "items": PARTNER}},
+                          "required": ["partners"]})
+SETTINGS = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 200},
+        "email": {"type": ["string", "null"], "maxLength": 254},
+        "redirectUrls": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
+        "userTokenExpirySeconds": {"type": "integer", "minimum": 1, "maximum": 3_153_600_000},
+        "uiSettings": {"type": "object", "properties": {"styling": {"type": "object"}}},
+    },
+}
+EXAMPLE = {"name": "Acme Shop Software", "email": "integrations@acme.example",
+           "redirectUrls": ["https://acme.example/oauth/done"], "userTokenExpirySeconds": 86400,
+           "uiSettings": {"styling": {"primaryColor": "#0b5fff", "fontFamily": "Inter, sans-serif"}}}
+
+
+@operation("CreatePartner", "POST", "/partners", tokens=PARTNER_ONLY, scopes=("partner:create",),
+           body=SETTINGS, body_required=False, example={**EXAMPLE, "name": "Acme Store Berlin"},
+           responses={201: "Partner"})
+def create_partner(call):
+    """Create a child partner of the calling partner."""
+    child = models.create(call.ctx, call.body, parent_id=call.principal.partner_id,
+                          created_by=call.principal.token_id)
+    return Reply(201, models.record(child))
+
+
+@operation("GetPartners", "GET", "/partners", tokens=PARTNER_ONLY, scopes=("partner:read",),
+           responses={200: "PartnerList"})
+def get_partners(call):
+    """List the calling partner's child partners."""
+    return {"partners": [models.record(r) for r in models.children(call.ctx, call.principal.partner_id)]}
+
+
+@operation("GetOwnPartner", "GET", "/partners/self", tokens=PARTNER_ONLY, scopes=("partner:read",),
+           responses={200: "Partner"})
+def get_own_partner(call):
+    """Read the calling partner's own settings."""
+    return models.record(models.get(call.ctx, call.principal.partner_id))
+
+
+@operation("UpdatePartner", "PUT", "/partners/self", tokens=PARTNER_ONLY, scopes=("partner:update",),
+           body=SETTINGS, example=EXAMPLE, responses={200: "Partner"})
+def update_partner(call):
+    """Update the calling partner's own settings; settings left out of the body keep their value."""
+    return models.record(models.update(call.ctx, call.principal.partner_id, call.body))
+
+
+@operation("GetPartner", "GET", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:read",),
+           responses={200: "Partner"})
+def get_partner(call):
+    """Read a child partner."""
+    return models.record(models.child(call.ctx, call.principal.partner_id, call.params["id"]))
+
+
+@operation("UpdateChildPartner", "PUT", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:update",),
+           body=SETTINGS, example={"name": "Acme Store Berlin-Mitte"}, responses={200: "Partner"})
+def update_child_partner(call):
+    """Update a child partner's settings, its name included (spec §9, 2.1.4)."""
+    child = models.child(call.ctx, call.principal.partner_id, call.params["id"])
+    return models.record(models.update(call.ctx, child["id"], call.body))
+
+
+@operation("DeleteChildPartner", "DELETE", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:delete",),
+           responses={204: None})
+def delete_child_partner(call):
+    """Delete a child partner with its tokens and users."""
+    child = models.child(call.ctx, call.principal.partner_id, call.params["id"])
+    models.delete(call.ctx, child["id"])
+    return Reply(204)

@@ -1,0 +1,118 @@
+"""Partner rules: a root partner owns a world; child partners see neither their parent nor each other."""
+
+import json
+import re
+from urllib.parse import urlsplit
+
+from ..problems import BadRequest, not_found
+from ..timestamps import render
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS partners (
+    id TEXT PRIMARY KEY,
+    world TEXT NOT NULL,
+    parent_id TEXT,
+    name TEXT NOT NULL,
+    email TEXT,
+    redirect_urls TEXT NOT NULL DEFAULT '[]',
+    user_token_expiry INTEGER NOT NULL,
+    ui_settings TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    deleted_at INTEGER,
+    created_by TEXT
+);
+CREATE INDEX IF NOT EXISTS partners_by_parent ON partners (world, parent_id);
+"""
+
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+SETTINGS = ("name", "email", "redirectUrls", "userTokenExpirySeconds", "uiSettings")
+
+
+def record(row):
+    """The partner resource of spec §2: e-mail, redirectUrls, name, userTokenExpirySeconds, uiSettings."""
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "email": row["email"],
+        "redirectUrls": json.loads(row["redirect_urls"]),
+        "userTokenExpirySeconds": row["user_token_expiry"],
+        "uiSettings": json.loads(row["ui_settings"]),
+        "createdAt": render(row["created_at"]),
+        "updatedAt": render(row["updated_at"]),
+    }
+
+
+def absolute_url(url):
+    """An absolute http(s) URL, or BadRequest: redirect and callback targets must be reachable by a browser."""
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if not parts or parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+        raise BadRequest(f"{url!r} is not an absolute http(s) URL.")
+    return url
+
+
+def settings(values):
+    """Columns for the settings present in `values`, each checked (the JSON schema has checked types)."""
+    columns = {}
+    if "name" in values:
+        if not values["name"].strip():
+            raise BadRequest("`name` must not be blank.")
+        columns["name"] = values["name"].strip()
+    if "email" in values:
+        email = values["email"]
+        if email is not None and not EMAIL.match(email):
+            raise BadRequest(f"`email` {email!r} is not an e-mail address.")
+        columns["email"] = email
+    if "redirectUrls" in values:
+        columns["redirect_urls"] = json.dumps([absolute_url(u) for u in values["redirectUrls"]])
+    if "userTokenExpirySeconds" in values:
+        columns["user_token_expiry"] = values["userTokenExpirySeconds"]
+    if "uiSettings" in values:
+        columns["ui_settings"] = json.dumps({"styling": {}, **values["uiSettings"]})
+    return columns
+
+
+def create(ctx, values, parent_id=None, created_by=None):
+    partner_id = ctx.new_id("partner")
+    columns = {"name": f"Partner {partner_id[:8]}", "user_token_expiry": ctx.config["USER_TOKEN_LIFETIME"],
+               "ui_settings": json.dumps({"styling": {}}), **settings(values)}
+    ctx.store.insert("partners", id=partner_id, world=ctx.world.id, parent_id=parent_id, created_at=ctx.now,
+                     updated_at=ctx.now, created_by=created_by, **columns)
+    return get(ctx, partner_id)
+
+
+def get(ctx, partner_id):
+    row = ctx.store.one("SELECT * FROM partners WHERE id = ? AND world = ? AND deleted_at IS NULL",
+                        (partner_id, ctx.world.id))
+    if row is None:
+        raise not_found("partner", partner_id)
+    return row
+
+
+def child(ctx, parent_id, partner_id):
+    """A live child of `parent_id`; anything else (a sibling, the parent, another world) is 404."""
+    row = get(ctx, partner_id)
+    if row["parent_id"] != parent_id:
+        raise not_found("partner", partner_id)
+    return row
+
+
+def children(ctx, parent_id):
+    return ctx.store.all("SELECT * FROM partners WHERE world = ? AND parent_id = ? AND deleted_at IS NULL "
+                         "ORDER BY created_at, rowid", (ctx.world.id, parent_id))
+
+
+def update(ctx, partner_id, values):
+    columns = settings(values)
+    if columns:
+        ctx.store.update("partners", {"id": partner_id}, updated_at=ctx.now, **columns)
+    return get(ctx, partner_id)
+
+
+def delete(ctx, partner_id):
+    """Delete a child partner: its tokens stop working, its users and their tokens go with it."""
+    from ..tokens.models import revoke_all
+    ctx.store.update("partners", {"id": partner_id}, deleted_at=ctx.now)
+    revoke_all(ctx, partner_id=partner_id)
+    ctx.store.execute("UPDATE users SET deleted_at = ? WHERE world = ? AND partner_id = ? AND deleted_at IS NULL",
+                      (ctx.now, ctx.world.id, partner_id))

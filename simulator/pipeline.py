@@ -1,0 +1,150 @@
+"""The path of one API request, in the order DESIGN.md draws it, in one place.
+
+verify the bearer's signature → rate limit (world clock) → authenticate (expiry, revocation, lastUsedAt) →
+authorize (token kind, scope table) → parse input → domain operation (one transaction) → render.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+from flask import Response, request
+from jsonschema import Draft202012Validator
+
+from . import scopes
+from .auth import bearer
+from .operations import NO_AUTH, WORLD_AUTH
+from .problems import (BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized,
+                       UnsupportedMediaType)
+from .sandbox import current_sandbox
+from .timestamps import parse as parse_time
+from .tokens.models import authenticate
+
+
+@dataclass
+class Reply:
+    """A handler's answer when 200 with a JSON body is not the whole story."""
+    status: int
+    body: object = None
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class Call:
+    """What a handler gets: the domain context, the caller and the parsed input."""
+    sandbox: object
+    ctx: object
+    principal: object
+    params: dict
+    query: dict
+    body: object
+    request: object
+
+
+def handle(op, params):
+    sandbox = current_sandbox()
+    ctx = principal = None
+    if op.tokens != NO_AUTH:
+        claims = sandbox.signer.verify(bearer(request.headers.get("Authorization")))
+        world = sandbox.worlds.get(claims["wld"])
+        if world is None:
+            raise Unauthorized("The bearer token belongs to no sandbox world (was it reset?).")
+        ctx = sandbox.ctx(world)
+        if op.tokens == WORLD_AUTH:
+            principal = control_principal(ctx, claims)
+        else:
+            sandbox.limiter.hit(world.id, ctx.now, op.id)
+            with sandbox.store.transaction():
+                principal = authenticate(ctx, claims)
+            authorize(op, principal)
+    call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
+    with sandbox.store.transaction():
+        result = op.handler(call)
+    return render(result)
+
+
+def control_principal(ctx, claims):
+    """The control API takes any unrevoked partner token of the world, expired or not: a harness that moved
+    the clock past its token's expiry can still move it back into shape or reset the world."""
+    row = ctx.store.one("SELECT partner_id, revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
+                        (claims["jti"], ctx.world.id))
+    if row is None or row["revoked_at"] is not None or claims["knd"] != "partner":
+        raise Unauthorized("The control API needs a partner token of the world (revoked tokens do not count).")
+    return row["partner_id"]
+
+
+def authorize(op, principal):
+    if principal.kind not in op.tokens:
+        raise Forbidden(f"{op.id} does not accept {principal.kind} tokens.")
+    needed = op.scopes_for(principal.kind)
+    if needed and not scopes.holds_any(principal.scopes, needed):
+        raise Forbidden(f"{op.id} needs one of the scopes {', '.join(needed)}.", requiredScopes=list(needed))
+
+
+_validators = {}
+
+
+def parse_body(op):
+    if op.body is None:
+        return None
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        if op.body_required:
+            raise InvalidBody(f"{op.id} needs a JSON request body.")
+        return {}
+    if request.mimetype != "application/json":
+        raise UnsupportedMediaType(f"Send the body as Content-Type application/json, not {request.mimetype or 'none'!r}.")
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InvalidBody(f"The body is not valid JSON: {error}.") from None
+    validator = _validators.get(op.id) or _validators.setdefault(op.id, Draft202012Validator(op.body))
+    errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise InvalidBody(errors[0].message if len(errors) == 1 else f"{len(errors)} problems in the body.",
+                          errors=[{"pointer": "/" + "/".join(map(str, e.absolute_path)), "detail": e.message}
+                                  for e in errors])
+    return body
+
+
+def parse_query(op):
+    """Typed query parameters: booleans, integers (with their bounds) and date-times; others stay strings."""
+    values = {}
+    for name, schema in op.query.items():
+        raw = request.args.get(name)
+        if raw is None:
+            continue
+        kind = schema.get("type")
+        try:
+            if kind == "boolean":
+                if raw.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError("expected true or false")
+                values[name] = raw.lower() in ("true", "1")
+            elif kind == "integer":
+                value = int(raw)
+                if value < schema.get("minimum", value) or value > schema.get("maximum", value):
+                    raise ValueError(f"expected {schema.get('minimum')}..{schema.get('maximum')}")
+                values[name] = value
+            elif schema.get("format") in ("date-time", "date"):
+                values[name] = parse_time(raw)
+            else:
+                values[name] = raw
+        except ValueError as error:
+            raise InvalidParameter(f"Query parameter `{name}` is not valid: {raw!r} ({error}).",
+                                   parameter=name) from None
+    return values
+
+
+def render(result):
+    if isinstance(result, Response):
+        return result
+    reply = result if isinstance(result, Reply) else Reply(200, result)
+    if reply.body is None and reply.status == 204:
+        return Response(status=204, headers=reply.headers)
+    return Response(json.dumps(reply.body), reply.status, reply.headers, mimetype="application/json")
+
+
+def json_body(call, *fields):
+    """Convenience for handlers: the body's fields, or BadRequest when the body is not an object."""
+    if not isinstance(call.body, dict):
+        raise BadRequest("The body must be a JSON object.")
+    return [call.body.get(f) for f in fields]

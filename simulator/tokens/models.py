@@ -1,0 +1,167 @@
+"""Token rules: issue, list, revoke, and authenticate a bearer on the world clock. No Flask here."""
+
+from dataclasses import dataclass
+
+from .. import scopes as scope_table
+from ..problems import BadRequest, Conflict, Forbidden, Unauthorized, not_found
+from ..timestamps import LATEST, SECOND, render
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    world TEXT NOT NULL,
+    partner_id TEXT NOT NULL,
+    user_id TEXT,
+    kind TEXT NOT NULL,
+    name TEXT,
+    scope TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_in INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER,
+    last_used_at INTEGER,
+    created_by TEXT
+);
+CREATE INDEX IF NOT EXISTS tokens_by_partner ON tokens (world, partner_id, kind, created_at);
+"""
+
+HOUR = 3600
+CHILD_DEFAULT_LIFETIME = 15_768_000  # spec §4.1 rule 2 and §8: 6 months, half of the spec's one-year 31536000
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who calls: the token, its kind, its partner (and user) and the scopes it holds."""
+    token_id: str
+    kind: str
+    partner_id: str
+    user_id: str | None
+    scopes: frozenset
+
+    @property
+    def is_deploy_token(self):
+        """Spec §5 rule 4: a partner token with only partner:create."""
+        return self.kind == "partner" and self.scopes == {"partner:create"}
+
+
+def has_public_id(row):
+    """Spec §2, §5 rule 3, §8: partner tokens get an id only when their lifetime exceeds one hour."""
+    return row["kind"] == "partner" and row["expires_in"] > HOUR
+
+
+def record(row, now, access_token=None):
+    """The token record of spec §2; `accessToken` only in the response that creates the token."""
+    revoked = row["revoked_at"] is not None
+    expired = now >= row["expires_at"]
+    body = {}
+    if has_public_id(row):
+        body["id"] = row["id"]
+    body.update({
+        "name": row["name"],
+        "createdAt": render(row["created_at"]),
+        "expiresIn": row["expires_in"],
+        "expiresAt": render(row["expires_at"]),
+        "isRevoked": revoked,
+        "isExpired": expired,
+        "isValid": not revoked and not expired,
+        "scope": row["scope"],
+        "lastUsedAt": render(row["last_used_at"]),
+        "revokedAt": render(row["revoked_at"]),
+    })
+    if access_token is not None:
+        body["accessToken"] = access_token
+    return body
+
+
+def lifetime(value, default=None):
+    """`expiresIn`: a positive whole number of seconds (spec §8: any value, as long as it is one)."""
+    if value is None:
+        if default is None:
+            raise BadRequest("`expiresIn` is required: the token's lifetime in seconds.")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest("`expiresIn` must be a whole number of seconds.")
+    if value <= 0:
+        raise BadRequest("`expiresIn` must be a positive number of seconds.")
+    return value
+
+
+def name_of(value):
+    if value is not None and not isinstance(value, str):
+        raise BadRequest("`name` must be a string.")
+    return value
+
+
+def issue(ctx, *, partner_id, kind, scope, expires_in, name=None, user_id=None, created_by=None):
+    """Create a token and its JWT; spec §3: a new token is valid, its accessToken returned once."""
+    expires_at = ctx.now + expires_in * SECOND
+    if expires_at > LATEST:
+        raise BadRequest(f"`expiresIn` {expires_in} puts the expiry past 9999-12-31, the last date a "
+                         "timestamp can show.")
+    token_id = ctx.new_id("token")
+    row = dict(id=token_id, world=ctx.world.id, partner_id=partner_id, user_id=user_id, kind=kind, name=name,
+               scope=" ".join(scope), created_at=ctx.now, expires_in=expires_in, expires_at=expires_at,
+               revoked_at=None, last_used_at=None, created_by=created_by)
+    ctx.store.insert("tokens", **row)
+    jwt = ctx.signer.issue(token_id=token_id, subject=user_id or partner_id, kind=kind, world=ctx.world.id,
+                           scope=row["scope"], issued_at=ctx.now, expires_at=expires_at)
+    return record(row, ctx.now, access_token=jwt)
+
+
+def granted_scope(principal, text, kind):
+    """The scopes a new token asks for, each valid for `kind`; 403 for any the creator does not hold itself."""
+    requested = scope_table.parse(text, kind)
+    missing = scope_table.within(principal.scopes, requested)
+    if missing:
+        raise Forbidden(f"A token grants only scopes it holds itself; the calling token lacks {' '.join(missing)}.")
+    return requested
+
+
+def partner_tokens(ctx, partner_id):
+    rows = ctx.store.all("SELECT * FROM tokens WHERE world = ? AND partner_id = ? AND kind = 'partner' "
+                         "ORDER BY created_at, rowid", (ctx.world.id, partner_id))
+    return [record(r, ctx.now) for r in rows]
+
+
+def revoke(ctx, partner_id, token_id, caller_token_id):
+    """Spec §3: revoke a partner token by id; never the token making the call (spec §5 rule 2)."""
+    row = ctx.store.one("SELECT * FROM tokens WHERE world = ? AND partner_id = ? AND id = ? AND kind = 'partner'",
+                        (ctx.world.id, partner_id, token_id))
+    if row is None or not has_public_id(row):
+        raise not_found("token", token_id)
+    if row["id"] == caller_token_id:
+        raise Conflict("A token cannot revoke itself: revoke it with another token (spec §3, §5 rule 2).")
+    if row["revoked_at"] is None:
+        ctx.store.update("tokens", {"id": row["id"]}, revoked_at=ctx.now)
+    return record(ctx.store.one("SELECT * FROM tokens WHERE id = ?", (row["id"],)), ctx.now)
+
+
+def revoke_all(ctx, *, partner_id=None, user_id=None):
+    """Revoke every live token of a deleted partner or user."""
+    column, value = ("user_id", user_id) if user_id else ("partner_id", partner_id)
+    ctx.store.execute(f"UPDATE tokens SET revoked_at = ? WHERE world = ? AND {column} = ? AND revoked_at IS NULL",
+                      (ctx.now, ctx.world.id, value))
+
+
+def authenticate(ctx, claims):
+    """The principal of verified JWT claims, on the world clock: 401 when expired, revoked or unknown.
+
+    Records `lastUsedAt` (spec §2). The owner's existence is checked too: a deleted user or child partner
+    has no valid tokens.
+    """
+    row = ctx.store.one("SELECT * FROM tokens WHERE id = ? AND world = ?", (claims["jti"], ctx.world.id))
+    if row is None or row["kind"] != claims["knd"]:
+        raise Unauthorized("The bearer token is not known to this service.")
+    if row["revoked_at"] is not None:
+        raise Unauthorized("The bearer token has been revoked.")
+    if ctx.now >= row["expires_at"]:
+        raise Unauthorized("The bearer token has expired.")
+    owner = ctx.store.one("SELECT deleted_at FROM partners WHERE id = ?", (row["partner_id"],))
+    if owner is None or owner["deleted_at"] is not None:
+        raise Unauthorized("The partner of this token no longer exists.")
+    if row["user_id"]:
+        user = ctx.store.one("SELECT deleted_at FROM users WHERE id = ?", (row["user_id"],))
+        if user is None or user["deleted_at"] is not None:
+            raise Unauthorized("The user of this token no longer exists.")
+    ctx.store.update("tokens", {"id": row["id"]}, last_used_at=ctx.now)
+    return Principal(row["id"], row["kind"], row["partner_id"], row["user_id"], frozenset(row["scope"].split()))

@@ -1,0 +1,124 @@
+"""Sandbox worlds: a root partner's private universe with its own seed, id sequence and clock.
+
+The clock is `frozen_at` when frozen, else `system time + offset`: advancing or setting it moves the offset,
+so token expiry, rate-limit windows, imports and webhook retries all follow it, in-process and over HTTP alike.
+"""
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+from .problems import BadRequest, Conflict
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS worlds (
+    id TEXT PRIMARY KEY,
+    seed INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    offset_us INTEGER NOT NULL DEFAULT 0,
+    frozen_at INTEGER,
+    scenario TEXT
+);
+CREATE TABLE IF NOT EXISTS counters (
+    world TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (world, kind)
+);
+"""
+
+
+def derived_id(*parts):
+    """A UUID drawn from its parts: the same world seed and sequence give the same ids, run after run."""
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def next_in_sequence(store, world, kind):
+    row = store.one("UPDATE counters SET value = value + 1 WHERE world = ? AND kind = ? RETURNING value",
+                    (world, kind))
+    if row:
+        return row["value"]
+    store.insert("counters", world=world, kind=kind, value=1)
+    return 1
+
+
+@dataclass
+class World:
+    id: str
+    seed: int
+    offset_us: int = 0
+    frozen_at: int | None = None
+    scenario: str | None = None
+
+    def now(self, system_us):
+        return self.frozen_at if self.frozen_at is not None else system_us + self.offset_us
+
+    @property
+    def frozen(self):
+        return self.frozen_at is not None
+
+
+class Worlds:
+    """Creates, finds and moves the clocks of worlds; caches them (the clock is read on every request)."""
+
+    def __init__(self, store, system_time, server_seed=0):
+        self.store = store
+        self.system_time = system_time
+        self.server_seed = server_seed
+        self._cache = {}
+
+    def create(self, seed=None, start=None, frozen=False, scenario=None):
+        with self.store.transaction():
+            n = next_in_sequence(self.store, "", "world")
+            world_id = derived_id("world", self.server_seed, n)
+            seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
+            system = self.system_time()
+            offset = (start - system) if start is not None else 0
+            frozen_at = (start if start is not None else system) if frozen else None
+            self.store.insert("worlds", id=world_id, seed=seed, created_at=system, offset_us=offset,
+                              frozen_at=frozen_at, scenario=scenario)
+        return self.get(world_id)
+
+    def get(self, world_id):
+        world = self._cache.get(world_id)
+        if world is None:
+            row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
+            if row is None:
+                return None
+            world = World(row["id"], row["seed"], row["offset_us"], row["frozen_at"], row["scenario"])
+            self._cache[world_id] = world
+        return world
+
+    def all(self):
+        return [self.get(r["id"]) for r in self.store.all("SELECT id FROM worlds ORDER BY rowid")]
+
+    def now(self, world):
+        return world.now(self.system_time())
+
+    def move(self, world, *, freeze=None, advance=None, set_to=None):
+        """Freeze, unfreeze, advance or set a world's clock; it never runs backwards."""
+        system = self.system_time()
+        now = world.now(system)
+        if advance is not None:
+            if advance < 0:
+                raise BadRequest("The clock only moves forward: advance takes a number of seconds >= 0.")
+            target = now + advance
+        elif set_to is not None:
+            if set_to < now:
+                raise Conflict("The clock cannot be set backwards: state already issued would become future.")
+            target = set_to
+        else:
+            target = now
+        frozen = world.frozen if freeze is None else freeze
+        world.frozen_at = target if frozen else None
+        world.offset_us = target - system
+        with self.store.transaction():
+            self.store.update("worlds", {"id": world.id}, offset_us=world.offset_us, frozen_at=world.frozen_at)
+        return target
+
+    def forget(self, world_id=None):
+        if world_id is None:
+            self._cache.clear()
+        else:
+            self._cache.pop(world_id, None)
