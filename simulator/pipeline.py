@@ -56,6 +56,7 @@ def handle(op, params):
             with sandbox.store.transaction():
                 principal = authenticate(ctx, claims)
             authorize(op, principal)
+            sandbox.settle(world)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     with sandbox.store.transaction():
         result = op.handler(call)

@@ -87,6 +87,7 @@ def set_clock(call):
             raise BadRequest(str(error)) from None
     advance = round(body["advance"] * 1_000_000) if "advance" in body else None
     call.sandbox.worlds.move(call.ctx.world, freeze=body.get("freeze"), advance=advance, set_to=set_to)
+    call.sandbox.settle(call.ctx.world)
     return clock_of(call.sandbox, call.ctx.world)
 
 
