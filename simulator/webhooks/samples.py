@@ -1,0 +1,62 @@
+"""Sample data of the test events (spec §4.2 /testevents/...): plausible objects with errors and warnings
+(spec §6, §7.4), in the shapes the lifecycle events carry, drawn from the world seed and the event id so a
+replayed world sends the same bytes."""
+
+import random
+
+from ..timestamps import SECOND, render
+from ..worlds import derived_id
+
+DAY = 86400 * SECOND
+PROBLEMS = [
+    ("InvalidCredentials", "The provider rejected the stored credentials; update the account."),
+    ("ConsentExpired", "The authorization at the provider expired; authorize the account again."),
+    ("ProviderUnavailable", "The provider did not answer; the import is retried later."),
+]
+NOTICES = [
+    ("PartialImport", "Some transactions could not be read and are retried on the next import."),
+    ("FieldDeprecated", "The field valueDate is deprecated for this account type."),
+    ("SlowProvider", "The provider answered slowly; imports may take longer than usual."),
+]
+
+
+def issues(rng, pool, most=1):
+    return [{"code": code, "message": text} for code, text in rng.sample(pool, rng.randint(0, most))]
+
+
+def account(rng, world, now, with_problem=False):
+    first = now - rng.randint(30, 400) * DAY
+    return {
+        "id": derived_id("sample-account", world.seed, rng.random()), "accountTypeId": rng.choice(
+            ["dummy", "dummy-auth", "dummy-report"]), "name": rng.choice(["Shop payments", "Marketplace", "POS"]),
+        "createdAt": render(now - rng.randint(1, 30) * DAY), "updatedAt": render(now),
+        "statistics": {"count": rng.randint(10, 5000), "first": render(first), "last": render(now - SECOND)},
+        "errors": [{"code": PROBLEMS[0][0], "message": PROBLEMS[0][1]}] if with_problem else [],
+        "warnings": issues(rng, NOTICES),
+    }
+
+
+def data_for(kind, ctx, seed_id):
+    """The `data` of a test notification of `kind` (see simulator/events.py for the lifecycle shapes)."""
+    rng = random.Random(f"{ctx.world.seed}/{seed_id}")
+    user_id = derived_id("sample-user", ctx.world.seed, seed_id)
+    now = ctx.now
+    if kind == "AccountTypeUpdated":
+        state = rng.choice(["Degraded", "Unavailable"])
+        return {"accountType": {"id": "dummy", "name": "Dummy provider", "state": state,
+                                "errors": [{"code": "ProviderUnavailable", "message": PROBLEMS[2][1]}]
+                                if state == "Unavailable" else [],
+                                "warnings": [{"code": "SlowProvider", "message": NOTICES[2][1]}]}}
+    if kind == "TransactionsImported":
+        acct = account(rng, ctx.world, now)
+        count = rng.randint(1, 250)
+        import_id = derived_id("sample-import", ctx.world.seed, seed_id)
+        report = {"id": derived_id("sample-report", ctx.world.seed, seed_id), "accountId": acct["id"],
+                  "createdAt": render(now), "transactionCount": count, "errors": [],
+                  "warnings": issues(rng, NOTICES)}
+        data_import = {"id": import_id, "accountId": acct["id"], "state": "Completed",
+                       "startedAt": render(now - rng.randint(5, 600) * SECOND), "finishedAt": render(now),
+                       "transactionCount": count, "errors": [], "warnings": issues(rng, NOTICES)}
+        return {"account": acct, "userId": user_id, "dataImport": data_import, "report": report,
+                "transactionCount": count}
+    return {"account": account(rng, ctx.world, now, with_problem=kind == "AccountUpdated"), "userId": user_id}
