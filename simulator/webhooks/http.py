@@ -8,6 +8,7 @@ from .. import events
 from ..operations import PARTNER_ONLY, component, operation
 from ..pipeline import Reply
 from ..timestamps import render
+from ..worlds import next_in_sequence
 from . import models, samples
 
 KIND_NAMES = {"type": "string", "enum": list(models.KINDS)}
@@ -89,7 +90,7 @@ def delete_webhook(call):
 def send_test(call, kind):
     """Record a test event of `kind` in the outbox; the dispatcher sends it to the subscribed webhooks."""
     ctx = call.ctx
-    data = samples.data_for(kind, ctx, ctx.new_id("test-event"))
+    data = samples.data_for(kind, ctx, next_in_sequence(ctx.store, ctx.world.id, "test-event"))
     event = events.emit(ctx, kind, call.principal.partner_id, data, test=True)
     return Reply(202, {"id": event["id"], "eventType": kind, "createdAt": render(event["created_at"]),
                        "isTest": True, "data": data})

@@ -36,10 +36,11 @@ def account(rng, world, now, with_problem=False):
     }
 
 
-def data_for(kind, ctx, seed_id):
-    """The `data` of a test notification of `kind` (see simulator/events.py for the lifecycle shapes)."""
-    rng = random.Random(f"{ctx.world.seed}/{seed_id}")
-    user_id = derived_id("sample-user", ctx.world.seed, seed_id)
+def data_for(kind, ctx, number):
+    """The `data` of the world's `number`th test notification, of `kind`: the same world seed gives the same
+    data in any world (simulator/events.py and the accounts area define the lifecycle shapes)."""
+    rng = random.Random(f"{ctx.world.seed}/{number}")
+    user_id = derived_id("sample-user", ctx.world.seed, number)
     now = ctx.now
     if kind == "AccountTypeUpdated":
         state = rng.choice(["Degraded", "Unavailable"])
@@ -50,8 +51,8 @@ def data_for(kind, ctx, seed_id):
     if kind == "TransactionsImported":
         acct = account(rng, ctx.world, now)
         count = rng.randint(1, 250)
-        import_id = derived_id("sample-import", ctx.world.seed, seed_id)
-        report = {"id": derived_id("sample-report", ctx.world.seed, seed_id), "accountId": acct["id"],
+        import_id = derived_id("sample-import", ctx.world.seed, number)
+        report = {"id": derived_id("sample-report", ctx.world.seed, number), "accountId": acct["id"],
                   "createdAt": render(now), "transactionCount": count, "errors": [],
                   "warnings": issues(rng, NOTICES)}
         data_import = {"id": import_id, "accountId": acct["id"], "state": "Completed",
