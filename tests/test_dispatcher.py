@@ -171,10 +171,10 @@ def test_a_served_sandbox_delivers_to_its_own_echo_over_http(served):
     world = requests.post(f"{base}/_sandbox/partners", json={}).json()
     headers = {"Authorization": f"Bearer {world['accessToken']}"}
     hook = requests.post(f"{base}/partner/v2/webhooks", headers=headers, json={
-        "callbackUrl": f"{base}/_sandbox/echo/self", "events": ["AccountTypeUpdated"]}).json()
+        "callbackUrl": f"{base}/_sandbox/echo/own", "events": ["AccountTypeUpdated"]}).json()
     requests.post(f"{base}/partner/v2/testevents/accounttypeupdated", headers=headers).raise_for_status()
     requests.post(f"{base}/_sandbox/webhooks/flush", headers=headers).raise_for_status()
-    [capture] = requests.get(f"{base}/_sandbox/echo/self").json()["captures"]
+    [capture] = requests.get(f"{base}/_sandbox/echo/own").json()["captures"]
     assert capture["headers"]["Host"] == base.split("//")[1]
     from ptas_sandbox.webhooks import verify
     assert verify(hook["secret"], capture["headers"], capture["body"], tolerance_seconds=None)["eventType"] == \

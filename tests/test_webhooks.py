@@ -71,6 +71,8 @@ def test_a_short_secret_is_refused(world):
                                                      "secret": "short"}), 400)
     assert_problem(world.api.post("/webhooks", json={"callbackUrl": ECHO, "events": ["AccountCreated"],
                                                      "secret": "whsec_not base64!"}), 400)
+    assert_problem(world.api.post("/webhooks", json={"callbackUrl": ECHO, "events": ["AccountCreated"],
+                                                     "secret": "whsec_c2hvcnQ="}), 400)
 
 
 def test_put_replaces_the_settings_and_keeps_the_secret(world):

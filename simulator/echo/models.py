@@ -3,9 +3,6 @@ the sandbox itself and see exactly what went out. No Flask here."""
 
 import base64
 import json
-import re
-
-from ..problems import BadRequest
 from ..timestamps import render
 
 SCHEMA = """
@@ -24,16 +21,9 @@ CREATE TABLE IF NOT EXISTS echo_captures (
 );
 CREATE INDEX IF NOT EXISTS echo_captures_by_bin ON echo_captures (bin, seq);
 """
-# Bins belong to no world (the receiver takes no token; its name is the handle), so `world` is '': a reset of
-# every world clears them, a reset of one world does not.
-BIN = re.compile(r"^[A-Za-z0-9._~-]{1,100}$")
+# Bins belong to no world (the receiver takes no token; its name, any path segment, is the handle), so `world`
+# is '': a reset of every world clears them, a reset of one world does not.
 KEPT_PER_BIN = 200
-
-
-def bin_name(value):
-    if not BIN.match(value):
-        raise BadRequest("A bin name is 1 to 100 letters, digits or . _ ~ -.")
-    return value
 
 
 def capture(store, bin_, method, path, query, headers, content_type, raw, received_at):
@@ -42,7 +32,7 @@ def capture(store, bin_, method, path, query, headers, content_type, raw, receiv
         body, encoding = raw.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         body, encoding = base64.b64encode(raw).decode(), "base64"
-    store.insert("echo_captures", bin=bin_name(bin_), method=method, path=path, query=query,
+    store.insert("echo_captures", bin=bin_, method=method, path=path, query=query,
                  headers=json.dumps(headers), content_type=content_type, body=body, body_encoding=encoding,
                  received_at=received_at)
     seq = store.one("SELECT last_insert_rowid() AS seq")["seq"]
@@ -57,7 +47,7 @@ def record(row):
 
 
 def captures(store, bin_, limit=KEPT_PER_BIN):
-    rows = store.all("SELECT * FROM echo_captures WHERE bin = ? ORDER BY seq DESC LIMIT ?", (bin_name(bin_), limit))
+    rows = store.all("SELECT * FROM echo_captures WHERE bin = ? ORDER BY seq DESC LIMIT ?", (bin_, limit))
     return [record(r) for r in reversed(rows)]
 
 

@@ -6,6 +6,7 @@ test events; partner tokens only (a webhook belongs to a partner, not to a user)
 
 from .. import events
 from ..operations import PARTNER_ONLY, component, operation
+from ..partners.models import URL_FIELD
 from ..pipeline import Reply
 from ..timestamps import render
 from ..worlds import next_in_sequence
@@ -14,11 +15,11 @@ from . import models, samples
 KIND_NAMES = {"type": "string", "enum": list(models.KINDS)}
 FIELDS = {
     "name": {"type": ["string", "null"], "maxLength": 200},
-    "callbackUrl": {"type": "string", "minLength": 1, "description": "absolute http(s) URL receiving the POSTs"},
+    "callbackUrl": {**URL_FIELD, "description": "absolute http(s) URL receiving the POSTs"},
     "events": {"type": "array", "items": KIND_NAMES, "minItems": 1,
                "description": "event kinds (spec §6); the retired kinds are accepted and never fire"},
     "isActive": {"type": "boolean"},
-    "secret": {"type": "string", "maxLength": 200,
+    "secret": {"type": "string", "pattern": models.SECRET.pattern,
                "description": "signing secret (whsec_<base64> or 16+ characters); generated when absent"},
 }
 WEBHOOK = component("Webhook", {
