@@ -19,6 +19,7 @@ class Receiver:
         self.status, self.hold = status, hold
         self.requests = []
         self.arrived = threading.Event()
+        self._count = threading.Condition()
         self._released = threading.Event()
         self.server = make_server("127.0.0.1", 0, self._app, threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -30,12 +31,19 @@ class Receiver:
 
     def _app(self, environ, start_response):
         request = Request(environ)
-        self.requests.append({"headers": dict(request.headers), "body": request.get_data(),
-                              "at": time.perf_counter()})
+        with self._count:
+            self.requests.append({"headers": dict(request.headers), "body": request.get_data(),
+                                  "at": time.perf_counter()})
+            self._count.notify_all()
         self.arrived.set()
         if self.hold:
             self._released.wait(self.hold)
         return Response("received", self.status)(environ, start_response)
+
+    def wait_for(self, n, timeout=10):
+        """True once `n` requests have arrived (waits on the arrivals, never a fixed sleep)."""
+        with self._count:
+            return self._count.wait_for(lambda: len(self.requests) >= n, timeout)
 
     def release(self):
         self._released.set()

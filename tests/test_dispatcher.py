@@ -166,6 +166,23 @@ def test_a_dead_receiver_does_not_delay_the_background_dispatcher(served, receiv
         "the live receiver was served while the held one was still on the wire"
 
 
+def test_a_burst_to_a_dead_receiver_does_not_take_every_sender(served, receivers):
+    app, base = served
+    silent, live = receivers("silent"), receivers()
+    world = requests.post(f"{base}/_sandbox/partners", json={}).json()
+    headers = {"Authorization": f"Bearer {world['accessToken']}"}
+    for url in (silent.url, live.url):
+        requests.post(f"{base}/partner/v2/webhooks", json={"callbackUrl": url, "events": ["AccountCreated"]},
+                      headers=headers).raise_for_status()
+    for _ in range(40):
+        requests.post(f"{base}/partner/v2/testevents/accountcreated", headers=headers).raise_for_status()
+    assert live.wait_for(40), "every notification reached the live receiver"
+    log = requests.get(f"{base}/_sandbox/deliveries", headers=headers).json()["deliveries"]
+    dead = [d for d in log if d["url"] == silent.url]
+    assert sum(d["status"] == "sending" for d in dead) <= 2, "at most two attempts per webhook on the wire"
+    assert any(d["status"] == "pending" for d in dead), "the dead receiver's backlog waited its turn"
+
+
 def test_a_served_sandbox_delivers_to_its_own_echo_over_http(served):
     app, base = served
     world = requests.post(f"{base}/_sandbox/partners", json={}).json()

@@ -28,7 +28,8 @@ class Dispatcher:
         self.sandbox = sandbox
         self.store = sandbox.store
         self.timeout = float(config.get("WEBHOOK_TIMEOUT_SECONDS", 2))
-        self.poll = float(config.get("WEBHOOK_POLL_SECONDS", 0.02))
+        self.poll = float(config.get("WEBHOOK_POLL_SECONDS", 0.1))
+        self.per_webhook = int(config.get("WEBHOOK_PARALLEL_PER_WEBHOOK", 2))
         self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
         self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
@@ -39,6 +40,7 @@ class Dispatcher:
         self._thread = None
         self._idle = threading.Condition()
         self._in_flight = {}         # world id -> attempts on the wire
+        self._busy = {}              # webhook id -> attempts on the wire
         self._last_settle = 0.0
         with self.store.transaction():
             models.requeue_interrupted(self.store)
@@ -92,26 +94,34 @@ class Dispatcher:
                 world = self.sandbox.worlds.get(world_id)
                 if world is None:
                     continue
-                claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world))
-                if claimed:
-                    with self._idle:
-                        self._in_flight[world_id] = self._in_flight.get(world_id, 0) + len(claimed)
+                with self._idle:
+                    claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
+                                           self.per_webhook)
+                    for job in claimed:
+                        self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
+                        self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1
                 jobs += claimed
         return [self.pool.submit(self._send, job) for job in jobs]
 
     def flush(self, world):
-        """Deliver everything due in `world` now and return when every attempt on the wire has an outcome."""
+        """Deliver everything due in `world` now and return when every attempt on the wire has an outcome.
+
+        Returns the number of attempts this flush started. Attempts started by the background thread are
+        waited for too; each is bounded by the timeout, so a flush always ends.
+        """
         self.sandbox.settle(world)
-        rounds = attempts = 0
-        while rounds < 20:
-            rounds += 1
-            futures = self.dispatch([world.id])
-            attempts += len(futures)
+        attempts = 0
+        while True:
             with self._idle:
-                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) == 0, timeout=self.timeout * 3 + 5)
-            if not futures:
-                break
-        return attempts
+                before = self._in_flight.get(world.id, 0)
+            attempts += len(self.dispatch([world.id]))
+            with self._idle:
+                if before == 0 and self._in_flight.get(world.id, 0) == 0:
+                    return attempts          # nothing was out, and nothing was due
+                # Wait for one attempt to end: it may free a webhook's slot or schedule nothing new.
+                current = self._in_flight.get(world.id, 0)
+                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(current, 1),
+                                    timeout=self.timeout + 5)
 
     def _send(self, job):
         started = time.perf_counter()
@@ -136,6 +146,9 @@ class Dispatcher:
         finally:
             with self._idle:
                 self._in_flight[job["world"]] -= 1
+                self._busy[job["webhook_id"]] -= 1
+                if not self._busy[job["webhook_id"]]:
+                    del self._busy[job["webhook_id"]]
                 self._idle.notify_all()
 
     def _post(self, job):

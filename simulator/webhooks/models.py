@@ -212,12 +212,15 @@ def pending_worlds(store):
     return [r["world"] for r in store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending'")]
 
 
-def claim(store, world, now):
+def claim(store, world, now, busy=None, per_webhook=2):
     """Mark the world's due attempts `sending`, sign them at `now` (world clock) and return what to send.
 
+    At most `per_webhook` attempts per webhook are on the wire at once (`busy`: webhook id -> attempts already
+    out), so a burst to a dead receiver cannot take every sender thread; the rest wait for the next round.
     An attempt goes to the webhook's callback URL of the moment; attempts of a webhook deleted or paused since
     fan-out are cancelled instead. Call inside a transaction.
     """
+    out = dict(busy or {})
     jobs = []
     rows = store.all("SELECT d.*, w.secret, w.is_active, w.callback_url FROM webhook_deliveries d "
                      "LEFT JOIN webhooks w ON w.id = d.webhook_id "
@@ -228,14 +231,17 @@ def claim(store, world, now):
             store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",
                          error="the webhook was deleted or paused before this attempt")
             continue
+        if out.get(row["webhook_id"], 0) >= per_webhook:
+            continue
+        out[row["webhook_id"]] = out.get(row["webhook_id"], 0) + 1
         stamp = now // SECOND
         headers = {"Content-Type": "application/json", "User-Agent": "ptas-sandbox-webhooks/1.3.0",
                    "webhook-id": row["event_id"], "webhook-timestamp": str(stamp),
                    "webhook-signature": sign(row["secret"], row["event_id"], stamp, row["request_body"])}
         store.update("webhook_deliveries", {"id": row["id"]}, status="sending", attempted_at=now,
                      url=row["callback_url"], request_headers=json.dumps(headers))
-        jobs.append({"id": row["id"], "world": world, "url": row["callback_url"], "headers": headers,
-                     "body": row["request_body"], "attempt": row["attempt"]})
+        jobs.append({"id": row["id"], "world": world, "webhook_id": row["webhook_id"], "url": row["callback_url"],
+                     "headers": headers, "body": row["request_body"], "attempt": row["attempt"]})
     return jobs
 
 
