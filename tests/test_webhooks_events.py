@@ -107,12 +107,21 @@ def test_retired_kinds_never_fire(app, api, world):
     assert captured(api, "retired") == []
 
 
-def test_webhooks_created_after_an_event_do_not_get_it(app, api, world):
+def test_webhooks_created_after_an_event_do_not_get_it_even_before_fan_out(app, api, world):
     emit(app, world, "AccountCreated", {"account": {"id": "a1"}, "userId": "u1"})
-    flush(world)
     subscribe(world, "later")
     flush(world)
     assert captured(api, "later") == []
+
+
+def test_a_reactivated_webhook_gets_nothing_from_while_it_was_paused(app, api, world):
+    hook = subscribe(world, "paused-then-back")
+    world.api.patch(f"/webhooks/{hook['id']}", json={"isActive": False})
+    emit(app, world, "AccountCreated", {"account": {"id": "while-paused"}, "userId": "u1"})
+    world.api.patch(f"/webhooks/{hook['id']}", json={"isActive": True})
+    emit(app, world, "AccountCreated", {"account": {"id": "after"}, "userId": "u1"})
+    flush(world)
+    assert [json.loads(c["body"])["data"]["account"]["id"] for c in captured(api, "paused-then-back")] == ["after"]
 
 
 @pytest.mark.parametrize("kind", ACTIVE)

@@ -13,6 +13,7 @@ from ..timestamps import render
 from ..webhooks import models as webhooks
 from . import models
 
+WORLDS_SHOWN = 50
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;width:100%;
 margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}
@@ -51,11 +52,11 @@ def world_of(sandbox, credential):
 
 def worlds_section(sandbox):
     rows = []
-    for world in sandbox.worlds.all():
+    for world in sandbox.worlds.all()[-WORLDS_SHOWN:]:
         hooks = sandbox.store.one("SELECT COUNT(*) AS n FROM webhooks WHERE world = ?", (world.id,))["n"]
         rows.append([escape(world.id), escape(render(sandbox.worlds.now(world))),
                      "frozen" if world.frozen else "running", escape(world.scenario or ""), str(hooks)])
-    return "<h2>Worlds</h2>" + table(["world", "clock", "", "scenario", "webhooks"], rows, "No worlds yet.")
+    return f"<h2>Worlds (the latest {WORLDS_SHOWN})</h2>" + table(["world", "clock", "", "scenario", "webhooks"], rows, "No worlds yet.")
 
 
 def captures_section(sandbox, bin_):

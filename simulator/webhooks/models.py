@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS webhooks (
     is_active INTEGER NOT NULL,
     secret TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    after_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS webhooks_by_partner ON webhooks (world, partner_id, created_at);
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
@@ -122,12 +123,18 @@ def columns(values):
     return out
 
 
+def last_event(store):
+    """The outbox position now: a webhook gets the events recorded after it was subscribed (or reactivated),
+    however late the dispatcher fans them out."""
+    return store.one("SELECT COALESCE(MAX(seq), 0) AS seq FROM events")["seq"]
+
+
 def create(ctx, partner_id, values):
     webhook_id = ctx.new_id("webhook")
     row = {"name": None, "is_active": 1, **columns(values)}
     row.setdefault("secret", new_secret(ctx, webhook_id))
     ctx.store.insert("webhooks", id=webhook_id, world=ctx.world.id, partner_id=partner_id,
-                     created_at=ctx.now, updated_at=ctx.now, **row)
+                     created_at=ctx.now, updated_at=ctx.now, after_seq=last_event(ctx.store), **row)
     return record(get_row(ctx, partner_id, webhook_id))
 
 
@@ -154,8 +161,11 @@ def replace(ctx, partner_id, webhook_id, values):
 
 def change(ctx, partner_id, webhook_id, values):
     """PATCH: only the fields given change."""
-    get_row(ctx, partner_id, webhook_id)
-    ctx.store.update("webhooks", {"id": webhook_id}, updated_at=ctx.now, **columns(values))
+    row = get_row(ctx, partner_id, webhook_id)
+    changes = columns(values)
+    if changes.get("is_active") and not row["is_active"]:
+        changes["after_seq"] = last_event(ctx.store)        # nothing from the time it was paused
+    ctx.store.update("webhooks", {"id": webhook_id}, updated_at=ctx.now, **changes)
     return record(get_row(ctx, partner_id, webhook_id))
 
 
@@ -188,7 +198,8 @@ def fan_out(store, limit=500):
     written = 0
     for event in events:
         hooks = store.all("SELECT id, events, callback_url FROM webhooks WHERE world = ? AND partner_id = ? "
-                          "AND is_active = 1 ORDER BY created_at, rowid", (event["world"], event["partner_id"]))
+                          "AND is_active = 1 AND after_seq < ? ORDER BY created_at, rowid",
+                          (event["world"], event["partner_id"], event["seq"]))
         for hook in hooks:
             if event["kind"] in ACTIVE and event["kind"] in json.loads(hook["events"]):
                 store.insert("webhook_deliveries", **attempt_row(event, hook, payload(event)))
