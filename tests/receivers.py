@@ -77,3 +77,18 @@ def refused_url():
     port = sock.getsockname()[1]
     sock.close()
     return f"http://127.0.0.1:{port}/hook"
+
+
+class Served:
+    """An app behind a real werkzeug server on 127.0.0.1 port 0; `close()` stops the server and the sandbox."""
+
+    def __init__(self, app):
+        self.app = app
+        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.app.extensions["ptas"].close()

@@ -6,11 +6,10 @@ import time
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from ptas_sandbox.simulator import create_app
 from tests.conftest import Api, new_world
-from tests.receivers import Receiver, Silent, refused_url
+from tests.receivers import Receiver, Served, Silent, refused_url
 
 TIMEOUT = 0.5
 
@@ -127,14 +126,9 @@ def test_the_api_call_causing_an_event_does_not_wait_for_delivery(world, receive
 @pytest.fixture
 def served(system_time):
     """A simulator behind a real HTTP server, with its background dispatcher running."""
-    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": True, "WEBHOOK_TIMEOUT_SECONDS": 2})
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield app, f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-    app.extensions["ptas"].close()
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": True, "WEBHOOK_TIMEOUT_SECONDS": 2}))
+    yield served.app, served.base
+    served.close()
 
 
 def test_the_background_dispatcher_delivers_without_a_flush(served, receivers):
