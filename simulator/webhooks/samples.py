@@ -24,40 +24,48 @@ def issues(rng, pool, most=1):
     return [{"code": code, "message": text} for code, text in rng.sample(pool, rng.randint(0, most))]
 
 
-def account(rng, world, now, with_problem=False):
+def account(rng, world, now, user_id, type_id, with_problem=False):
     first = now - rng.randint(30, 400) * DAY
     return {
-        "id": derived_id("sample-account", world.seed, rng.random()), "accountTypeId": rng.choice(
-            ["dummy", "dummy-auth", "dummy-report"]), "name": rng.choice(["Shop payments", "Marketplace", "POS"]),
-        "createdAt": render(now - rng.randint(1, 30) * DAY), "updatedAt": render(now),
-        "statistics": {"count": rng.randint(10, 5000), "first": render(first), "last": render(now - SECOND)},
+        "id": derived_id("sample-account", world.seed, rng.random()), "userId": user_id, "accountTypeId": type_id,
+        "name": rng.choice(["Shop payments", "Marketplace", "POS"]), "credentials": {"username": "jane"},
+        "isOauth": type_id == "dummy-auth", "createdAt": render(now - rng.randint(1, 30) * DAY),
+        "updatedAt": render(now),
         "errors": [{"code": PROBLEMS[0][0], "message": PROBLEMS[0][1]}] if with_problem else [],
         "warnings": issues(rng, NOTICES),
+        "statistics": {"count": rng.randint(10, 5000), "first": render(first), "last": render(now - SECOND)},
     }
 
 
 def data_for(kind, ctx, number):
     """The `data` of the world's `number`th test notification, of `kind`: the same world seed gives the same
-    data in any world (simulator/events.py and the accounts area define the lifecycle shapes)."""
+    data in any world. Shapes follow the lifecycle events of the accounts area (accounts, data imports,
+    reports, account types)."""
     rng = random.Random(f"{ctx.world.seed}/{number}")
-    user_id = derived_id("sample-user", ctx.world.seed, number)
-    now = ctx.now
+    seed, now = ctx.world.seed, ctx.now
+    user_id = derived_id("sample-user", seed, number)
     if kind == "AccountTypeUpdated":
-        state = rng.choice(["Degraded", "Unavailable"])
-        return {"accountType": {"id": "dummy", "name": "Dummy provider", "state": state,
-                                "errors": [{"code": "ProviderUnavailable", "message": PROBLEMS[2][1]}]
-                                if state == "Unavailable" else [],
-                                "warnings": [{"code": "SlowProvider", "message": NOTICES[2][1]}]}}
+        state = rng.choice(["Degraded", "Outage"])
+        return {"accountType": {"id": "dummy", "name": "Dummy provider", "hasPspReports": False, "state": state,
+                                "errors": [{"code": PROBLEMS[2][0], "message": PROBLEMS[2][1]}]
+                                if state == "Outage" else [],
+                                "warnings": [{"code": NOTICES[2][0], "message": NOTICES[2][1]}]}}
     if kind == "TransactionsImported":
-        acct = account(rng, ctx.world, now)
+        acct = account(rng, ctx.world, now, user_id, "dummy-report")
         count = rng.randint(1, 250)
-        import_id = derived_id("sample-import", ctx.world.seed, number)
-        report = {"id": derived_id("sample-report", ctx.world.seed, number), "accountId": acct["id"],
-                  "createdAt": render(now), "transactionCount": count, "errors": [],
-                  "warnings": issues(rng, NOTICES)}
-        data_import = {"id": import_id, "accountId": acct["id"], "state": "Completed",
-                       "startedAt": render(now - rng.randint(5, 600) * SECOND), "finishedAt": render(now),
-                       "transactionCount": count, "errors": [], "warnings": issues(rng, NOTICES)}
+        import_id = derived_id("sample-import", seed, number)
+        report_id = derived_id("sample-report", seed, number)
+        day = now - now % DAY - DAY
+        report = {"id": report_id, "accountId": acct["id"], "userId": user_id,
+                  "name": f"Settlement report {render(day)[:10]}", "periodStart": render(day),
+                  "periodEnd": render(day + DAY), "createdAt": render(now), "dataImportId": import_id,
+                  "transactionCount": count, "errors": [], "warnings": issues(rng, NOTICES)}
+        data_import = {"id": import_id, "accountId": acct["id"], "userId": user_id, "kind": "Scheduled",
+                       "status": "Completed", "startedAt": render(now - rng.randint(5, 600) * SECOND),
+                       "finishedAt": render(now), "from": render(now - 3600 * SECOND), "until": render(now),
+                       "transactionCount": count, "reportIds": [report_id], "errors": [],
+                       "warnings": issues(rng, NOTICES)}
         return {"account": acct, "userId": user_id, "dataImport": data_import, "report": report,
                 "transactionCount": count}
-    return {"account": account(rng, ctx.world, now, with_problem=kind == "AccountUpdated"), "userId": user_id}
+    return {"account": account(rng, ctx.world, now, user_id, "dummy", with_problem=kind == "AccountUpdated"),
+            "userId": user_id}
