@@ -193,6 +193,14 @@ def test_a_failing_echo_is_retried_on_the_world_clock(api, world):
     assert len(captures) == 2 and captures[0]["headers"]["Webhook-Id"] == captures[1]["headers"]["Webhook-Id"]
 
 
+def test_one_flush_delivers_a_backlog_longer_than_the_attempts_allowed_at_once(app, api, world):
+    subscribe(world, "backlog")
+    for n in range(9):
+        emit(app, world, "AccountUpdated", {"account": {"id": f"a{n}"}, "userId": "u1"})
+    assert flush(world) == {"attempted": 9, "pending": 0, "nextDueAt": None}
+    assert len(captured(api, "backlog")) == 9
+
+
 def test_flush_needs_a_token_of_the_world(api):
     assert api.post("/_sandbox/webhooks/flush").status_code == 401
     assert api.get("/_sandbox/deliveries").status_code == 401

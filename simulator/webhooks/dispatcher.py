@@ -33,7 +33,6 @@ class Dispatcher:
         self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
         self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
-        self.client = app.test_client()
         self.served = False          # set once a real server hands the app a request
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -114,13 +113,13 @@ class Dispatcher:
         while True:
             with self._idle:
                 before = self._in_flight.get(world.id, 0)
-            attempts += len(self.dispatch([world.id]))
+            started = len(self.dispatch([world.id]))
+            attempts += started
             with self._idle:
-                if before == 0 and self._in_flight.get(world.id, 0) == 0:
-                    return attempts          # nothing was out, and nothing was due
-                # Wait for one attempt to end: it may free a webhook's slot or schedule nothing new.
-                current = self._in_flight.get(world.id, 0)
-                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(current, 1),
+                if not started and not before and not self._in_flight.get(world.id, 0):
+                    return attempts          # nothing was out, nothing was due
+                # Wait for an attempt to end: it frees its webhook's slot for the next due one.
+                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(before + started, 1),
                                     timeout=self.timeout + 5)
 
     def _send(self, job):
@@ -155,7 +154,8 @@ class Dispatcher:
         url = job["url"]
         if self._in_process(url):
             parts = urlsplit(url)
-            response = self.client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
+            client = self.app.test_client()     # one per attempt: a test client is not safe to share across threads
+            response = client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
                                         data=job["body"].encode(), headers=job["headers"])
             return response.status_code, response.get_data(as_text=True)
         response = requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
