@@ -158,9 +158,11 @@ class Dispatcher:
             response = client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
                                         data=job["body"].encode(), headers=job["headers"])
             return response.status_code, response.get_data(as_text=True)
-        response = requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
-                                 allow_redirects=False)
-        return response.status_code, response.text
+        # Streamed, and only the start of the answer read: a receiver answering a huge body costs nothing.
+        with requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
+                           allow_redirects=False, stream=True) as response:
+            head = response.raw.read(models.RESPONSE_BODY_KEPT, decode_content=True)
+            return response.status_code, head.decode(response.encoding or "utf-8", "replace")
 
     def _in_process(self, url):
         """A callback at the app itself while no server runs it (the Flask test client's base URL) is called
