@@ -85,7 +85,7 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
         report = reports.load(ctx, report_id)
         day = report["day"] if report is not None and report["account_seq"] == account["seq"] else None
         if day is None:
-            return {"transactions": [], "previousPageReference": None, "nextPageReference": None}
+            return {"rows": [], "previousPageReference": None, "nextPageReference": None}
         where += ["created_at >= ?", "created_at < ?", "report = ?"]
         params += [day * DAY, (day + 1) * DAY, day]
     base = " AND ".join(where)
