@@ -3,9 +3,9 @@
 from ..operations import ANY_TOKEN, WORLD_AUTH, component, operation
 from . import models
 
-PROBLEM_ITEM = component("StatusMessage", {
-    "type": "object", "description": "One entry of an `errors` or `warnings` array (spec §7 rule 4).",
-    "properties": {"code": {"type": "string"}, "message": {"type": "string"}}, "required": ["code", "message"]})
+MESSAGE = {"type": "object", "description": "One entry of an `errors` or `warnings` array (spec §7 rule 4).",
+           "properties": {"code": {"type": "string"}, "message": {"type": "string"}}, "required": ["code", "message"]}
+PROBLEM_ITEM = component("StatusMessage", MESSAGE)
 ACCOUNT_FIELD = component("AccountField", {
     "type": "object", "description": "One credential parameter of an account type; build the form from these.",
     "properties": {
@@ -54,7 +54,8 @@ def get_account_type(call):
 
 @operation("SandboxSetAccountTypeState", "POST", "/_sandbox/accounttypes/{id}", tokens=WORLD_AUTH, control=True,
            body={"type": "object", "minProperties": 1, "additionalProperties": False, "properties": {
-               "state": {"type": "string", "enum": list(models.STATES)}, "errors": STATUS, "warnings": STATUS}},
+               "state": {"type": "string", "enum": list(models.STATES)},
+               "errors": {"type": "array", "items": MESSAGE}, "warnings": {"type": "array", "items": MESSAGE}}},
            example={"state": "Outage", "errors": [{"code": "ProviderUnavailable",
                                                    "message": "The provider's API is down."}], "warnings": []},
            responses={200: "AccountType"})
