@@ -35,3 +35,10 @@ def all_pages(user_api, account_id, query=""):
         reference = response.json["nextPageReference"]
         if reference is None:
             return transactions, pages
+
+
+def long_lived_user(world, name="Jane"):
+    """A user whose token outlives the clock jumps of import tests (a year)."""
+    response = world.api.put("/partners/self", json={"userTokenExpirySeconds": 365 * 86400})
+    assert response.status_code == 200, response.json
+    return world.user(name=name)
