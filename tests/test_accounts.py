@@ -46,7 +46,7 @@ def test_partner_creates_an_account_for_its_user(world, jane):
 
 def test_partner_must_name_the_user(world):
     response = world.api.post("/accounts", json={"accountTypeId": "dummy", "credentials": DUMMY_CREDENTIALS})
-    assert_problem(response, 400)
+    assert "userId" in assert_problem(response, 404)["detail"]
 
 
 def test_partner_cannot_create_for_another_partners_user(world, other_world):
@@ -71,23 +71,23 @@ def test_two_users_may_each_have_a_dummy_account(world, jane):
 
 
 @pytest.mark.parametrize("body, slug", [
-    ({"accountTypeId": "no-such-provider", "credentials": DUMMY_CREDENTIALS}, "unknown-account-type"),
-    ({"accountTypeId": "dummy", "credentials": {"username": "jane"}}, "invalid-credentials"),
-    ({"accountTypeId": "dummy", "credentials": {**DUMMY_CREDENTIALS, "pin": "1234"}}, "invalid-credentials"),
-    ({"accountTypeId": "dummy", "credentials": {"username": 42, "password": "x"}}, "invalid-credentials"),
-    ({"accountTypeId": "dummy", "credentials": {"username": "  ", "password": "x"}}, "invalid-credentials"),
+    ({"accountTypeId": "no-such-provider", "credentials": DUMMY_CREDENTIALS}, "invalid-body"),
+    ({"accountTypeId": "dummy", "credentials": {"username": "jane"}}, "invalid-body"),
+    ({"accountTypeId": "dummy", "credentials": {**DUMMY_CREDENTIALS, "pin": "1234"}}, "invalid-body"),
+    ({"accountTypeId": "dummy", "credentials": {"username": 42, "password": "x"}}, "invalid-body"),
+    ({"accountTypeId": "dummy", "credentials": {"username": "  ", "password": "x"}}, "invalid-body"),
     ({"accountTypeId": "dummy-report", "credentials": {**DUMMY_CREDENTIALS, "reportFormat": "pdf"}},
-     "invalid-credentials"),
+     "invalid-body"),
     ({"accountTypeId": "sample-card-acquirer", "credentials": {**CARD_CREDENTIALS, "terminalCount": "three"}},
-     "invalid-credentials"),
+     "invalid-body"),
     ({"accountTypeId": "sample-card-acquirer", "credentials": {**CARD_CREDENTIALS, "certificate": "not base64!"}},
-     "invalid-credentials"),
+     "invalid-body"),
     ({"accountTypeId": "sample-card-acquirer",
       "credentials": {**CARD_CREDENTIALS, "certificate": base64.b64encode(b"x" * 20000).decode()}},
-     "invalid-credentials"),
-    ({"accountTypeId": "dummy", "credentials": DUMMY_CREDENTIALS, "authReference": "abc"}, "bad-request"),
-    ({"accountTypeId": "dummy-auth", "credentials": {}}, "bad-request"),
-    ({"accountTypeId": "dummy-auth", "credentials": {"authorization": "token"}}, "invalid-credentials"),
+     "invalid-body"),
+    ({"accountTypeId": "dummy", "credentials": DUMMY_CREDENTIALS, "authReference": "abc"}, "invalid-body"),
+    ({"accountTypeId": "dummy-auth", "credentials": {}}, "invalid-body"),
+    ({"accountTypeId": "dummy-auth", "credentials": {"authorization": "token"}}, "invalid-body"),
     ({"credentials": DUMMY_CREDENTIALS}, "invalid-body"),
 ])
 def test_bad_account_input_is_refused_and_writes_nothing(app, jane, body, slug):
@@ -100,7 +100,44 @@ def test_bad_account_input_is_refused_and_writes_nothing(app, jane, body, slug):
 def test_credential_problems_name_each_field(jane):
     _, api = jane
     problem = assert_problem(api.post("/accounts", json={"accountTypeId": "dummy", "credentials": {"pin": 1}}), 400)
-    assert {e["field"] for e in problem["errors"]} == {"pin", "username", "password"}
+    assert {e["pointer"] for e in problem["errors"]} == {"/credentials"}
+    details = " ".join(e["detail"] for e in problem["errors"])
+    assert all(name in details for name in ("pin", "username", "password"))
+
+
+@pytest.mark.parametrize("type_id, credentials, code", [
+    ("dummy", {"username": "jane"}, "Required"),
+    ("dummy", {**DUMMY_CREDENTIALS, "pin": "1"}, "UnknownField"),
+    ("dummy", {"username": 42, "password": "x"}, "InvalidValue"),
+    ("sample-card-acquirer", {**CARD_CREDENTIALS, "certificate": "not base64!"}, "InvalidValue"),
+    ("sample-card-acquirer", {**CARD_CREDENTIALS, "certificate": base64.b64encode(b"x" * 20000).decode()},
+     "InvalidValue"),
+    ("dummy-auth", {"authorization": "t"}, "UseAuthReference"),
+])
+def test_models_check_credentials_for_direct_callers(app, world, jane, type_id, credentials, code):
+    """The Account UI calls accounts.models.create directly: the same rules hold without the HTTP schema."""
+    from ptas_sandbox.simulator.accounts import models
+    from ptas_sandbox.simulator.problems import BadRequest
+    user, _ = jane
+    sandbox = app.extensions["ptas"]
+    ctx = sandbox.ctx(sandbox.worlds.get(world.body["world"]["id"]))
+    with pytest.raises(BadRequest) as raised:
+        with sandbox.store.transaction():
+            models.create(ctx, partner_id=world.partner["id"], user_id=user["id"],
+                          values={"accountTypeId": type_id, "credentials": credentials, "authReference": "r"})
+    assert code in {e["code"] for e in raised.value.extensions.get("errors", [])} or code == "UseAuthReference"
+    assert sandbox.store.one("SELECT count(*) AS c FROM accounts")["c"] == 0
+
+
+def test_models_create_returns_the_public_record(app, world, jane):
+    from ptas_sandbox.simulator.accounts import models
+    user, api = jane
+    sandbox = app.extensions["ptas"]
+    ctx = sandbox.ctx(sandbox.worlds.get(world.body["world"]["id"]))
+    with sandbox.store.transaction():
+        created = models.create(ctx, partner_id=world.partner["id"], user_id=user["id"],
+                                values={"accountTypeId": "dummy", "credentials": DUMMY_CREDENTIALS})
+    assert api.get(f"/accounts/{created['id']}").json["id"] == created["id"]
 
 
 def test_discontinued_type_takes_no_new_accounts(jane):
@@ -212,20 +249,19 @@ def test_accounts_of_a_deleted_user_disappear(world, jane):
 
 def test_validate_credentials_reports_form_and_provider_problems(jane):
     _, api = jane
-    good = api.post("/accounts/validate", json={"accountTypeId": "dummy", "credentials": DUMMY_CREDENTIALS}).json
+    good = api.post("/accounttypes/dummy/validate", json={"credentials": DUMMY_CREDENTIALS}).json
     assert good == {"isValid": True, "errors": [], "warnings": []}
-    rejected = api.post("/accounts/validate", json={"accountTypeId": "dummy",
-                                                    "credentials": {"username": "a", "password": "wrong"}}).json
+    rejected = api.post("/accounttypes/dummy/validate",
+                        json={"credentials": {"username": "a", "password": "wrong"}}).json
     assert not rejected["isValid"] and rejected["errors"][0]["code"] == "InvalidCredentials"
-    missing = api.post("/accounts/validate", json={"accountTypeId": "dummy", "credentials": {}}).json
+    missing = api.post("/accounttypes/dummy/validate", json={"credentials": {}}).json
     assert not missing["isValid"] and {e["code"] for e in missing["errors"]} == {"Required"}
     assert api.get("/accounts").json["accounts"] == []
 
 
-def test_validate_credentials_of_an_unknown_type_is_refused(jane):
+def test_validate_credentials_of_an_unknown_type_is_not_found(jane):
     _, api = jane
-    assert_problem(api.post("/accounts/validate", json={"accountTypeId": "nope", "credentials": {}}), 400,
-                   "unknown-account-type")
+    assert_problem(api.post("/accounttypes/nope/validate", json={"credentials": {}}), 404)
 
 
 def test_validate_stored_credentials_with_changes_saves_nothing(jane):

@@ -161,10 +161,10 @@ def test_sample_type_fills_its_own_fields(world, jane):
 
 def test_deprecated_form_still_answers(world, jane, account):
     _, api = jane
-    old = api.get(f"/transactions?accountId={account['id']}&pageSize=5").json
+    old = api.get(f"/transactions/{account['id']}?pageSize=5").json
     assert old["transactions"] == api.get(path(account, "?pageSize=5")).json["transactions"]
-    assert_problem(api.get("/transactions"), 400)
-    operation = world.api.get("/openapi.json").json["paths"]["/partner/v2/transactions"]["get"]
+    assert_problem(api.get("/transactions/not-an-account"), 404)
+    operation = world.api.get("/openapi.json").json["paths"]["/partner/v2/transactions/{accountId}"]["get"]
     assert operation["operationId"] == "GetTransactionsDeprecated" and operation["deprecated"] is True
 
 

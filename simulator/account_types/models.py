@@ -125,3 +125,38 @@ def set_state(ctx, type_id, values):
                                  (ctx.world.id,)):
         ctx.emit("AccountTypeUpdated", partner["id"], {"accountType": updated})
     return updated
+
+
+BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2}==)$"
+
+
+def credentials_schema(entry):
+    """JSON Schema of the `credentials` an account of this type takes: the accountFields as a document rule
+    (Auth fields are completed by OAuth2, not sent). File values are base64; its length bounds the file size."""
+    properties, required = {}, []
+    for field in entry["accountFields"]:
+        kind = field["Type"]
+        if kind == "Auth":
+            continue
+        if kind in ("Text", "Secret"):
+            schema = {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": r"\S"}
+        elif kind == "Number":
+            schema = {"type": "number"}
+        elif kind == "Choice":
+            schema = {"type": "string", "enum": field["options"]}
+        else:
+            schema = {"type": "string", "contentEncoding": "base64", "pattern": BASE64,
+                      "maxLength": -(-field["maxSizeBytes"] // 3) * 4, "contentMediaType": field["accept"][0]}
+        schema["description"] = field["label"] + (f" (deprecated: {field['deprecationReason']})"
+                                                  if field["isDeprecated"] else "")
+        if field["isDeprecated"]:
+            schema["deprecated"] = True
+        properties[field["name"]] = schema
+        if field["isRequired"]:
+            required.append(field["name"])
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def uses_oauth(entry):
+    """Spec §1: a type uses OAuth2 when one of its accountFields has Type Auth."""
+    return any(f["Type"] == "Auth" for f in entry["accountFields"])

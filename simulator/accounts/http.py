@@ -36,14 +36,32 @@ component("CredentialsValidation", {"type": "object", "properties": {
         "field": {"type": ["string", "null"]}, "code": {"type": "string"}, "message": {"type": "string"}}}},
     "warnings": STATUS}, "required": ["isValid", "errors", "warnings"]})
 CREDENTIALS = {"type": "object", "description": "accountFields name -> value; File values as base64 strings"}
-CREATE = {"type": "object", "required": ["accountTypeId"], "properties": {
-    "accountTypeId": {"type": "string"},
-    "userId": {"type": "string", "description": "required with a partner token: the user who owns the account"},
-    "name": {"type": "string", "minLength": 1, "maxLength": 200},
-    "credentials": CREDENTIALS,
-    "authReference": {"type": "string", "description": "OAuth2 types: from CreateOauthRedirectUrl"}}}
+NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"}
+
+
+def create_request():
+    """CreateAccount's body; `credentials` follow the named type's accountFields (one if/then per type)."""
+    rules = []
+    for type_id, entry in account_types.catalogue().items():
+        oauth = account_types.uses_oauth(entry)
+        credentials = account_types.credentials_schema(entry)
+        then = {"properties": {"credentials": credentials},
+                "required": ["authReference"] if oauth else (["credentials"] if credentials["required"] else [])}
+        if not oauth:
+            then["not"] = {"required": ["authReference"]}
+        rules.append({"if": {"properties": {"accountTypeId": {"const": type_id}}}, "then": then})
+    return {"type": "object", "required": ["accountTypeId"], "allOf": rules, "properties": {
+        "accountTypeId": {"type": "string", "enum": list(account_types.catalogue())},
+        "userId": {"type": "string", "minLength": 1,
+                   "description": "required with a partner token: the user who owns the account"},
+        "name": NAME, "credentials": CREDENTIALS,
+        "authReference": {"type": "string", "minLength": 1,
+                          "description": "OAuth2 types: from CreateOauthRedirectUrl"}}}
+
+
+CREATE = create_request()
 UPDATE = {"type": "object", "properties": {
-    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+    "name": NAME,
     "credentials": {**CREDENTIALS, "description": "merged over the stored credentials, then checked whole"},
     "authReference": {"type": "string", "description": "OAuth2 types: from CreateAccountOauthRedirectUrl"}}}
 DUMMY = {"accountTypeId": "dummy", "name": "My dummy shop",
@@ -112,15 +130,16 @@ def trigger_account_refresh(call):
     return Reply(202, imports.record(imports.start(call.ctx, row, "Refresh", since=since)))
 
 
-@operation("ValidateAccountCredentials", "POST", "/accounts/validate", tokens=ANY_TOKEN,
+@operation("ValidateAccountCredentials", "POST", "/accounttypes/{id}/validate", tokens=ANY_TOKEN,
            scopes=("account:create", "account:update"), body={
-               "type": "object", "required": ["accountTypeId", "credentials"],
-               "properties": {"accountTypeId": {"type": "string"}, "credentials": CREDENTIALS}},
-           example={"accountTypeId": "dummy", "credentials": {"username": "jane", "password": "s3cret"}},
+               "type": "object", "required": ["credentials"], "properties": {"credentials": CREDENTIALS}},
+           example={"credentials": {"username": "jane", "password": "s3cret"}},
            responses={200: "CredentialsValidation"})
 def validate_account_credentials(call):
-    """Check credentials for an account type before creating an account: form and provider acceptance."""
-    account_type = account_types.for_new_account(call.ctx, call.body["accountTypeId"])
+    """Check credentials for an account type before creating an account: form and provider acceptance.
+
+    Any well-formed question gets 200: problems are the answer (`isValid` false, `errors`), not an error."""
+    account_type = account_types.get(call.ctx, call.params["id"])
     return models.validate(call.ctx, account_type, call.body["credentials"])
 
 

@@ -7,7 +7,7 @@ import json
 
 from ..account_types import models as account_types
 from ..dataimports import models as imports
-from ..problems import BadRequest, Conflict, not_found
+from ..problems import BadRequest, Conflict, NotFound, not_found
 from ..providers import models as providers
 from ..timestamps import render
 from ..users import models as users
@@ -107,11 +107,6 @@ def checked_credentials(account_type, values):
     return cleaned, warnings
 
 
-def is_oauth(account_type):
-    """Spec §1: a type uses OAuth2 when one of its accountFields has Type Auth."""
-    return any(f["Type"] == "Auth" for f in account_type["accountFields"])
-
-
 def redeem(ctx, reference, *, partner_id, user_id, account_type_id, account_id=None):
     """Complete the OAuth2 flow (spec §1): the authReference must be one the OAuth2 step issued."""
     from ..oauth import models as oauth
@@ -132,7 +127,7 @@ def record(ctx, row):
         "accountTypeId": row["type_id"],
         "name": row["name"],
         "credentials": {k: v for k, v in values.items() if kinds.get(k) in SHOWN},
-        "isOauth": is_oauth(account_type),
+        "isOauth": account_types.uses_oauth(account_type),
         "createdAt": render(row["created_at"]),
         "updatedAt": render(row["updated_at"]),
         "errors": json.loads(row["errors"]),
@@ -176,7 +171,8 @@ def owner(ctx, principal, user_id):
             raise not_found("user", user_id)
         return principal.user_id
     if not user_id:
-        raise BadRequest("A partner token must name the user: give `userId`.")
+        # 404 rather than 400: the body is well formed, the user the partner acts for is not found.
+        raise NotFound("A partner token acts for one of its users: name the user in `userId`.")
     return users.get(ctx, principal.partner_id, user_id, live=True)["id"]
 
 
@@ -207,7 +203,7 @@ def create(ctx, *, partner_id, user_id, values, options=None):
                      (ctx.world.id, user_id, account_type["id"])):
         raise Conflict(f"The user already has an account of type {account_type['id']!r} (one per provider).")
     auth = None
-    if is_oauth(account_type):
+    if account_types.uses_oauth(account_type):
         if not values.get("authReference"):
             raise BadRequest(f"Account type {account_type['id']!r} uses OAuth2: give the `authReference` from "
                              "CreateOauthRedirectUrl.")
@@ -247,7 +243,7 @@ def update(ctx, row, values):
         columns.update(credentials=json.dumps(cleaned), warnings=json.dumps(warnings))
         reconnected = True
     if values.get("authReference"):
-        if not is_oauth(account_type):
+        if not account_types.uses_oauth(account_type):
             raise BadRequest(f"Account type {row['type_id']!r} does not use OAuth2: drop `authReference`.")
         auth = redeem(ctx, values["authReference"], partner_id=row["partner_id"], user_id=row["user_id"],
                       account_type_id=row["type_id"], account_id=row["id"])

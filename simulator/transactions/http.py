@@ -2,7 +2,6 @@
 
 from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, component, operation
-from ..problems import InvalidParameter
 from ..providers.models import CLASSIFICATIONS
 from . import models
 
@@ -67,13 +66,9 @@ def get_transaction(call):
                          call.query.get("excludeMappedFields"))[0]
 
 
-@operation("GetTransactionsDeprecated", "GET", "/transactions", tokens=ANY_TOKEN, scopes=("transaction:read",),
-           deprecated=True, query={"accountId": {"type": "string"}, **PAGING}, responses={200: "TransactionPage"},
-           summary="Deprecated: the old form of GetTransactions (account as a query parameter); do not use it "
-                   "for new work.")
+@operation("GetTransactionsDeprecated", "GET", "/transactions/{accountId}", tokens=ANY_TOKEN,
+           scopes=("transaction:read",), deprecated=True, query=PAGING, responses={200: "TransactionPage"},
+           summary="Deprecated: the old form of GetTransactions, without searches or exclude flags; do not use "
+                   "it for new work.")
 def get_transactions_deprecated(call):
-    if not call.query.get("accountId"):
-        raise InvalidParameter("The old form names the account in the `accountId` query parameter.",
-                               parameter="accountId")
-    account = accounts.owned(call.ctx, call.principal, call.query["accountId"])
-    return page_of(call, account)
+    return page_of(call, accounts.owned(call.ctx, call.principal, call.params["accountId"]))
