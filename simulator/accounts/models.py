@@ -191,10 +191,11 @@ def search(ctx, principal, user_id=None, type_id=None):
     return ctx.store.all(sql + " ORDER BY a.created_at, a.seq", params)
 
 
-def create(ctx, *, partner_id, user_id, values, options=None):
+def create(ctx, *, partner_id, user_id, values, options=None, preauthorized=False):
     """CreateAccount: check type, credentials and (OAuth2 types) the authReference, then start the first import.
 
-    `values` is the CreateAccount body; `options` lets scenarios size the provider (perDay, historyDays...).
+    `values` is the CreateAccount body. Scenarios size the provider with `options` (perDay, historyDays,
+    historyTransactions) and start OAuth2 accounts already authorized (`preauthorized`).
     Returns the account as CreateAccount answers it.
     """
     account_type = account_types.for_new_account(ctx, values.get("accountTypeId"))
@@ -203,7 +204,9 @@ def create(ctx, *, partner_id, user_id, values, options=None):
                      (ctx.world.id, user_id, account_type["id"])):
         raise Conflict(f"The user already has an account of type {account_type['id']!r} (one per provider).")
     auth = None
-    if account_types.uses_oauth(account_type):
+    if account_types.uses_oauth(account_type) and preauthorized:
+        auth = {"preauthorized": True}
+    elif account_types.uses_oauth(account_type):
         if not values.get("authReference"):
             raise BadRequest(f"Account type {account_type['id']!r} uses OAuth2: give the `authReference` from "
                              "CreateOauthRedirectUrl.")

@@ -115,8 +115,8 @@ def complete(ctx, run):
     errors, warnings, count, report_ids, next_at = [], [], 0, [], account["next_import_at"]
     rejected = providers.rejects(json.loads(account["credentials"]))
     if account_type["state"] == "Outage":
-        errors = [{"code": "ProviderUnavailable", "message": f"{account_type['name']} is unavailable; the import "
-                   "is retried at the next poll."}] + account_type["errors"]
+        errors = account_type["errors"] or [{"code": "ProviderUnavailable", "message": f"{account_type['name']} "
+                                              "is unavailable; the import is retried at the next poll."}]
         next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
     elif rejected:
         errors = [{"code": rejected["code"], "message": rejected["message"]}]
