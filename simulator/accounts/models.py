@@ -176,19 +176,23 @@ def owner(ctx, principal, user_id):
     return users.get(ctx, principal.partner_id, user_id, live=True)["id"]
 
 
-def search(ctx, principal, user_id=None, type_id=None):
-    sql = ("SELECT a.* FROM accounts a JOIN users u ON u.id = a.user_id WHERE a.world = ? AND a.partner_id = ? "
+def of_caller(ctx, principal, table, order, **filters):
+    """Rows of `table` (accounts, data imports) the caller may see: of its partner's live users, and only its
+    own for a user token. `filters` are column=value pairs; None means no filter."""
+    sql = (f"SELECT t.* FROM {table} t JOIN users u ON u.id = t.user_id WHERE t.world = ? AND t.partner_id = ? "
            "AND u.deleted_at IS NULL")
     params = [ctx.world.id, principal.partner_id]
     if principal.kind == "user":
-        user_id = principal.user_id if user_id in (None, principal.user_id) else ""
-    if user_id is not None:
-        sql += " AND a.user_id = ?"
-        params.append(user_id)
-    if type_id is not None:
-        sql += " AND a.type_id = ?"
-        params.append(type_id)
-    return ctx.store.all(sql + " ORDER BY a.created_at, a.seq", params)
+        filters["user_id"] = principal.user_id if filters.get("user_id") in (None, principal.user_id) else ""
+    for column, value in filters.items():
+        if value is not None:
+            sql += f" AND t.{column} = ?"
+            params.append(value)
+    return ctx.store.all(f"{sql} ORDER BY {order}", params)
+
+
+def search(ctx, principal, user_id=None, type_id=None):
+    return of_caller(ctx, principal, "accounts", "t.created_at, t.seq", user_id=user_id, type_id=type_id)
 
 
 def create(ctx, *, partner_id, user_id, values, options=None, preauthorized=False):

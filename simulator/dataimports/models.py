@@ -149,13 +149,6 @@ def visible(ctx, principal, import_id):
 
 
 def search(ctx, principal, account_id=None, user_id=None):
-    sql = ("SELECT d.* FROM data_imports d JOIN users u ON u.id = d.user_id WHERE d.world = ? AND "
-           "d.partner_id = ? AND u.deleted_at IS NULL")
-    params = [ctx.world.id, principal.partner_id]
-    if principal.kind == "user":
-        user_id = principal.user_id if user_id in (None, principal.user_id) else ""
-    for column, value in (("d.user_id", user_id), ("d.account_id", account_id)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            params.append(value)
-    return ctx.store.all(sql + " ORDER BY d.started_at, d.id", params)
+    from ..accounts import models as accounts
+    return accounts.of_caller(ctx, principal, "data_imports", "t.started_at, t.id", user_id=user_id,
+                              account_id=account_id)
