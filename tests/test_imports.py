@@ -179,3 +179,16 @@ def test_deleting_the_account_stops_its_imports(world, jane):
     api.delete(f"/accounts/{account['id']}")
     world.api.advance(86400)
     assert api.get("/dataimports").json["dataImports"] == []
+
+
+def test_refresh_after_a_failed_first_import_brings_the_whole_history(world, jane):
+    _, api = jane
+    world.api.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"})
+    account = connect(api)
+    world.api.advance(5)
+    world.api.post("/_sandbox/accounttypes/dummy", json={"state": "Operational"})
+    response = api.post(f"/accounts/{account['id']}/refresh", json={"startDate": "2026-01-04T00:00:00Z"})
+    world.api.advance(5)
+    done = api.get(f"/dataimports/{response.json['id']}").json
+    assert done["status"] == "Completed" and done["transactionCount"] == 600
+    assert count(api, account) == 600

@@ -36,7 +36,9 @@ def deliver(ctx, account, run):
     from ..accounts import models as accounts
     when = accounts.schedule_of(ctx, account)
     hi = when.count_before(run["until_at"])
-    lo = when.first_at_or_after(run["from_at"]) if run["kind"] == "Refresh" else account["delivered"]
+    lo = account["delivered"]
+    if run["kind"] == "Refresh":     # re-read from the start date, and whatever never arrived before it
+        lo = min(lo, when.first_at_or_after(run["from_at"]))
     if hi <= lo:
         return 0
     seq, world = account["seq"], ctx.world.id
