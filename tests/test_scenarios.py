@@ -1,9 +1,14 @@
 """Scenarios (DESIGN.md scenarios/): named, seeded worlds loaded by the control API and `ptas serve`."""
 
+import hashlib
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from ptas_sandbox.cli import main as ptas
 from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.providers.models import pool
 from tests.conftest import Api, SystemTime, assert_problem
 
 
@@ -66,6 +71,7 @@ def test_unknown_scenario_is_not_found(api):
 def everything(seed=None):
     """A fresh simulator with the default scenario loaded: its accounts and their first thousand transactions as
     JSON text (page references are signed with the server's own secret, so they are left out)."""
+    pool.cache_clear()      # draw the Faker material again, as a fresh process would
     app = create_app({"SYSTEM_TIME": SystemTime(), "START_SERVICES": False})
     try:
         api = Api(app.test_client())
@@ -99,3 +105,13 @@ def test_busy_merchant_has_a_million_transactions_on_one_account(api):
     second = partner.get(path).json["nextPageReference"]
     middle = partner.get(f"{path}?pageSize=10&pageReference={second}").json
     assert len(middle["transactions"]) == 10 and middle["previousPageReference"] and middle["nextPageReference"]
+
+
+def test_another_process_draws_the_same_transactions():
+    """Nothing depends on the process (hash seed, caches): a fresh interpreter gives the same bytes."""
+    script = ("import hashlib; from tests.test_scenarios import everything; "
+              "print(hashlib.sha256(everything().encode()).hexdigest())")
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                           env={"PYTHONHASHSEED": "12345"}, cwd=Path(__file__).parents[1])
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.strip() == hashlib.sha256(everything().encode()).hexdigest()

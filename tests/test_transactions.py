@@ -5,6 +5,7 @@ import json
 import pytest
 
 from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.providers.models import pool
 from tests.accounts_support import CARD_CREDENTIALS, all_pages, connect, imported, long_lived_user
 from tests.conftest import Api, SystemTime, assert_problem, new_world
 
@@ -170,6 +171,7 @@ def test_deprecated_form_still_answers(world, jane, account):
 
 def export(seed):
     """A fresh simulator, one world of `seed`, one imported dummy account: its transactions as JSON text."""
+    pool.cache_clear()      # draw the Faker material again, as a fresh process would
     app = create_app({"SYSTEM_TIME": SystemTime(), "START_SERVICES": False})
     try:
         api = Api(app.test_client())

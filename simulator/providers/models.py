@@ -9,8 +9,8 @@ pool of shoppers and products per account, a fast seeded generator picks from it
 
 import hashlib
 import random
-from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from faker import Faker
 
@@ -128,18 +128,10 @@ class Pool:
         self.skus = [fake.bothify("SKU-????-####").upper() for _ in range(16)]
 
 
-_pools = OrderedDict()
-
-
+@lru_cache(maxsize=256)
 def pool(seed):
-    found = _pools.get(seed)
-    if found is None:
-        found = _pools[seed] = Pool(seed)
-        if len(_pools) > 256:
-            _pools.popitem(last=False)
-    else:
-        _pools.move_to_end(seed)
-    return found
+    """The account's Pool (cached: drawing it takes a few milliseconds, a page reads it a hundred times)."""
+    return Pool(seed)
 
 
 def transaction(account, type_entry, schedule_, n, report_id=None):
