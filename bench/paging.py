@@ -98,7 +98,8 @@ def main(n=None):
     small_s, big_s = figures["1,000 transactions"], figures["1,000,000 transactions"]
     print(f"ratio million/thousand: p50 {big_s['p50'] / small_s['p50']:.2f}   p99 {big_s['p99'] / small_s['p99']:.2f}"
           "   (aim: under 1.5)")
-    print(f"process RSS with busy-merchant loaded: {memory:.0f} MB (before the app: {before:.0f} MB; aim: under 500 MB)")
+    print(f"process RSS with busy-merchant loaded: {memory:.0f} MB (before the app: {before:.0f} MB; "
+          "aim: under 500 MB)")
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ def test_each_import_is_a_data_import_with_errors_and_warnings(world, jane):
     account = connect(api)
     [running] = api.get("/dataimports").json["dataImports"]
     assert running["status"] == "Running" and running["finishedAt"] is None
+    assert running["accountId"] == account["id"] and running["kind"] == "Initial"
     world.api.advance(5)
     done = api.get(f"/dataimports/{running['id']}").json
     assert done["status"] == "Completed" and done["transactionCount"] == 600

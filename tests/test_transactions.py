@@ -6,7 +6,7 @@ import pytest
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.providers.models import pool
-from tests.accounts_support import CARD_CREDENTIALS, all_pages, connect, imported, long_lived_user
+from tests.accounts_support import CARD_CREDENTIALS, all_pages, imported, long_lived_user
 from tests.conftest import Api, SystemTime, assert_problem, new_world
 
 

@@ -31,7 +31,8 @@ EXCLUDES = {
     "excludeDeprecatedFields": {"type": "boolean", "description": "drop deprecated fields from `fields`"},
     "excludeMappedFields": {"type": "boolean", "description": "drop fields mapped to fixed transaction fields"}}
 PAGING = {
-    "pageReference": {"type": "string", "description": "previousPageReference or nextPageReference of a page, sent with the same search parameters"},
+    "pageReference": {"type": "string", "description": "previousPageReference or nextPageReference of a page, "
+                                                       "sent with the same search parameters"},
     "pageSize": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "sandbox extension; default 100"}}
 
 

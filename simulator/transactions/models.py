@@ -103,11 +103,10 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
 
     def beyond(op, t):
         return ctx.store.one(f"SELECT 1 FROM transactions WHERE {base} AND created_at {op} ? LIMIT 1", (*params, t))
-    return {
-        "rows": rows,
-        "previousPageReference": cursor.make("prev", rows[0]["created_at"]) if rows and beyond("<", rows[0]["created_at"]) else None,
-        "nextPageReference": cursor.make("next", rows[-1]["created_at"]) if rows and beyond(">", rows[-1]["created_at"]) else None,
-    }
+    first, last = (rows[0]["created_at"], rows[-1]["created_at"]) if rows else (None, None)
+    return {"rows": rows,
+            "previousPageReference": cursor.make("prev", first) if rows and beyond("<", first) else None,
+            "nextPageReference": cursor.make("next", last) if rows and beyond(">", last) else None}
 
 
 def find(ctx, account, transaction_id):
