@@ -1,0 +1,57 @@
+"""Hosted HTML pages (consent page, Account UI, User UI): Jinja templates with autoescape, safe styling.
+
+Everything a page shows goes through Jinja's autoescape; partner styling passes `safe_styling`, which keeps
+only known properties with plain values, so no partner setting can inject markup, script or remote CSS.
+"""
+
+import re
+
+from flask import Response
+from jinja2 import Environment, PackageLoader
+
+ENV = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, trim_blocks=True,
+                  lstrip_blocks=True)
+
+# The pages post forms to themselves; the OAuth2 return step redirects the browser on to the partner's URL,
+# which form-action must allow. Keys travel in URLs, so no Referer leaves the page.
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+                               "form-action 'self' http: https:; base-uri 'none'",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+}
+
+# uiSettings.styling: the properties a partner may set, and the value shapes accepted for them.
+COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\(\s*[\d.%\s,]+\))$")
+LENGTH = re.compile(r"^\d{1,3}(\.\d{1,2})?(px|em|rem|%)?$")
+FONT = re.compile(r"^[a-zA-Z0-9 ,'-]{1,80}$")
+STYLES = {
+    "primaryColor": ("--primary", COLOR), "backgroundColor": ("--background", COLOR),
+    "textColor": ("--text", COLOR), "fontFamily": ("--font", FONT), "borderRadius": ("--radius", LENGTH),
+    "buttonTextColor": ("--button-text", COLOR),
+}
+
+
+def safe_styling(styling):
+    """CSS custom properties from a partner's uiSettings.styling: known keys with safe values, others dropped."""
+    if not isinstance(styling, dict):
+        return {}
+    css = {}
+    for key, (variable, shape) in STYLES.items():
+        value = styling.get(key)
+        if isinstance(value, str) and shape.match(value.strip()):
+            css[variable] = value.strip()
+    return css
+
+
+def page(template, http_status=200, headers=None, **values):
+    """An HTML response from a template; every value is escaped by the template engine."""
+    html = ENV.get_template(template).render(**values)
+    return Response(html, http_status, {**HEADERS, **(headers or {})}, mimetype="text/html")
+
+
+def error_page(problem, headers=None, styling=None):
+    """A Problem shown to a person: the same status, the detail as text."""
+    return page("error.html", problem.status, headers, title=problem.title, detail=problem.detail,
+                status_code=problem.status, styling=styling or {})
