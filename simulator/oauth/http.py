@@ -5,12 +5,10 @@ their URL is the secret. The return step always carries X-Service-AuthReference,
 X-Service-AuthMessage (spec §1), whether it redirects or shows the plain service page.
 """
 
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
-
-from flask import Response
+from urllib.parse import quote
 
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import error_page, page
+from ..pages import error_page, page, redirect, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply, json_body
 from ..problems import BadRequest, Conflict, NotFound, Problem
@@ -80,10 +78,9 @@ def create_oauth_redirect_url(call):
 def consent_reference(call):
     """The reference behind the consent key of the URL with the context of its world; 404 for any other key."""
     row = models.by_consent_key(call.sandbox.store, call.params["key"])
-    world = row and call.sandbox.worlds.get(row["world"])
-    if world is None:
-        raise NotFound("No authorization with this address (the link is wrong, or its world was reset).")
-    return call.sandbox.ctx(world), row
+    if row is None:
+        raise NotFound("No authorization with this address (is the link complete?).")
+    return world_ctx(call.sandbox, row["world"]), row
 
 
 def provider_name(ctx, type_id):
@@ -140,8 +137,4 @@ def return_step(ctx, row):
                                               ["redirectUrls"]), None)
     if target is None:
         return page("oauth_result.html", headers=headers, title="Authorization", **result)
-    parts = urlsplit(target)
-    query = urlencode(parse_qsl(parts.query, keep_blank_values=True) + list(result.items()))
-    response = Response(status=302, headers={**headers, "Location": urlunsplit(parts._replace(query=query))})
-    response.autocorrect_location_header = False
-    return response
+    return redirect(with_query(target, **result), headers)

@@ -45,16 +45,17 @@ OUTCOMES = {
 MAX_MESSAGE = 500
 
 
-def consent_key(ctx, reference_id):
-    """The consent page's secret: keyed by the server's signing secret, so deterministic yet unguessable."""
+def page_key(ctx, purpose, ident):
+    """The secret in a hosted page's URL (consent page, Account UI, User UI): an HMAC under the server's
+    signing secret, so deterministic for a given sandbox yet unguessable without its secret."""
     secret = ctx.signer.secret.encode() if ctx.signer else b"ptas-sandbox"
-    return hmac.new(secret, f"consent/{ctx.world.id}/{reference_id}".encode(), hashlib.sha256).hexdigest()
+    return hmac.new(secret, f"{purpose}/{ctx.world.id}/{ident}".encode(), hashlib.sha256).hexdigest()
 
 
 def create(ctx, *, partner_id, user_id, account_type_id, account_id=None, redirect_url=None):
     """A pending reference for one user and account type (and account, for an update of its connection)."""
     reference_id = ctx.new_id("authReference")
-    key = consent_key(ctx, reference_id)
+    key = page_key(ctx, "consent", reference_id)
     ctx.store.insert("auth_references", id=reference_id, world=ctx.world.id, partner_id=partner_id,
                      user_id=user_id, account_type_id=account_type_id, account_id=account_id,
                      redirect_url=redirect_url, consent_key=key, status="Pending", message=None,

@@ -5,9 +5,13 @@ only known properties with plain values, so no partner setting can inject markup
 """
 
 import re
+from contextlib import contextmanager
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from flask import Response
 from jinja2 import Environment, PackageLoader
+
+from ..problems import NotFound
 
 ENV = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, trim_blocks=True,
                   lstrip_blocks=True)
@@ -55,3 +59,38 @@ def error_page(problem, headers=None, styling=None):
     """A Problem shown to a person: the same status, the detail as text."""
     return page("error.html", problem.status, headers, title=problem.title, detail=problem.detail,
                 status_code=problem.status, styling=styling or {})
+
+
+def world_ctx(sandbox, world_id):
+    """The domain context of a page's world (pages carry no token: their key found the row, the row its world)."""
+    world = sandbox.worlds.get(world_id)
+    if world is None:
+        raise NotFound("This page no longer exists (its sandbox world was reset).")
+    return sandbox.ctx(world)
+
+
+@contextmanager
+def savepoint(store):
+    """A form attempt inside the request's transaction: a refused attempt leaves no trace, the page still
+    records what it must (the error shown) and answers 400 instead of rolling the whole request back."""
+    store.execute("SAVEPOINT page_form")
+    try:
+        yield
+    except BaseException:
+        store.execute("ROLLBACK TO page_form")
+        store.execute("RELEASE page_form")
+        raise
+    store.execute("RELEASE page_form")
+
+
+def with_query(url, **values):
+    """`url` with `values` added to its query string (the partner's own query parameters kept)."""
+    parts = urlsplit(url)
+    query = urlencode(parse_qsl(parts.query, keep_blank_values=True) + list(values.items()))
+    return urlunsplit(parts._replace(query=query))
+
+
+def redirect(url, headers=None):
+    response = Response(status=302, headers={**HEADERS, **(headers or {}), "Location": url})
+    response.autocorrect_location_header = False
+    return response

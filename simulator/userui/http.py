@@ -1,0 +1,100 @@
+"""HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
+
+from ..operations import NO_AUTH, PARTNER_ONLY, component, operation
+from ..pages import error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
+from ..partners import models as partners
+from ..pipeline import Reply
+from ..problems import BadRequest, NotFound, Problem
+from . import models
+
+component("UserUiSession", {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "url": {"type": "string", "format": "uri"},
+                   "status": {"type": "string", "enum": ["Pending", "Completed", "Expired"]},
+                   "userId": {"type": ["string", "null"]}, "redirectUrl": {"type": ["string", "null"]},
+                   "createdAt": {"type": "string", "format": "date-time"},
+                   "expiresAt": {"type": "string", "format": "date-time"},
+                   "completedAt": {"type": ["string", "null"], "format": "date-time"}},
+    "required": ["id", "url", "status", "userId"],
+})
+FORM_FIELDS = {"name", "email"}
+
+
+def page_url(call, key):
+    return call.request.url_root.rstrip("/") + call.sandbox.config["PREFIX"] + f"/userui/pages/{key}"
+
+
+@operation("CreateUserUiSession", "POST", "/userui", tokens=PARTNER_ONLY, scopes=("userui:create",),
+           body={"type": "object", "properties": {"redirectUrl": {
+               "type": ["string", "null"], "description": "where the page sends the person after registering, "
+               "with sessionId, status and userId in the query; without one the page shows a confirmation"}}},
+           body_required=False, example={"redirectUrl": "https://app.example/registered"},
+           responses={201: "UserUiSession"})
+def create_user_ui_session(call):
+    """Open a user UI session; send the person to its `url` to register (spec §4.2 note 4)."""
+    row = models.create(call.ctx, call.principal.partner_id, call.body.get("redirectUrl"))
+    return Reply(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
+
+
+@operation("GetUserUiSession", "GET", "/userui/{id}", tokens=PARTNER_ONLY, scopes=("userui:read",),
+           responses={200: "UserUiSession"})
+def get_user_ui_session(call):
+    """The session's status and, once Completed, the registered user's id."""
+    row = models.get(call.ctx, call.principal.partner_id, call.params["id"])
+    return models.record(call.ctx, row, page_url(call, row["page_key"]))
+
+
+def session_of(call):
+    row = models.by_key(call.sandbox.store, call.params["key"])
+    if row is None:
+        raise NotFound("No registration with this address (is the link complete?).")
+    ctx = world_ctx(call.sandbox, row["world"])
+    styling = safe_styling(partners.record(partners.get(ctx, row["partner_id"]))["uiSettings"].get("styling"))
+    return ctx, row, styling
+
+
+def form_page(call, styling, status=200, error=None, values=None):
+    return page("userui.html", status, title="Register", action=call.request.path, error=error,
+                values=values or {}, styling=styling)
+
+
+@operation("GetUserUiPage", "GET", "/userui/pages/{key}", tokens=NO_AUTH, responses={200: "text/html"})
+def get_user_ui_page(call):
+    """The hosted registration page of a session (its key is the secret), styled by the partner."""
+    styling = None
+    try:
+        ctx, row, styling = session_of(call)
+        models.open_session(ctx, row)
+        return form_page(call, styling)
+    except Problem as problem:
+        return error_page(problem, styling=styling)
+
+
+@operation("SubmitUserUiPage", "POST", "/userui/pages/{key}", tokens=NO_AUTH,
+           consumes="application/x-www-form-urlencoded", responses={200: "text/html", 302: None})
+def submit_user_ui_page(call):
+    """Register the person: a new user of the partner; the session completes (or the form shows the error)."""
+    styling = None
+    try:
+        ctx, row, styling = session_of(call)
+        models.open_session(ctx, row)
+        form = call.request.form
+        forged = set(form) - FORM_FIELDS
+        if forged:
+            raise BadRequest(f"Unexpected form fields: {', '.join(sorted(forged))}.")
+        values = {"name": form.get("name", ""), "email": form.get("email", "").strip()}
+        try:
+            if not values["name"].strip():
+                raise BadRequest("Please enter a name.")
+            if len(values["name"]) > 200 or len(values["email"]) > 254:
+                raise BadRequest("The name or e-mail address is too long.")
+            with savepoint(ctx.store):
+                row = models.register(ctx, row, values["name"], values["email"])
+        except BadRequest as problem:
+            return form_page(call, styling, 400, problem.detail, values)
+        if row["redirect_url"]:
+            return redirect(with_query(row["redirect_url"], sessionId=row["id"], status="Completed",
+                                       userId=row["user_id"]))
+        return page("userui_done.html", title="Registered", name=values["name"].strip(), styling=styling)
+    except Problem as problem:
+        return error_page(problem, styling=styling)
