@@ -67,7 +67,7 @@ def consent_url(call, key):
 
 
 @operation("CreateOauthRedirectUrl", "POST", "/oauth", tokens=ANY_TOKEN, scopes=("account:create",), body=CREATE,
-           example={"accountTypeId": "dummy-auth", "userId": "USER_ID", "redirectUrl": "https://app.example/done"},
+           example={"accountTypeId": "dummy-auth", "redirectUrl": "https://app.example/done"},
            responses={201: "OauthRedirect"})
 def create_oauth_redirect_url(call):
     """Start the OAuth2 flow (spec §1 step 1): the provider URL to send the user to, and the authReference."""
