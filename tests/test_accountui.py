@@ -166,7 +166,7 @@ def test_a_user_token_opens_sessions_for_itself(world):
     assert as_user.get(f"/accountui/{session['id']}").status_code == 200
 
 
-@pytest.mark.parametrize("body, status", [({"accountTypeIds": ["nope"]}, 400), ({}, 400),
+@pytest.mark.parametrize("body, status", [({"accountTypeIds": ["nope"]}, 404), ({}, 400),
                                           ({"accountTypeIds": ["dummy"], "redirectUrl": "ftp://x.example/"}, 400),
                                           ({"accountTypeIds": []}, 400), ({"accountId": "no-such"}, 404)])
 def test_bad_session_requests_are_refused(world, user, body, status):

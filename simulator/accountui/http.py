@@ -7,7 +7,7 @@ from .. import scopes
 from ..account_types import models as account_types
 from ..oauth.http import consent_url, user_of
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
+from ..pages import FORM, PAGE, error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply
 from ..problems import BadRequest, Conflict, Forbidden, NotFound, Problem
@@ -36,7 +36,7 @@ CREATE = {"type": "object", "properties": {
                       "description": "deprecated single form of accountTypeIds (spec §4.2 note 4)"},
     "accountId": {"type": "string", "description": "update this account instead of creating one"},
     "userId": {"type": "string", "description": "the user, when called with a partner token"},
-    "redirectUrl": {"type": ["string", "null"], "description": "where the page sends the person when done, "
+    "redirectUrl": {**partners.URL_FIELD, "description": "where the page sends the person when done, "
                     "with sessionId, status and accountId in the query"}}}
 
 
@@ -102,7 +102,7 @@ def pages(handler):
 
 @operation("GetAccountUiPage", "GET", "/accountui/pages/{key}", tokens=NO_AUTH,
            query={"type": {"type": "string"}, "reference": {"type": "string"}, "status": {"type": "string"},
-                  "message": {"type": "string"}}, responses={200: "text/html"})
+                  "message": {"type": "string"}}, responses=PAGE)
 @pages
 def get_account_ui_page(call, holder):
     """The hosted page: a choice of account type, then the form built from its accountFields."""
@@ -118,7 +118,7 @@ def get_account_ui_page(call, holder):
 
 
 @operation("ConnectAccountUiPage", "POST", "/accountui/pages/{key}/connect", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses={302: None, 200: "text/html"})
+           consumes="application/x-www-form-urlencoded", responses=FORM)
 @pages
 def connect_account_ui_page(call, holder):
     """The page's Auth field: start the OAuth2 flow; the provider returns the person to this page."""
@@ -136,7 +136,7 @@ FIXED_FIELDS = {"accountTypeId", "authReference", "action"}
 
 
 @operation("SubmitAccountUiPage", "POST", "/accountui/pages/{key}", tokens=NO_AUTH, consumes="multipart/form-data",
-           responses={200: "text/html", 302: None})
+           responses=FORM)
 @pages
 def submit_account_ui_page(call, holder):
     """Create or update the account from the form (or cancel); a refused attempt shows the form again."""

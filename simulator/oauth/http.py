@@ -8,7 +8,7 @@ X-Service-AuthMessage (spec §1), whether it redirects or shows the plain servic
 from urllib.parse import quote
 
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import error_page, page, redirect, with_query, world_ctx
+from ..pages import FORM, PAGE, error_page, page, redirect, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply, json_body
 from ..problems import BadRequest, Conflict, NotFound, Problem
@@ -26,7 +26,7 @@ component("OauthRedirect", {
 CREATE = {"type": "object", "properties": {
     "accountTypeId": {"type": "string", "minLength": 1},
     "userId": {"type": "string", "minLength": 1, "description": "the user, when called with a partner token"},
-    "redirectUrl": {"type": ["string", "null"], "description": "where the user returns (spec §4.2 note 5); "
+    "redirectUrl": {**partners.URL_FIELD, "description": "where the user returns (spec §4.2 note 5); "
                     "default: the partner's first redirectUrls entry"}},
     "required": ["accountTypeId"]}
 
@@ -88,7 +88,7 @@ def provider_name(ctx, type_id):
     return account_types.get(ctx, type_id)["name"]
 
 
-@operation("GetOauthConsentPage", "GET", "/oauth/consent/{key}", tokens=NO_AUTH, responses={200: "text/html"})
+@operation("GetOauthConsentPage", "GET", "/oauth/consent/{key}", tokens=NO_AUTH, responses=PAGE)
 def get_oauth_consent_page(call):
     """The dummy provider's consent page: approve, deny, or end with NotFoundError or OtherError."""
     try:
@@ -106,7 +106,7 @@ def get_oauth_consent_page(call):
 
 
 @operation("CompleteOauthConsent", "POST", "/oauth/consent/{key}", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses={302: None, 200: "text/html"})
+           consumes="application/x-www-form-urlencoded", responses=FORM)
 def complete_oauth_consent(call):
     """The user's answer, then the return step (spec §1 step 2): a redirect or the plain service page."""
     try:

@@ -26,6 +26,10 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
 }
 
+# What a page operation answers: the page, or an error page (HTML, never problem+json: a person reads it).
+PAGE = {200: "text/html", 400: "text/html", 404: "text/html", 409: "text/html"}
+FORM = {**PAGE, 302: None}
+
 # uiSettings.styling: the properties a partner may set, and the value shapes accepted for them.
 COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\(\s*[\d.%\s,]+\))$")
 LENGTH = re.compile(r"^\d{1,3}(\.\d{1,2})?(px|em|rem|%)?$")

@@ -1,7 +1,7 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
 from ..operations import NO_AUTH, PARTNER_ONLY, component, operation
-from ..pages import error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
+from ..pages import FORM, PAGE, error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply
 from ..problems import BadRequest, NotFound, Problem
@@ -26,7 +26,7 @@ def page_url(call, key):
 
 @operation("CreateUserUiSession", "POST", "/userui", tokens=PARTNER_ONLY, scopes=("userui:create",),
            body={"type": "object", "properties": {"redirectUrl": {
-               "type": ["string", "null"], "description": "where the page sends the person after registering, "
+               **partners.URL_FIELD, "description": "where the page sends the person after registering, "
                "with sessionId, status and userId in the query; without one the page shows a confirmation"}}},
            body_required=False, example={"redirectUrl": "https://app.example/registered"},
            responses={201: "UserUiSession"})
@@ -58,7 +58,7 @@ def form_page(call, styling, status=200, error=None, values=None):
                 values=values or {}, styling=styling)
 
 
-@operation("GetUserUiPage", "GET", "/userui/pages/{key}", tokens=NO_AUTH, responses={200: "text/html"})
+@operation("GetUserUiPage", "GET", "/userui/pages/{key}", tokens=NO_AUTH, responses=PAGE)
 def get_user_ui_page(call):
     """The hosted registration page of a session (its key is the secret), styled by the partner."""
     styling = None
@@ -71,7 +71,7 @@ def get_user_ui_page(call):
 
 
 @operation("SubmitUserUiPage", "POST", "/userui/pages/{key}", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses={200: "text/html", 302: None})
+           consumes="application/x-www-form-urlencoded", responses=FORM)
 def submit_user_ui_page(call):
     """Register the person: a new user of the partner; the session completes (or the form shows the error)."""
     styling = None
