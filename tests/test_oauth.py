@@ -34,7 +34,7 @@ def test_create_oauth_redirect_url_points_at_the_consent_page(client, world, use
     assert flow["authReference"] not in flow["redirectUrl"]
     page = client.get(consent_path(flow))
     assert page.status_code == 200 and page.mimetype == "text/html"
-    assert "Dummy OAuth2" in page.get_data(as_text=True) and "Acme" in page.get_data(as_text=True)
+    assert "Dummy provider with OAuth2" in page.get_data(as_text=True) and "Acme" in page.get_data(as_text=True)
 
 
 def test_approve_redirects_to_the_per_request_url_with_query_and_headers(client, world, user):

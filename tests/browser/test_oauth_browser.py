@@ -18,7 +18,7 @@ def consent_answer(page):
 def test_approve_returns_to_the_partner_url_with_success(page, live, remote, user):
     flow = start(remote, user, redirectUrl=f"{live}/_sandbox/health?from=oauth")
     page.goto(flow["redirectUrl"])
-    assert page.text_content("#provider") == "Dummy OAuth2"
+    assert page.text_content("#provider") == "Dummy provider with OAuth2"
     assert page.text_content("#partner") == "Acme <Shop>"     # shown as text, not markup
     page.shots("consent")
     with consent_answer(page) as answered:
