@@ -75,6 +75,19 @@ def create_oauth_redirect_url(call):
     return start(call, user_id=user_of(call, user_id), account_type_id=type_id, redirect_url=redirect_url)
 
 
+@operation("CreateAccountOauthRedirectUrl", "POST", "/accounts/{id}/oauth", tokens=ANY_TOKEN,
+           scopes=("account:update",), body={"type": "object", "properties": {"redirectUrl": CREATE["properties"]
+                                                                             ["redirectUrl"]}},
+           body_required=False, example={"redirectUrl": "https://app.example/reconnected"},
+           responses={201: "OauthRedirect"})
+def create_account_oauth_redirect_url(call):
+    """Reconnect an OAuth2 account (spec §1): the authReference it gives is what UpdateAccount then takes."""
+    from ..accounts import models as accounts
+    account = accounts.owned(call.ctx, call.principal, call.params["id"])
+    return start(call, user_id=account["user_id"], account_type_id=account["type_id"], account_id=account["id"],
+                 redirect_url=call.body.get("redirectUrl"))
+
+
 def consent_reference(call):
     """The reference behind the consent key of the URL with the context of its world; 404 for any other key."""
     row = models.by_consent_key(call.sandbox.store, call.params["key"])
