@@ -7,10 +7,10 @@ from .. import scopes
 from ..account_types import models as account_types
 from ..oauth.http import consent_url, user_of
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import FORM, PAGE, error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
+from ..pages import FORM, PAGE, page, redirect, safe_styling, savepoint, shown, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply
-from ..problems import BadRequest, Conflict, Forbidden, NotFound, Problem
+from ..problems import BadRequest, Conflict, Forbidden, NotFound
 from . import models
 
 component("AccountUiSession", {
@@ -88,41 +88,29 @@ def form_page(call, ctx, row, account_type, styling, status=200, error=None, err
                 typed=typed or {}, styling=styling)
 
 
-def pages(handler):
-    """Page handlers answer every Problem as an HTML page styled by the partner."""
-    def run(call):
-        holder = {"styling": None}
-        try:
-            return handler(call, holder)
-        except Problem as problem:
-            return error_page(problem, styling=holder["styling"])
-    run.__name__, run.__doc__ = handler.__name__, handler.__doc__
-    return run
-
-
 @operation("GetAccountUiPage", "GET", "/accountui/pages/{key}", tokens=NO_AUTH,
            query={"type": {"type": "string"}, "reference": {"type": "string"}, "status": {"type": "string"},
                   "message": {"type": "string"}}, responses=PAGE)
-@pages
-def get_account_ui_page(call, holder):
+@shown
+def get_account_ui_page(call, look):
     """The hosted page: a choice of account type, then the form built from its accountFields."""
-    ctx, row, holder["styling"] = session_of(call)
+    ctx, row, look["styling"] = session_of(call)
     models.open_session(ctx, row)
     type_ids = json.loads(row["account_type_ids"])
     if call.query.get("type") is None and len(type_ids) > 1:
         return page("accountui_choose.html", title="Connect an account", action=call.request.path,
-                    types=[account_types.get(ctx, t) for t in type_ids], styling=holder["styling"])
+                    types=[account_types.get(ctx, t) for t in type_ids], styling=look["styling"])
     account_type = models.chosen_type(ctx, row, call.query.get("type"))
     reference, message = models.connection(ctx, row, account_type, call.query.get("reference"))
-    return form_page(call, ctx, row, account_type, holder["styling"], reference=reference, auth_message=message)
+    return form_page(call, ctx, row, account_type, look["styling"], reference=reference, auth_message=message)
 
 
 @operation("ConnectAccountUiPage", "POST", "/accountui/pages/{key}/connect", tokens=NO_AUTH,
            consumes="application/x-www-form-urlencoded", responses=FORM)
-@pages
-def connect_account_ui_page(call, holder):
+@shown
+def connect_account_ui_page(call, look):
     """The page's Auth field: start the OAuth2 flow; the provider returns the person to this page."""
-    ctx, row, holder["styling"] = session_of(call)
+    ctx, row, look["styling"] = session_of(call)
     models.open_session(ctx, row)
     account_type = models.chosen_type(ctx, row, call.request.form.get("accountTypeId"))
     if not any(f["Type"] == "Auth" for f in account_type["accountFields"]):
@@ -137,10 +125,10 @@ FIXED_FIELDS = {"accountTypeId", "authReference", "action"}
 
 @operation("SubmitAccountUiPage", "POST", "/accountui/pages/{key}", tokens=NO_AUTH, consumes="multipart/form-data",
            responses=FORM)
-@pages
-def submit_account_ui_page(call, holder):
+@shown
+def submit_account_ui_page(call, look):
     """Create or update the account from the form (or cancel); a refused attempt shows the form again."""
-    ctx, row, holder["styling"] = session_of(call)
+    ctx, row, look["styling"] = session_of(call)
     models.open_session(ctx, row)
     form, files = call.request.form, call.request.files
     if not form.get("accountTypeId"):
@@ -151,7 +139,7 @@ def submit_account_ui_page(call, holder):
     if forged:
         raise BadRequest(f"Unexpected form fields: {', '.join(sorted(forged))}.")
     if form.get("action") == "cancel":
-        return finished(call, models.cancel(ctx, row), holder["styling"])
+        return finished(call, models.cancel(ctx, row), look["styling"])
     if form.get("action") not in (None, "submit"):
         raise BadRequest("The form's `action` must be submit or cancel.")
     typed = {k: v for k, v in form.items() if k in names and not is_secret(account_type, k)}
@@ -166,10 +154,10 @@ def submit_account_ui_page(call, holder):
     except (BadRequest, Conflict) as problem:
         models.fail(ctx, row, problem.detail)
         still = models.connection(ctx, row, account_type, reference)[0]
-        return form_page(call, ctx, row, account_type, holder["styling"], problem.status, problem.detail,
+        return form_page(call, ctx, row, account_type, look["styling"], problem.status, problem.detail,
                          [e.get("message") for e in problem.extensions.get("errors", []) if isinstance(e, dict)],
                          reference=still, typed=typed)
-    return finished(call, row, holder["styling"])
+    return finished(call, row, look["styling"])
 
 
 def is_secret(account_type, name):

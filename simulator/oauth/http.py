@@ -8,10 +8,10 @@ X-Service-AuthMessage (spec §1), whether it redirects or shows the plain servic
 from urllib.parse import quote
 
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import FORM, PAGE, error_page, page, redirect, with_query, world_ctx
+from ..pages import FORM, PAGE, page, redirect, shown, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply, json_body
-from ..problems import BadRequest, Conflict, NotFound, Problem
+from ..problems import BadRequest, Conflict, NotFound
 from ..users import models as users
 from . import models
 
@@ -102,37 +102,31 @@ def provider_name(ctx, type_id):
 
 
 @operation("GetOauthConsentPage", "GET", "/oauth/consent/{key}", tokens=NO_AUTH, responses=PAGE)
-def get_oauth_consent_page(call):
+@shown
+def get_oauth_consent_page(call, look):
     """The dummy provider's consent page: approve, deny, or end with NotFoundError or OtherError."""
-    try:
-        ctx, row = consent_reference(call)
-        if row["status"] != "Pending":
-            raise Conflict("This authorization was already answered; start a new one.")
-        if models.is_expired(ctx, row):
-            raise BadRequest("This authorization has expired; start a new one.")
-        partner = partners.get(ctx, row["partner_id"])
-        return page("consent.html", title=provider_name(ctx, row["account_type_id"]),
-                    provider=provider_name(ctx, row["account_type_id"]), partner=partner["name"],
-                    action=call.request.path, styling={})
-    except Problem as problem:
-        return error_page(problem)
+    ctx, row = consent_reference(call)
+    if row["status"] != "Pending":
+        raise Conflict("This authorization was already answered; start a new one.")
+    if models.is_expired(ctx, row):
+        raise BadRequest("This authorization has expired; start a new one.")
+    provider = provider_name(ctx, row["account_type_id"])
+    return page("consent.html", title=provider, provider=provider,
+                partner=partners.get(ctx, row["partner_id"])["name"], action=call.request.path)
 
 
 @operation("CompleteOauthConsent", "POST", "/oauth/consent/{key}", tokens=NO_AUTH,
            consumes="application/x-www-form-urlencoded", responses=FORM)
-def complete_oauth_consent(call):
+@shown
+def complete_oauth_consent(call, look):
     """The user's answer, then the return step (spec §1 step 2): a redirect or the plain service page."""
-    try:
-        ctx, row = consent_reference(call)
-        form = call.request.form
-        decision = form.get("decision")
-        choice = form.get("outcome") if decision == "outcome" else decision
-        if not choice:
-            raise BadRequest("The form needs a `decision` (approve, deny, notfound, error).")
-        row = models.complete(ctx, row, choice, form.get("message"))
-        return return_step(ctx, row)
-    except Problem as problem:
-        return error_page(problem)
+    ctx, row = consent_reference(call)
+    form = call.request.form
+    decision = form.get("decision")
+    choice = form.get("outcome") if decision == "outcome" else decision
+    if not choice:
+        raise BadRequest("The form needs a `decision` (approve, deny, notfound, error).")
+    return return_step(ctx, models.complete(ctx, row, choice, form.get("message")))
 
 
 def header_text(text):

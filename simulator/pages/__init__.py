@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from flask import Response
 from jinja2 import Environment, PackageLoader
 
-from ..problems import NotFound
+from ..problems import NotFound, Problem
 
 ENV = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, trim_blocks=True,
                   lstrip_blocks=True)
@@ -63,6 +63,19 @@ def error_page(problem, headers=None, styling=None):
     """A Problem shown to a person: the same status, the detail as text."""
     return page("error.html", problem.status, headers, title=problem.title, detail=problem.detail,
                 status_code=problem.status, styling=styling or {})
+
+
+def shown(handler):
+    """A page operation's handler answers every Problem as an HTML error page (a person reads it), styled
+    with what the handler put in `look["styling"]` before the problem arose."""
+    def run(call):
+        look = {"styling": None}
+        try:
+            return handler(call, look)
+        except Problem as problem:
+            return error_page(problem, styling=look["styling"])
+    run.__name__, run.__doc__, run.__module__ = handler.__name__, handler.__doc__, handler.__module__
+    return run
 
 
 def world_ctx(sandbox, world_id):

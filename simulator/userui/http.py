@@ -1,10 +1,10 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
 from ..operations import NO_AUTH, PARTNER_ONLY, component, operation
-from ..pages import FORM, PAGE, error_page, page, redirect, safe_styling, savepoint, with_query, world_ctx
+from ..pages import FORM, PAGE, page, redirect, safe_styling, savepoint, shown, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply
-from ..problems import BadRequest, NotFound, Problem
+from ..problems import BadRequest, NotFound
 from . import models
 
 component("UserUiSession", {
@@ -59,42 +59,36 @@ def form_page(call, styling, status=200, error=None, values=None):
 
 
 @operation("GetUserUiPage", "GET", "/userui/pages/{key}", tokens=NO_AUTH, responses=PAGE)
-def get_user_ui_page(call):
+@shown
+def get_user_ui_page(call, look):
     """The hosted registration page of a session (its key is the secret), styled by the partner."""
-    styling = None
-    try:
-        ctx, row, styling = session_of(call)
-        models.open_session(ctx, row)
-        return form_page(call, styling)
-    except Problem as problem:
-        return error_page(problem, styling=styling)
+    ctx, row, look["styling"] = session_of(call)
+    models.open_session(ctx, row)
+    return form_page(call, look["styling"])
 
 
 @operation("SubmitUserUiPage", "POST", "/userui/pages/{key}", tokens=NO_AUTH,
            consumes="application/x-www-form-urlencoded", responses=FORM)
-def submit_user_ui_page(call):
+@shown
+def submit_user_ui_page(call, look):
     """Register the person: a new user of the partner; the session completes (or the form shows the error)."""
-    styling = None
+    ctx, row, look["styling"] = session_of(call)
+    models.open_session(ctx, row)
+    form = call.request.form
+    forged = set(form) - FORM_FIELDS
+    if forged:
+        raise BadRequest(f"Unexpected form fields: {', '.join(sorted(forged))}.")
+    values = {"name": form.get("name", ""), "email": form.get("email", "").strip()}
     try:
-        ctx, row, styling = session_of(call)
-        models.open_session(ctx, row)
-        form = call.request.form
-        forged = set(form) - FORM_FIELDS
-        if forged:
-            raise BadRequest(f"Unexpected form fields: {', '.join(sorted(forged))}.")
-        values = {"name": form.get("name", ""), "email": form.get("email", "").strip()}
-        try:
-            if not values["name"].strip():
-                raise BadRequest("Please enter a name.")
-            if len(values["name"]) > 200 or len(values["email"]) > 254:
-                raise BadRequest("The name or e-mail address is too long.")
-            with savepoint(ctx.store):
-                row = models.register(ctx, row, values["name"], values["email"])
-        except BadRequest as problem:
-            return form_page(call, styling, 400, problem.detail, values)
-        if row["redirect_url"]:
-            return redirect(with_query(row["redirect_url"], sessionId=row["id"], status="Completed",
-                                       userId=row["user_id"]))
-        return page("userui_done.html", title="Registered", name=values["name"].strip(), styling=styling)
-    except Problem as problem:
-        return error_page(problem, styling=styling)
+        if not values["name"].strip():
+            raise BadRequest("Please enter a name.")
+        if len(values["name"]) > 200 or len(values["email"]) > 254:
+            raise BadRequest("The name or e-mail address is too long.")
+        with savepoint(ctx.store):
+            row = models.register(ctx, row, values["name"], values["email"])
+    except BadRequest as problem:
+        return form_page(call, look["styling"], 400, problem.detail, values)
+    if row["redirect_url"]:
+        return redirect(with_query(row["redirect_url"], sessionId=row["id"], status="Completed",
+                                   userId=row["user_id"]))
+    return page("userui_done.html", title="Registered", name=values["name"].strip(), styling=look["styling"])
