@@ -31,6 +31,8 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(scope="session")
 def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium for the browser tests.")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield browser
