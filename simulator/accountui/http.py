@@ -7,10 +7,10 @@ from .. import scopes
 from ..account_types import models as account_types
 from ..oauth.http import consent_url, user_of
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import FORM, PAGE, page, redirect, safe_styling, savepoint, shown, with_query, world_ctx
+from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..pipeline import Reply
-from ..problems import BadRequest, Conflict, Forbidden, NotFound
+from ..problems import BadRequest, Conflict, Forbidden
 from . import models
 
 component("AccountUiSession", {
@@ -41,7 +41,7 @@ CREATE = {"type": "object", "properties": {
 
 
 def page_url(call, key):
-    return call.request.url_root.rstrip("/") + call.sandbox.config["PREFIX"] + f"/accountui/pages/{key}"
+    return url(call, f"/accountui/pages/{key}")
 
 
 @operation("CreateAccountUiSession", "POST", "/accountui", tokens=ANY_TOKEN,
@@ -70,15 +70,6 @@ def get_account_ui_session(call):
     return models.record(call.ctx, row, page_url(call, row["page_key"]))
 
 
-def session_of(call):
-    row = models.by_key(call.sandbox.store, call.params["key"])
-    if row is None:
-        raise NotFound("No account connection with this address (is the link complete?).")
-    ctx = world_ctx(call.sandbox, row["world"])
-    styling = safe_styling(partners.record(partners.get(ctx, row["partner_id"]))["uiSettings"].get("styling"))
-    return ctx, row, styling
-
-
 def form_page(call, ctx, row, account_type, styling, status=200, error=None, errors=(), reference=None,
               auth_message=None, typed=None):
     return page("accountui.html", status, title=account_type["name"], account_type=account_type,
@@ -94,8 +85,7 @@ def form_page(call, ctx, row, account_type, styling, status=200, error=None, err
 @shown
 def get_account_ui_page(call, look):
     """The hosted page: a choice of account type, then the form built from its accountFields."""
-    ctx, row, look["styling"] = session_of(call)
-    models.open_session(ctx, row)
+    ctx, row = hosted(call, look, models, "account connection")
     type_ids = json.loads(row["account_type_ids"])
     if call.query.get("type") is None and len(type_ids) > 1:
         return page("accountui_choose.html", title="Connect an account", action=call.request.path,
@@ -110,8 +100,7 @@ def get_account_ui_page(call, look):
 @shown
 def connect_account_ui_page(call, look):
     """The page's Auth field: start the OAuth2 flow; the provider returns the person to this page."""
-    ctx, row, look["styling"] = session_of(call)
-    models.open_session(ctx, row)
+    ctx, row = hosted(call, look, models, "account connection")
     account_type = models.chosen_type(ctx, row, call.request.form.get("accountTypeId"))
     if not any(f["Type"] == "Auth" for f in account_type["accountFields"]):
         raise BadRequest(f"Account type {account_type['id']!r} has no OAuth2 authorization.")
@@ -128,8 +117,7 @@ FIXED_FIELDS = {"accountTypeId", "authReference", "action"}
 @shown
 def submit_account_ui_page(call, look):
     """Create or update the account from the form (or cancel); a refused attempt shows the form again."""
-    ctx, row, look["styling"] = session_of(call)
-    models.open_session(ctx, row)
+    ctx, row = hosted(call, look, models, "account connection")
     form, files = call.request.form, call.request.files
     if not form.get("accountTypeId"):
         raise BadRequest("The form lacks its `accountTypeId`.")

@@ -8,7 +8,7 @@ X-Service-AuthMessage (spec §1), whether it redirects or shows the plain servic
 from urllib.parse import quote
 
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
-from ..pages import FORM, PAGE, page, redirect, shown, with_query, world_ctx
+from ..pages import FORM, PAGE, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply, json_body
 from ..problems import BadRequest, Conflict, NotFound
@@ -63,7 +63,7 @@ def start(call, *, user_id, account_type_id, account_id=None, redirect_url=None)
 
 
 def consent_url(call, key):
-    return call.request.url_root.rstrip("/") + call.sandbox.config["PREFIX"] + f"/oauth/consent/{key}"
+    return url(call, f"/oauth/consent/{key}")
 
 
 @operation("CreateOauthRedirectUrl", "POST", "/oauth", tokens=ANY_TOKEN, scopes=("account:create",), body=CREATE,

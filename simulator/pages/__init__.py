@@ -78,6 +78,25 @@ def shown(handler):
     return run
 
 
+def hosted(call, look, sessions, what):
+    """The open session behind a page's key (`sessions`: its models module) and its world's context; the
+    partner's safe styling goes to `look` so any error page wears it too. No session is a 404 page."""
+    from ..partners import models as partners
+    row = sessions.by_key(call.sandbox.store, call.params["key"])
+    if row is None:
+        raise NotFound(f"No {what} with this address (is the link complete?).")
+    ctx = world_ctx(call.sandbox, row["world"])
+    look["styling"] = safe_styling(partners.record(partners.get(ctx, row["partner_id"]))["uiSettings"]
+                                   .get("styling"))
+    sessions.open_session(ctx, row)
+    return ctx, row
+
+
+def url(call, path):
+    """The absolute URL of a path under the service prefix, as the caller reached this sandbox."""
+    return call.request.url_root.rstrip("/") + call.sandbox.config["PREFIX"] + path
+
+
 def world_ctx(sandbox, world_id):
     """The domain context of a page's world (pages carry no token: their key found the row, the row its world)."""
     world = sandbox.worlds.get(world_id)

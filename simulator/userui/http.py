@@ -1,10 +1,10 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
 from ..operations import NO_AUTH, PARTNER_ONLY, component, operation
-from ..pages import FORM, PAGE, page, redirect, safe_styling, savepoint, shown, with_query, world_ctx
+from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..pipeline import Reply
-from ..problems import BadRequest, NotFound
+from ..problems import BadRequest
 from . import models
 
 component("UserUiSession", {
@@ -21,7 +21,7 @@ FORM_FIELDS = {"name", "email"}
 
 
 def page_url(call, key):
-    return call.request.url_root.rstrip("/") + call.sandbox.config["PREFIX"] + f"/userui/pages/{key}"
+    return url(call, f"/userui/pages/{key}")
 
 
 @operation("CreateUserUiSession", "POST", "/userui", tokens=PARTNER_ONLY, scopes=("userui:create",),
@@ -44,15 +44,6 @@ def get_user_ui_session(call):
     return models.record(call.ctx, row, page_url(call, row["page_key"]))
 
 
-def session_of(call):
-    row = models.by_key(call.sandbox.store, call.params["key"])
-    if row is None:
-        raise NotFound("No registration with this address (is the link complete?).")
-    ctx = world_ctx(call.sandbox, row["world"])
-    styling = safe_styling(partners.record(partners.get(ctx, row["partner_id"]))["uiSettings"].get("styling"))
-    return ctx, row, styling
-
-
 def form_page(call, styling, status=200, error=None, values=None):
     return page("userui.html", status, title="Register", action=call.request.path, error=error,
                 values=values or {}, styling=styling)
@@ -62,8 +53,7 @@ def form_page(call, styling, status=200, error=None, values=None):
 @shown
 def get_user_ui_page(call, look):
     """The hosted registration page of a session (its key is the secret), styled by the partner."""
-    ctx, row, look["styling"] = session_of(call)
-    models.open_session(ctx, row)
+    ctx, row = hosted(call, look, models, "registration")
     return form_page(call, look["styling"])
 
 
@@ -72,8 +62,7 @@ def get_user_ui_page(call, look):
 @shown
 def submit_user_ui_page(call, look):
     """Register the person: a new user of the partner; the session completes (or the form shows the error)."""
-    ctx, row, look["styling"] = session_of(call)
-    models.open_session(ctx, row)
+    ctx, row = hosted(call, look, models, "registration")
     form = call.request.form
     forged = set(form) - FORM_FIELDS
     if forged:
