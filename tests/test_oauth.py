@@ -146,3 +146,18 @@ def test_creating_a_redirect_url_needs_account_create(world, user):
     token = world.new_token("account:read")
     assert_problem(world.api.as_(token).post("/oauth", json={"accountTypeId": "dummy-auth", "userId": user["id"]}),
                    403)
+
+
+def test_pages_forbid_scripts_and_leak_no_referrer(client, world, user):
+    page = client.get(consent_path(start(world, user["id"])))
+    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    assert "script-src" not in page.headers["Content-Security-Policy"]
+    assert page.headers["Referrer-Policy"] == "no-referrer" and page.headers["Cache-Control"] == "no-store"
+
+
+def test_pages_are_in_the_openapi_document_as_html(api):
+    doc = api.get("/openapi.json").json
+    consent = doc["paths"]["/partner/v2/oauth/consent/{key}"]
+    assert consent["get"]["operationId"] == "GetOauthConsentPage" and consent["get"]["security"] == []
+    assert "text/html" in consent["get"]["responses"]["400"]["content"]
+    assert "302" in consent["post"]["responses"]
