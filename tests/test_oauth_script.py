@@ -101,3 +101,11 @@ def test_create_account_oauth_redirect_url_is_for_own_oauth_accounts(world, othe
                                               "credentials": {"username": "jane", "password": "pw"}}).json
     assert_problem(world.api.post(f"/accounts/{dummy['id']}/oauth", json={}), 400)
     assert_problem(other_world.api.post(f"/accounts/{dummy['id']}/oauth", json={}), 404)
+
+
+def test_approving_during_a_provider_outage_ends_in_other_error(client, world, jane):
+    assert world.api.post("/_sandbox/accounttypes/dummy-auth", json={"state": "Outage"}).status_code == 200
+    flow = world.api.post("/oauth", json={"accountTypeId": "dummy-auth", "userId": jane["id"]}).json
+    step = follow_provider(client, flow["redirectUrl"])
+    assert step.headers["X-Service-AuthStatus"] == "OtherError"
+    assert "outage" in step.headers["X-Service-AuthMessage"]

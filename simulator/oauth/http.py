@@ -44,11 +44,10 @@ def user_of(call, user_id):
 
 def oauth_type(ctx, type_id):
     """The account type, which must authenticate through OAuth2 (an accountField of Type Auth, spec §1)."""
-    from ..account_types import models as account_types
-    account_type = account_types.get(ctx, type_id)
-    if not any(f.get("Type") == "Auth" for f in account_type["accountFields"]):
+    found = account_type(ctx, type_id)
+    if not any(f.get("Type") == "Auth" for f in found["accountFields"]):
         raise BadRequest(f"Account type {type_id!r} does not use OAuth2 authentication (no field of Type Auth).")
-    return account_type
+    return found
 
 
 def start(call, *, user_id, account_type_id, account_id=None, redirect_url=None):
@@ -96,9 +95,9 @@ def consent_reference(call):
     return world_ctx(call.sandbox, row["world"]), row
 
 
-def provider_name(ctx, type_id):
+def account_type(ctx, type_id):
     from ..account_types import models as account_types
-    return account_types.get(ctx, type_id)["name"]
+    return account_types.get(ctx, type_id)
 
 
 @operation("GetOauthConsentPage", "GET", "/oauth/consent/{key}", tokens=NO_AUTH, responses=PAGE)
@@ -110,7 +109,7 @@ def get_oauth_consent_page(call, look):
         raise Conflict("This authorization was already answered; start a new one.")
     if models.is_expired(ctx, row):
         raise BadRequest("This authorization has expired; start a new one.")
-    provider = provider_name(ctx, row["account_type_id"])
+    provider = account_type(ctx, row["account_type_id"])["name"]
     return page("consent.html", title=provider, provider=provider,
                 partner=partners.get(ctx, row["partner_id"])["name"], action=call.request.path)
 
@@ -126,7 +125,10 @@ def complete_oauth_consent(call, look):
     choice = form.get("outcome") if decision == "outcome" else decision
     if not choice:
         raise BadRequest("The form needs a `decision` (approve, deny, notfound, error).")
-    return return_step(ctx, models.complete(ctx, row, choice, form.get("message")))
+    message = form.get("message")
+    if choice == "approve" and account_type(ctx, row["account_type_id"]).get("state") == "Outage":
+        choice, message = "error", "The provider is in an outage; please try again later."
+    return return_step(ctx, models.complete(ctx, row, choice, message))
 
 
 def header_text(text):
