@@ -143,6 +143,8 @@ def test_each_test_event_sends_a_test_notification_of_its_kind(api, world, kind)
         assert isinstance(thing["errors"], list) and isinstance(thing["warnings"], list)
     if kind == "AccountUpdated":
         assert data["account"]["errors"], "a test AccountUpdated shows an account problem"
+    if kind == "AccountTypeUpdated":
+        assert data["accountType"]["accountFields"] and data["accountType"]["state"] in ("Degraded", "Outage")
 
 
 def test_a_test_event_goes_only_to_webhooks_subscribed_to_its_kind(api, world):
