@@ -193,3 +193,11 @@ def test_refresh_after_a_failed_first_import_brings_the_whole_history(world, jan
     done = api.get(f"/dataimports/{response.json['id']}").json
     assert done["status"] == "Completed" and done["transactionCount"] == 600
     assert count(api, account) == 600
+
+
+def test_accounts_of_a_deleted_user_are_no_longer_polled(app, world, jane):
+    user, api = jane
+    imported(world.api, api, seconds=5)
+    world.api.delete(f"/users/{user['id']}")
+    world.api.advance(86400)
+    assert len(events(app, "TransactionsImported")) == 1
