@@ -201,3 +201,16 @@ def test_accounts_of_a_deleted_user_are_no_longer_polled(app, world, jane):
     world.api.delete(f"/users/{user['id']}")
     world.api.advance(86400)
     assert len(events(app, "TransactionsImported")) == 1
+
+
+def test_an_oauth2_account_imports_like_the_others(client, world, jane):
+    from tests.test_oauth_script import authorized
+    user, api = jane
+    reference = authorized(client, world.api, accountTypeId="dummy-auth", userId=user["id"])
+    created = api.post("/accounts", json={"accountTypeId": "dummy-auth", "authReference": reference,
+                                          "credentials": {"shopName": "Jane's"}})
+    assert created.status_code == 201, created.json
+    assert created.json["isOauth"] and created.json["credentials"] == {"shopName": "Jane's"}
+    world.api.advance(10)
+    account = api.get(f"/accounts/{created.json['id']}").json
+    assert account["statistics"]["count"] == 450 and account["errors"] == []
