@@ -214,3 +214,14 @@ def test_an_oauth2_account_imports_like_the_others(client, world, jane):
     world.api.advance(10)
     account = api.get(f"/accounts/{created.json['id']}").json
     assert account["statistics"]["count"] == 450 and account["errors"] == []
+
+
+def test_reset_wipes_accounts_imports_transactions_and_provider_states(app, world, jane):
+    _, api = jane
+    imported(world.api, api, "dummy-report", seconds=10)
+    world.api.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"})
+    assert world.api.post("/_sandbox/reset").status_code == 200
+    store = app.extensions["ptas"].store
+    for table in ("accounts", "data_imports", "transactions", "reports", "account_type_states"):
+        assert store.one(f"SELECT count(*) AS c FROM {table}")["c"] == 0, table
+    assert world.api.get("/accounttypes/dummy").json["state"] == "Operational"
