@@ -5,7 +5,8 @@ import json
 
 from .. import scopes
 from ..account_types import models as account_types
-from ..oauth.http import consent_url, user_of
+from ..accounts import models as accounts
+from ..oauth.http import consent_url
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
 from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
@@ -37,7 +38,8 @@ CREATE = {"type": "object", "properties": {
     "accountId": {"type": "string", "description": "update this account instead of creating one"},
     "userId": {"type": "string", "description": "the user, when called with a partner token"},
     "redirectUrl": {**partners.URL_FIELD, "description": "where the page sends the person when done, "
-                    "with sessionId, status and accountId in the query"}}}
+                    "with sessionId, status and accountId in the query"}},
+    "anyOf": [{"required": ["accountTypeIds"]}, {"required": ["accountTypeId"]}, {"required": ["accountId"]}]}
 
 
 def page_url(call, key):
@@ -56,7 +58,7 @@ def create_account_ui_session(call):
         raise Forbidden(f"An account UI session that {needed.split(':')[1]}s an account needs {needed}.",
                         requiredScopes=[needed])
     type_ids = body.get("accountTypeIds") or ([body["accountTypeId"]] if body.get("accountTypeId") else [])
-    row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_of(call, body.get("userId")),
+    row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=accounts.owner(call.ctx, call.principal, body.get("userId")),
                         account_type_ids=type_ids, account_id=body.get("accountId"),
                         redirect_url=body.get("redirectUrl"))
     return Reply(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
