@@ -42,6 +42,17 @@ CREATE = {"type": "object", "properties": {
     "anyOf": [{"required": ["accountTypeIds"]}, {"required": ["accountTypeId"]}, {"required": ["accountId"]}]}
 
 
+# The page's forms, documented (the handlers read and check call.request.form and .files themselves).
+CONNECT_FORM = {"type": "object", "properties": {"accountTypeId": {"type": "string", "minLength": 1}},
+                "required": ["accountTypeId"]}
+ACCOUNT_FORM = {"type": "object", "description": "accountTypeId, then one part per accountFields entry by its "
+                "name (a File field as a file part); authReference once an Auth field is authorized",
+                "properties": {"accountTypeId": {"type": "string", "minLength": 1},
+                               "authReference": {"type": "string"},
+                               "action": {"type": "string", "enum": ["submit", "cancel"]}},
+                "required": ["accountTypeId"], "additionalProperties": {"type": "string"}}
+
+
 def page_url(call, key):
     return url(call, f"/accountui/pages/{key}")
 
@@ -98,7 +109,8 @@ def get_account_ui_page(call, look):
 
 
 @operation("ConnectAccountUiPage", "POST", "/accountui/pages/{key}/connect", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses=FORM)
+           consumes="application/x-www-form-urlencoded", body=CONNECT_FORM, example={"accountTypeId": "dummy-auth"},
+           responses=FORM)
 @shown
 def connect_account_ui_page(call, look):
     """The page's Auth field: start the OAuth2 flow; the provider returns the person to this page."""
@@ -115,7 +127,8 @@ FIXED_FIELDS = {"accountTypeId", "authReference", "action"}
 
 
 @operation("SubmitAccountUiPage", "POST", "/accountui/pages/{key}", tokens=NO_AUTH, consumes="multipart/form-data",
-           responses=FORM)
+           body=ACCOUNT_FORM, example={"accountTypeId": "dummy", "username": "jane", "password": "secret",
+                                       "action": "submit"}, responses=FORM)
 @shown
 def submit_account_ui_page(call, look):
     """Create or update the account from the form (or cancel); a refused attempt shows the form again."""

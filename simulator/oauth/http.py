@@ -77,6 +77,16 @@ def create_account_oauth_redirect_url(call):
                  redirect_url=call.body.get("redirectUrl"))
 
 
+# The consent page's form, documented (the handler reads and checks call.request.form itself).
+CONSENT_FORM = {"type": "object", "properties": {
+    "decision": {"type": "string", "enum": ["approve", "deny", "notfound", "error", "outcome"],
+                 "description": "`outcome` takes the error named in `outcome`"},
+    "outcome": {"type": "string", "enum": ["notfound", "error"]},
+    "message": {"type": "string", "maxLength": models.MAX_MESSAGE, "description": "shown to the user"}},
+    "required": ["decision"], "additionalProperties": False,
+    "if": {"properties": {"decision": {"const": "outcome"}}}, "then": {"required": ["outcome"]}}
+
+
 def consent_reference(call):
     """The reference behind the consent key of the URL with the context of its world; 404 for any other key."""
     row = models.by_consent_key(call.sandbox.store, call.params["key"])
@@ -103,7 +113,8 @@ def get_oauth_consent_page(call, look):
 
 
 @operation("CompleteOauthConsent", "POST", "/oauth/consent/{key}", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses=FORM)
+           consumes="application/x-www-form-urlencoded", body=CONSENT_FORM, example={"decision": "approve"},
+           responses=FORM)
 @shown
 def complete_oauth_consent(call, look):
     """The user's answer, then the return step (spec §1 step 2): a redirect or the plain service page."""
