@@ -213,3 +213,24 @@ def test_posted_values_become_credentials_numbers_parsed_files_base64():
     assert values == {"n": 12, "s": "pw", "f": base64.b64encode(b"PEM").decode()}
     with pytest.raises(models.BadRequest):
         models.credentials(account_type, {"n": "twelve"}, {})
+
+
+def connect_on_page(client, session):
+    """Authorize on the page's Auth field and come back: the page URL the provider returned to."""
+    consent = client.post(path(session) + "/connect", data={"accountTypeId": "dummy-auth"}).headers["Location"]
+    back = urlsplit(client.post(urlsplit(consent).path, data={"decision": "approve"}).headers["Location"])
+    return {k: v[0] for k, v in parse_qs(back.query).items()}["reference"]
+
+
+def test_an_update_session_reconnects_an_oauth_account(client, world, user):
+    created = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
+    client.post(path(created), data={"accountTypeId": "dummy-auth", "authReference": connect_on_page(client, created)})
+    account_id = world.api.get(f"/accountui/{created['id']}").json["accountId"]
+    update = open_session(world.api, accountId=account_id, userId=user["id"])
+    reference = connect_on_page(client, update)
+    done = client.post(path(update), data={"accountTypeId": "dummy-auth", "authReference": reference})
+    assert done.status_code == 200, done.get_data(as_text=True)
+    assert world.api.get(f"/accountui/{update['id']}").json["status"] == "Completed"
+    again = client.post(path(open_session(world.api, accountId=account_id, userId=user["id"])),
+                        data={"accountTypeId": "dummy-auth", "authReference": reference})
+    assert again.status_code == 409                                 # the reference was used by the update
