@@ -2,6 +2,7 @@
 updates the account through the accounts rules; GET /accountui/{id} tells the result."""
 
 import base64
+import io
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -234,3 +235,26 @@ def test_an_update_session_reconnects_an_oauth_account(client, world, user):
     again = client.post(path(open_session(world.api, accountId=account_id, userId=user["id"])),
                         data={"accountTypeId": "dummy-auth", "authReference": reference})
     assert again.status_code == 409                                 # the reference was used by the update
+
+
+def test_the_page_uploads_a_file_and_parses_a_number(client, world, user):
+    session = open_session(world.api, accountTypeIds=["sample-card-acquirer"], userId=user["id"])
+    html = client.get(path(session)).get_data(as_text=True)
+    assert 'accept="application/x-pem-file,application/x-x509-ca-cert,application/x-pkcs12"' in html
+    assert 'name="password"' not in html                     # deprecated and optional: left out
+    done = client.post(path(session), content_type="multipart/form-data", data={
+        "accountTypeId": "sample-card-acquirer", "merchantId": "M-1", "apiKey": "k", "terminalCount": "3",
+        "environment": "test", "certificate": (io.BytesIO(b"-----BEGIN CERTIFICATE-----"), "client.pem")})
+    assert done.status_code == 200, done.get_data(as_text=True)
+    account_id = world.api.get(f"/accountui/{session['id']}").json["accountId"]
+    account = world.api.get(f"/accounts/{account_id}")
+    assert account.json["accountTypeId"] == "sample-card-acquirer"
+
+
+def test_a_file_over_the_limit_is_refused_on_the_page(client, world, user):
+    session = open_session(world.api, accountTypeIds=["sample-card-acquirer"], userId=user["id"])
+    response = client.post(path(session), content_type="multipart/form-data", data={
+        "accountTypeId": "sample-card-acquirer", "merchantId": "M-1", "apiKey": "k",
+        "certificate": (io.BytesIO(b"x" * 20000), "big.pem")})
+    assert response.status_code == 400 and "16384" in response.get_data(as_text=True)
+    assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Pending"
