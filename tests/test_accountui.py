@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ptas_sandbox.simulator.accountui import models
+from ptas_sandbox.simulator.oauth import models as oauth
 from ptas_sandbox.simulator.pages import ENV
 from tests.conftest import assert_problem
 
@@ -258,3 +259,11 @@ def test_a_file_over_the_limit_is_refused_on_the_page(client, world, user):
         "certificate": (io.BytesIO(b"x" * 20000), "big.pem")})
     assert response.status_code == 400 and "16384" in response.get_data(as_text=True)
     assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Pending"
+
+
+def test_an_expired_authorization_is_not_offered_for_submission(client, world, user):
+    session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
+    reference = connect_on_page(client, session)
+    world.api.advance(oauth.REFERENCE_LIFETIME // 1_000_000)
+    html = client.get(path(session) + f"?type=dummy-auth&reference={reference}").get_data(as_text=True)
+    assert 'name="authReference"' not in html and "expired" in html and 'id="connect"' in html

@@ -93,8 +93,9 @@ def form_page(call, ctx, row, account_type, styling, status=200, error=None, err
 
 
 @operation("GetAccountUiPage", "GET", "/accountui/pages/{key}", tokens=NO_AUTH,
-           query={"type": {"type": "string"}, "reference": {"type": "string"}, "status": {"type": "string"},
-                  "message": {"type": "string"}}, responses=PAGE)
+           query={"type": {"type": "string", "description": "the account type chosen"},
+                  "reference": {"type": "string", "description": "set by the OAuth2 return step"}},
+           responses=PAGE)
 @shown
 def get_account_ui_page(call, look):
     """The hosted page: a choice of account type, then the form built from its accountFields."""

@@ -141,8 +141,11 @@ def connection(ctx, row, account_type, reference):
     """The reference the page came back with, when it is this session's and usable: (reference, message)."""
     ref = oauth.by_id(ctx, reference) if reference else None
     if ref is None or ref["partner_id"] != row["partner_id"] or ref["user_id"] != row["user_id"] or \
-            ref["account_type_id"] != account_type["id"] or ref["used_at"] is not None:
+            ref["account_type_id"] != account_type["id"] or ref["used_at"] is not None or \
+            ref["account_id"] != row["target_account_id"]:
         return None, None
+    if oauth.is_expired(ctx, ref):
+        return None, "The authorization has expired; please authorize again."
     return (ref["id"] if ref["status"] == "Success" else None), ref["message"]
 
 
