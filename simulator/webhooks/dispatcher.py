@@ -1,6 +1,7 @@
 """The webhook dispatcher: a background thread that fans outbox events out to subscriptions and sends due
 attempts over HTTP from a small thread pool, so the API call that caused an event never waits and one slow or
-dead receiver never holds up the others.
+dead receiver never holds up the others (at most WEBHOOK_PARALLEL_PER_WEBHOOK of its attempts are on the wire;
+its backlog waits in the store, not in the pool's queue).
 
 The store is one connection behind a lock: claiming and recording are short transactions, and no transaction
 is held while a request is on the wire. World clocks decide when an attempt is due; the thread wakes every

@@ -113,7 +113,8 @@ def send_test(call, kind):
                        "isTest": True, "data": data})
 
 
-def test_event_operation(kind):
+def declare_test_event(kind):
+    """One operation per active kind (spec §4.2): POST /testevents/{kind in lower case}."""
     name = f"SendTest{kind}"
     path = f"/testevents/{kind.lower()}"
 
@@ -127,4 +128,4 @@ def test_event_operation(kind):
 
 
 for _kind in events.ACTIVE:
-    globals()[f"send_test_{_kind.lower()}"] = test_event_operation(_kind)
+    globals()[f"send_test_{_kind.lower()}"] = declare_test_event(_kind)
