@@ -1,0 +1,82 @@
+"""The pytest plugin of the conformance suites: target options, the scene of each scenario, the step modules,
+and which tags a target can run.
+
+Loaded by `ptas conform` (with `-p`) and by the project's own tests (`pytest_plugins`); never by a partner's
+test run, which gets only `plugin.py`.
+"""
+
+import pytest
+
+from . import tags
+from .scene import Scene
+from .targets import open_target
+
+pytest_plugins = [f"ptas_sandbox.conformance.steps.{name}" for name in
+                  ("common", "tokens")]
+
+TARGET_PLUGIN = "ptas-conform-target"
+
+
+class ChosenTarget:
+    """Registered under TARGET_PLUGIN by a runner that built the target itself (a WSGI app, a broken target)."""
+
+    def __init__(self, target, slow=False):
+        self.target, self.slow = target, slow
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ptas-conform", "ptas conformance suites")
+    group.addoption("--conform-target", default="sim", help="`sim` or the base URL of a target")
+    group.addoption("--conform-token", default=None, help="a partner token for a deployment")
+    group.addoption("--conform-openapi", default=None, help="the target's OpenAPI document (path or URL)")
+    group.addoption("--conform-slow", action="store_true", help="let @slow scenarios wait in real time")
+
+
+def chosen(config):
+    plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN)
+    if plugin is None:
+        target = open_target(config.getoption("--conform-target", "sim"),
+                             config.getoption("--conform-token", None),
+                             config.getoption("--conform-openapi", None))
+        plugin = ChosenTarget(target, config.getoption("--conform-slow", False))
+        plugin.owned = True
+        config.pluginmanager.register(plugin, TARGET_PLUGIN)
+    return plugin
+
+
+def pytest_unconfigure(config):
+    plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN)
+    if plugin is not None and getattr(plugin, "owned", False):
+        plugin.target.close()
+        config.pluginmanager.unregister(plugin, TARGET_PLUGIN)
+
+
+@pytest.fixture(scope="session")
+def conform_target(pytestconfig):
+    return chosen(pytestconfig).target
+
+
+@pytest.fixture
+def scene(request, conform_target):
+    """The scenario's stage on the target: a fresh world on a simulator, the given token on a deployment."""
+    current = Scene(conform_target, request.node, slow_allowed=chosen(request.config).slow)
+    yield current
+    current.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """A deployment runs only @contract scenarios, and @slow ones only when asked: the rest are deselected."""
+    if not any(tags.is_scenario(item) for item in items):
+        return
+    target = chosen(config).target
+    if target.simulator:
+        return
+    keep, drop = [], []
+    for item in items:
+        reason = tags.unsuitable(item, simulator=False, slow=chosen(config).slow) if tags.is_scenario(item) else None
+        (drop if reason else keep).append(item)
+        if reason:
+            item.stash[tags.DESELECTED] = reason
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
