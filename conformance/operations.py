@@ -85,10 +85,12 @@ class Operations:
         The spec leaves the version prefix of paths outside /partner/v2 open; removed paths are addressed
         under the prefix the document uses for their collection.
         """
-        for _, path, _ in self.by_id.values():
-            if path.endswith(collection) and "{" not in path[len(path) - len(collection):]:
-                return path[: len(path) - len(collection)]
-        return None
+        prefixes = {path[: len(path) - len(collection)] for _, path, _ in self.by_id.values()
+                    if path.endswith(collection)}
+        if not prefixes:
+            return None
+        # The service's prefix, not another tree's (the simulator's /_sandbox/partners): the one most paths share.
+        return max(sorted(prefixes), key=lambda p: sum(path.startswith(p + "/") for _, path, _ in self.by_id.values()))
 
     def schemas(self):
         return ((self.document.get("components") or {}).get("schemas") or {})

@@ -22,6 +22,7 @@ class Precondition(AssertionError):
 
 def check(condition, message):
     """An assertion whose message never shows a token in full (pytest shows only this message and the line)."""
+    __tracebackhide__ = True
     if not condition:
         raise AssertionError(redact(message))
 

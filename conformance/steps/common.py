@@ -69,8 +69,8 @@ def clock_at_whole_minute(scene):
     minute = now[:16] + ":00.0000000Z"
     moment = datetime.fromtimestamp(parse(minute) / 1_000_000, timezone.utc) + timedelta(minutes=1)
     target = moment.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
-    scene.must(scene.client.call("SandboxSetClock", token=scene.token, json={"set": target}), "set the clock")
-    scene.must(scene.client.call("SandboxSetClock", token=scene.token, json={"freeze": True}), "freeze the clock")
+    scene.must(scene.client.call("SandboxSetClock", token=scene.token, json={"set": target, "freeze": True}),
+               "set and freeze the clock")
     scene.frozen_at = target
 
 
@@ -82,3 +82,9 @@ def seven_digits_everywhere(scene):
         bad += [f"{reply.operation or reply.path}: {where} = {value!r}"
                 for where, value in checks.bad_date_times(reply.body)]
     check(not bad, "date-times without seven fractional digits and a Z:\n  " + "\n  ".join(bad[:20]))
+
+
+@then("the new token was created at the whole minute with seven zero digits")
+def created_on_the_minute(scene):
+    created = (scene.reply.body or {}).get("createdAt")
+    check(created == scene.frozen_at, f"createdAt: expected {scene.frozen_at!r}, got {created!r}")

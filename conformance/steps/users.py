@@ -8,11 +8,11 @@ from . import checks
 REFRESHING = "account:all transaction:all user.token:create"
 
 
-def create_user(scene, label, scope=None, email=None):
+def create_user(scene, label, scope=None, email=None, by="I"):
     body = {"name": scene.name(label), "email": email or f"{label.lower().replace(' ', '.')}@example.test"}
     if scope:
         body["scope"] = scope
-    reply = scene.call("CreateUser", json=body)
+    reply = scene.call("CreateUser", by, json=body)
     if reply.ok and isinstance(reply.body, dict) and reply.body.get("id"):
         record = checks.find_token_record(reply.body) or {}
         scene.users[label] = {"id": reply.body["id"], "accessToken": record.get("accessToken"),
