@@ -33,7 +33,8 @@ def pytest_addoption(parser):
 
 
 def chosen(config):
-    plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN)
+    plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN) or next(
+        (p for p in config.pluginmanager.get_plugins() if isinstance(p, ChosenTarget)), None)
     if plugin is None:
         target = open_target(config.getoption("--conform-target", "sim"),
                              config.getoption("--conform-token", None),
