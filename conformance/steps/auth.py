@@ -4,7 +4,7 @@ from pytest_bdd import given, parsers, then, when
 
 from ..scene import check
 from . import checks
-from .partners import child_id, create_child
+from .partners import child_id, create_child, keep_settings
 from .users import create_user, user_id
 
 SCOPED = "the scoped token"
@@ -39,7 +39,7 @@ def own_scope(scene):
 # scoped token. A new operation joins the table by adding one line here and rows in features/auth/scopes.feature.
 CALLS = {
     "GetOwnPartner": lambda s: s.call("GetOwnPartner", SCOPED),
-    "UpdatePartner": lambda s: s.call("UpdatePartner", SCOPED, json={"email": "scopes@example.test"}),
+    "UpdatePartner": lambda s: keep_settings(s) or s.call("UpdatePartner", SCOPED, json={"email": "scopes@example.test"}),
     "CreatePartner": lambda s: create_child(s, "Scoped Child", by=SCOPED),
     "GetPartners": lambda s: s.call("GetPartners", SCOPED),
     "GetPartner": lambda s: s.call("GetPartner", SCOPED, params={"id": child(s)}),
