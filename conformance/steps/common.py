@@ -79,6 +79,8 @@ def seven_digits_everywhere(scene):
     """Spec §2 and §9.3: every date-time of every response, at any depth, zero fractions included."""
     bad = []
     for reply in scene.client.replies:
+        if (reply.operation or "").startswith("Sandbox"):
+            continue        # the control API is the harness's own tooling, not a response of the service
         bad += [f"{reply.operation or reply.path}: {where} = {value!r}"
                 for where, value in checks.bad_date_times(reply.body)]
     check(not bad, "date-times without seven fractional digits and a Z:\n  " + "\n  ".join(bad[:20]))
