@@ -2,6 +2,7 @@
 
 import argparse
 import os
+import signal
 import sys
 
 
@@ -18,15 +19,20 @@ def serve(args):
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
         print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
-    base = f"http://{args.host}:{args.port}"
+    from waitress import create_server
+    server = create_server(app, host=args.host, port=args.port, threads=8, ident="ptas-sandbox")
+    base = f"http://{args.host}:{server.effective_port}"
     print(f"ptas-sandbox simulator on {base} (state: {state})\n"
           f"  create a world:  curl -X POST {base}/_sandbox/partners\n"
           f"  OpenAPI:         {base}/openapi.json\n"
           f"  inspector:       {base}/_sandbox/inspect", flush=True)
-    from waitress import serve as waitress_serve
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        waitress_serve(app, host=args.host, port=args.port, threads=8, ident="ptas-sandbox", _quiet=True)
+        server.run()
+    except KeyboardInterrupt:
+        pass
     finally:
+        server.close()
         sandbox.close()
 
 

@@ -7,6 +7,7 @@ import re
 
 from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import BaseConverter
 
 from . import events, worlds
 from .openapi import document, full_path
@@ -33,9 +34,19 @@ DEFAULTS = {
 
 # Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape
 # (GET and DELETE /users/{name}) are answered 404 by the id lookup itself.
-REMOVED = [("GET", "/users/<name>/token"), ("PATCH", "/partners")] + [
-    (method, f"/webhooks/{old}") for old in ("test-events", "test-account-type-events", "test-account-events",
-                                             "test-import-events") for method in ("GET", "POST", "PUT", "PATCH", "DELETE")]
+# They are not routes (a route would show in `Allow`); the 404/405 handler recognises them.
+REMOVED = [("GET", r"/users/[^/]+/token"), ("PATCH", "/partners")] + [
+    (None, f"/webhooks/{old}") for old in ("test-events", "test-account-type-events", "test-account-events",
+                                           "test-import-events")]
+
+
+class IdConverter(BaseConverter):
+    """A path id: any segment but `self`, which names the caller (`/partners/self` is not a partner id)."""
+    regex = r"(?!self(?:/|$))[^/]+"
+
+
+def is_removed(prefix, method, path):
+    return any((m is None or m == method) and re.fullmatch(re.escape(prefix) + p, path) for m, p in REMOVED)
 
 
 def areas():
@@ -46,6 +57,7 @@ def areas():
 
 def create_app(config=None):
     app = Flask(__name__)
+    app.url_map.converters["id"] = IdConverter
     app.config.update(DEFAULTS)
     app.config.update(config or {})
     schemas = [worlds.SCHEMA, events.SCHEMA]
@@ -74,17 +86,11 @@ def create_app(config=None):
 def route(app):
     prefix = app.config["PREFIX"]
     for op in REGISTRY.values():
-        rule = re.sub(r"{(\w+)}", r"<\1>", full_path(op, prefix))
+        rule = re.sub(r"{(\w+)}", r"<id:\1>", full_path(op, prefix))
         app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(_op, params),
-                         methods=[op.method])
-    app.add_url_rule("/openapi.json", endpoint="openapi", view_func=lambda: document(prefix))
-    for method, path in REMOVED:
-        app.add_url_rule(prefix + path, endpoint=f"removed {method} {path}", methods=[method],
-                         view_func=lambda **_: removed())
-
-
-def removed():
-    raise Removed(f"{request.method} {request.path} was removed from the interface (spec §4.2 note 6).")
+                         methods=[op.method], provide_automatic_options=False)
+    app.add_url_rule("/openapi.json", endpoint="openapi", view_func=lambda: document(prefix),
+                     provide_automatic_options=False)
 
 
 def problem_response(problem):
@@ -100,6 +106,9 @@ def install_error_handlers(app):
 
     @app.errorhandler(HTTPException)
     def on_http_error(error):
+        if error.code in (404, 405) and is_removed(app.config["PREFIX"], request.method, request.path):
+            return problem_response(Removed(f"{request.method} {request.path} was removed from the interface "
+                                            "(spec §4.2 note 6)."))
         cls = BY_STATUS.get(error.code)
         problem = cls(error.description) if cls else Problem(error.description)
         if cls is None:

@@ -1,5 +1,7 @@
 """The scope table of spec §5: which scopes exist, which token types may hold them, what `:all` covers."""
 
+import re
+
 from .problems import InvalidScope
 
 # Spec §5 rule 7 and its table, row by row: scope -> token kinds that may hold it.
@@ -22,6 +24,12 @@ ACTIONS = ("all", "read", "create", "update", "delete")
 ROOT_SCOPE = ("partner:all user:all account:all transaction:all user.token:all userui:create userui:read")
 # Spec §4.2 note 1: a new user's first token, unless the partner says otherwise.
 DEFAULT_USER_SCOPE = "account:all transaction:all"
+
+
+def pattern(kind):
+    """A regular expression of the valid scope strings for a token kind, for the OpenAPI document."""
+    names = "|".join(re.escape(s) for s, kinds in TABLE.items() if kind in kinds)
+    return f"^({names})( ({names}))*$"
 
 
 def holds(held, needed):

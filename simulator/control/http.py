@@ -10,6 +10,7 @@ from ..operations import NO_AUTH, WORLD_AUTH, component, operation
 from ..pipeline import Reply, control_principal
 from ..problems import BadRequest, Unauthorized
 from ..timestamps import parse, render
+from ..partners import models as partners
 from . import models
 
 CLOCK = component("Clock", {"type": "object", "properties": {
@@ -41,8 +42,8 @@ def health(call):
 
 @operation("SandboxCreatePartner", "POST", "/_sandbox/partners", tokens=NO_AUTH, control=True,
            body={"type": "object", "properties": {
-               "name": {"type": "string", "minLength": 1, "maxLength": 200},
-               "email": {"type": ["string", "null"], "maxLength": 254},
+               "name": partners.NAME_FIELD,
+               "email": partners.EMAIL_FIELD,
                "seed": {"type": "integer", "minimum": 0, "maximum": 2**53},
                "start": {"type": "string", "format": "date-time",
                          "description": "where the world clock starts (default: now)"},

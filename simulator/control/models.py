@@ -7,7 +7,8 @@ from ..tokens import models as tokens
 
 def create_world(sandbox, values):
     """A new world, its root partner and the initial partner token the support team would issue (spec §5 rule 2)."""
-    world = sandbox.worlds.create(seed=values.get("seed"), start=values.get("start"),
+    seed = values.get("seed")
+    world = sandbox.worlds.create(seed=None if seed is None else int(seed), start=values.get("start"),
                                   frozen=values.get("frozen", False))
     ctx = sandbox.ctx(world)
     with sandbox.store.transaction():

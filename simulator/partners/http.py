@@ -8,7 +8,7 @@ PARTNER = component("Partner", {
     "type": "object",
     "properties": {
         "id": {"type": "string"}, "name": {"type": "string"}, "email": {"type": ["string", "null"]},
-        "redirectUrls": {"type": "array", "items": {"type": "string", "format": "uri"}},
+        "redirectUrls": {"type": "array", "items": models.URL_FIELD},
         "userTokenExpirySeconds": {"type": "integer"},
         "uiSettings": {"type": "object", "properties": {"styling": {"type": "object"}}},
         "createdAt": {"type": "string", "format": "date-time"},
@@ -21,9 +21,9 @@ component("PartnerList", {"type": "object", "properties": {"partners": {"type": 
 SETTINGS = {
     "type": "object",
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 200},
-        "email": {"type": ["string", "null"], "maxLength": 254},
-        "redirectUrls": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
+        "name": models.NAME_FIELD,
+        "email": models.EMAIL_FIELD,
+        "redirectUrls": {"type": "array", "items": models.URL_FIELD, "maxItems": 20},
         "userTokenExpirySeconds": {"type": "integer", "minimum": 1, "maximum": 3_153_600_000},
         "uiSettings": {"type": "object", "properties": {"styling": {"type": "object"}}},
     },

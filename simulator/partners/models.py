@@ -2,7 +2,6 @@
 
 import json
 import re
-from urllib.parse import urlsplit
 
 from ..problems import BadRequest, not_found
 from ..timestamps import render
@@ -25,8 +24,13 @@ CREATE TABLE IF NOT EXISTS partners (
 CREATE INDEX IF NOT EXISTS partners_by_parent ON partners (world, parent_id);
 """
 
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-SETTINGS = ("name", "email", "redirectUrls", "userTokenExpirySeconds", "uiSettings")
+# Deliberately plain ASCII: the same expressions serve the models, jsonschema and the document's readers.
+EMAIL = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
+URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][A-Za-z0-9._~:/?#@!$&'()*+,;=%-]*)?$")
+# JSON Schema of the fields above, so the OpenAPI document states the same rules the models apply.
+NAME_FIELD = {"type": "string", "minLength": 1, "maxLength": 200}
+EMAIL_FIELD = {"type": ["string", "null"], "maxLength": 254, "pattern": EMAIL.pattern}
+URL_FIELD = {"type": "string", "maxLength": 2000, "pattern": URL.pattern}
 
 
 def record(row):
@@ -45,8 +49,7 @@ def record(row):
 
 def absolute_url(url):
     """An absolute http(s) URL, or BadRequest: redirect and callback targets must be reachable by a browser."""
-    parts = urlsplit(url) if isinstance(url, str) else None
-    if not parts or parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+    if not isinstance(url, str) or not URL.match(url):
         raise BadRequest(f"{url!r} is not an absolute http(s) URL.")
     return url
 
@@ -55,9 +58,7 @@ def settings(values):
     """Columns for the settings present in `values`, each checked (the JSON schema has checked types)."""
     columns = {}
     if "name" in values:
-        if not values["name"].strip():
-            raise BadRequest("`name` must not be blank.")
-        columns["name"] = values["name"].strip()
+        columns["name"] = values["name"]
     if "email" in values:
         email = values["email"]
         if email is not None and not EMAIL.match(email):
@@ -66,7 +67,7 @@ def settings(values):
     if "redirectUrls" in values:
         columns["redirect_urls"] = json.dumps([absolute_url(u) for u in values["redirectUrls"]])
     if "userTokenExpirySeconds" in values:
-        columns["user_token_expiry"] = values["userTokenExpirySeconds"]
+        columns["user_token_expiry"] = int(values["userTokenExpirySeconds"])   # JSON Schema: 600.0 is an integer
     if "uiSettings" in values:
         columns["ui_settings"] = json.dumps({"styling": {}, **values["uiSettings"]})
     return columns

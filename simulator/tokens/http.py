@@ -25,13 +25,18 @@ TOKEN = component("Token", {
 })
 component("TokenList", {"type": "object", "properties": {"tokens": {"type": "array", "items": TOKEN}},
                         "required": ["tokens"]})
-CREATE = {
-    "type": "object",
-    "description": "Spec §2 token create request.",
-    "properties": {"name": {"type": ["string", "null"], "maxLength": 200},
-                   "expiresIn": {"type": "integer", "minimum": 1, "description": "lifetime in seconds"},
-                   "scope": {"type": "string", "description": "space-separated scopes"}},
-}
+
+
+def create_request(kind):
+    """Spec §2 token create request, its scope limited to what a `kind` token may hold."""
+    return {"type": "object", "description": "Spec §2 token create request.", "properties": {
+        "name": {"type": ["string", "null"], "maxLength": 200},
+        "expiresIn": {"type": "integer", "minimum": 1, "maximum": LONGEST, "description": "lifetime in seconds"},
+        "scope": {"type": "string", "pattern": scopes.pattern(kind), "description": "space-separated scopes"}}}
+
+
+LONGEST = 100 * 365 * 86400   # a documented bound, so a huge expiresIn is refused up front (DESIGN.md)
+CREATE = create_request("partner")
 OWN_EXAMPLE = {"name": "backend (long-lived)", "expiresIn": 31536000,
                "scope": "partner:all user:all account:all transaction:all"}
 

@@ -79,6 +79,8 @@ def lifetime(value, default=None):
         if default is None:
             raise BadRequest("`expiresIn` is required: the token's lifetime in seconds.")
         return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)   # JSON Schema counts 3600.0 as an integer, and so do we
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadRequest("`expiresIn` must be a whole number of seconds.")
     if value <= 0:

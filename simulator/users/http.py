@@ -4,7 +4,7 @@ from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, component, operatio
 from ..partners import models as partners
 from ..pipeline import Reply
 from ..problems import not_found
-from ..tokens.http import CREATE
+from ..tokens.http import create_request
 from . import models
 
 USER = component("User", {
@@ -19,12 +19,12 @@ component("UserCreated", {"allOf": [USER, {"type": "object", "properties": {"tok
                                            "required": ["token"]}]})
 component("UserList", {"type": "object", "properties": {"users": {"type": "array", "items": USER}},
                        "required": ["users"]})
-FIELDS = {"name": {"type": "string", "minLength": 1, "maxLength": 200},
-          "email": {"type": ["string", "null"], "maxLength": 254}}
+USER_TOKEN = create_request("user")
+FIELDS = {"name": partners.NAME_FIELD, "email": partners.EMAIL_FIELD}
 
 
 @operation("CreateUser", "POST", "/users", tokens=PARTNER_ONLY, scopes=("user:create",),
-           body={"type": "object", "properties": {**FIELDS, "scope": {"type": "string"}}}, body_required=False,
+           body={"type": "object", "properties": {**FIELDS, "scope": USER_TOKEN["properties"]["scope"]}}, body_required=False,
            example={"name": "Jane's Bakery", "email": "jane@bakery.example", "scope": "account:all transaction:all"},
            responses={201: "UserCreated"})
 def create_user(call):
@@ -67,7 +67,7 @@ def delete_user(call):
 
 @operation("CreateUserToken", "POST", "/users/{id}/tokens", tokens=ANY_TOKEN,
            scopes={"partner": ("user:create", "user.token:create"), "user": ("user.token:create",)},
-           body=CREATE, body_required=False, example={"name": "refresh", "expiresIn": 86400},
+           body=USER_TOKEN, body_required=False, example={"name": "refresh", "expiresIn": 86400},
            responses={201: "Token"})
 def create_user_token(call):
     """A new token for a user (spec §4.2 note 2): by its partner, or by the user itself."""
@@ -79,7 +79,7 @@ def create_user_token(call):
 
 
 @operation("CreateOwnUserToken", "POST", "/users/self/tokens", tokens=USER_ONLY,
-           scopes=("user.token:create",), body=CREATE, body_required=False,
+           scopes=("user.token:create",), body=USER_TOKEN, body_required=False,
            example={"name": "refresh", "expiresIn": 86400}, responses={201: "Token"})
 def create_own_user_token(call):
     """A new token for the calling user (spec §4.2 note 3)."""

@@ -34,9 +34,7 @@ def record(row):
 def checked(values):
     columns = {}
     if "name" in values:
-        if not values["name"].strip():
-            raise BadRequest("`name` must not be blank.")
-        columns["name"] = values["name"].strip()
+        columns["name"] = values["name"]
     if "email" in values:
         if values["email"] is not None and not EMAIL.match(values["email"]):
             raise BadRequest(f"`email` {values['email']!r} is not an e-mail address.")

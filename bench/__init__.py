@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` runs them all; each module also runs alone with `python -m bench.<name>`."""

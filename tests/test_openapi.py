@@ -1,0 +1,95 @@
+"""/openapi.json: OpenAPI 3.1, the spec's operation names, and never drifting from the routes."""
+
+import re
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from ptas_sandbox.simulator.operations import REGISTRY, USER_ONLY
+
+SPEC_OPERATIONS = {
+    # spec §4.1
+    "GetOwnPartnerTokens", "CreateOwnPartnerToken", "RevokePartnerOwnToken", "GetPartnerTokens",
+    "CreatePartnerToken", "RevokePartnerToken",
+    # spec §4.2 and §4.3 (partners and users)
+    "CreatePartner", "UpdatePartner", "GetPartner", "GetPartners", "CreateUser", "CreateUserToken", "GetUsers",
+    "UpdateUser", "DeleteUser",
+}
+
+
+@pytest.fixture
+def doc(api):
+    return api.get("/openapi.json").json
+
+
+def routed(app):
+    """(method, OpenAPI path) of every route the app answers, but the document itself and removed paths."""
+    pairs = set()
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint in ("static", "openapi"):
+            continue
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        pairs |= {(m, path) for m in rule.methods - {"HEAD", "OPTIONS"}}
+    return pairs
+
+
+def documented(doc):
+    return {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
+
+
+def test_document_is_openapi_3_1(doc):
+    assert doc["openapi"].startswith("3.1") and doc["info"]["version"] == "2.12.1"
+    assert doc["components"]["securitySchemes"]["bearer"] == {"type": "http", "scheme": "bearer",
+                                                              "bearerFormat": "JWT"}
+
+
+def test_every_route_is_documented_and_every_operation_routed(app, doc):
+    assert routed(app) == documented(doc)
+
+
+def test_operation_ids_are_the_specs_names(doc):
+    ids = {op["operationId"] for item in doc["paths"].values() for op in item.values()}
+    assert SPEC_OPERATIONS <= ids
+    assert len(ids) == sum(len(item) for item in doc["paths"].values())
+
+
+def test_token_endpoints_live_at_the_specs_paths(doc):
+    own = doc["paths"]["/partner/v2/partners/self/tokens"]
+    assert own["get"]["operationId"] == "GetOwnPartnerTokens"
+    assert own["post"]["operationId"] == "CreateOwnPartnerToken"
+    assert doc["paths"]["/partner/v2/partners/self/tokens/{tokenId}"]["delete"]["operationId"] == \
+        "RevokePartnerOwnToken"
+
+
+def test_every_request_body_has_an_example_that_fits_its_schema(doc):
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            if "requestBody" not in op:
+                continue
+            media = next(iter(op["requestBody"]["content"].values()))
+            assert "example" in media, f"{method} {path} has no example"
+            if "schema" in media and media["schema"].get("type") == "object":
+                Draft202012Validator(media["schema"]).validate(media["example"])
+
+
+def test_every_response_has_a_schema_or_no_body(doc):
+    for item in doc["paths"].values():
+        for op in item.values():
+            for status, response in op["responses"].items():
+                for media in response.get("content", {}).values():
+                    assert "schema" in media, (op["operationId"], status)
+            errors = {s for s in op["responses"] if s.startswith("4")}
+            assert "400" in errors and "429" in errors, op["operationId"]
+
+
+def test_examples_work_against_a_fresh_world(api, world):
+    """Each example of an operation without path parameters does what it says, as it stands."""
+    _, as_user = world.user(scope="account:all transaction:all user.token:all")
+    for op in REGISTRY.values():
+        if op.example is None or "{" in op.path or op.consumes != "application/json":
+            continue
+        path = op.path if op.control else "/partner/v2" + op.path
+        token = as_user.token if op.tokens == USER_ONLY else world.token
+        response = world.api.client.open(path, method=op.method, json=op.example,
+                                         headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code < 300, (op.id, response.get_data(as_text=True))

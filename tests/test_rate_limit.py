@@ -1,0 +1,69 @@
+"""The global rate limit (spec §8: 100 requests per 60 s), per world, on the world clock."""
+
+import pytest
+
+from ptas_sandbox.simulator import create_app
+from tests.conftest import Api, assert_problem, new_world
+
+
+def spend(api, n):
+    return [api.get("/partners/self").status_code for _ in range(n)]
+
+
+def test_the_101st_request_in_a_minute_is_429_with_retry_after(world):
+    assert set(spend(world.api, 100)) == {200}
+    body = assert_problem(world.api.get("/partners/self"), 429, "rate-limited")
+    assert body["limit"] == 100
+    assert world.api.get("/partners/self").headers["Retry-After"] == "60"
+
+
+def test_the_window_slides_with_the_world_clock(world):
+    spend(world.api, 50)
+    world.api.advance(30)
+    spend(world.api, 50)
+    assert world.api.get("/partners/self").status_code == 429
+    world.api.advance(29)
+    response = world.api.get("/partners/self")
+    assert response.status_code == 429 and response.headers["Retry-After"] == "1"
+    world.api.advance(1)
+    assert set(spend(world.api, 50)) == {200}
+    assert world.api.get("/partners/self").status_code == 429
+
+
+def test_every_kind_of_caller_counts_and_refusals_do_not(world):
+    _, as_user = world.user()
+    spend(world.api, 98)
+    as_user.post("/users/self/tokens", json={})            # a 403 still counts: it reached the service
+    assert world.api.get("/partners/self").status_code == 429   # the user's request above was the 100th
+    assert as_user.post("/users/self/tokens").status_code == 429
+    world.api.advance(60)
+    assert world.api.get("/partners/self").status_code == 200
+
+
+def test_worlds_do_not_share_a_window(world, other_world):
+    spend(world.api, 100)
+    assert world.api.get("/partners/self").status_code == 429
+    assert other_world.api.get("/partners/self").status_code == 200
+
+
+def test_the_control_api_is_not_limited(world):
+    spend(world.api, 100)
+    assert world.api.get("/_sandbox/clock").status_code == 200
+
+
+@pytest.fixture
+def strict_app(config):
+    app = create_app({**config, "RATE_LIMIT": 5, "RATE_WINDOW_SECONDS": 10,
+                      "OPERATION_LIMITS": {"CreateUser": (2, 60)}})
+    yield app
+    app.extensions["ptas"].close()
+
+
+def test_limits_are_configurable_with_extra_per_operation_limits(strict_app):
+    world = new_world(Api(strict_app.test_client()))
+    assert [world.api.post("/users", json={}).status_code for _ in range(3)] == [201, 201, 429]
+    assert [world.api.get("/partners/self").status_code for _ in range(4)] == [200, 200, 200, 429]
+    world.api.advance(10)
+    assert world.api.get("/partners/self").status_code == 200
+    body = assert_problem(world.api.post("/users", json={}), 429)
+    assert "CreateUser" in body["detail"]
