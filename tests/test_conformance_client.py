@@ -95,3 +95,39 @@ def test_tokens_are_never_shown_in_full():
     jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwYXJ0bmVyIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
     text = redact(f"failed with token {jwt} in the body")
     assert jwt not in text and mask(jwt) in text and mask(jwt).startswith("eyJhbG")
+
+
+class Deployment:
+    """A target without the control API (only what Scene needs of one)."""
+    simulator, token = False, "given-token"
+
+    def client(self):
+        return None
+
+
+class Node:
+    def __init__(self, *marks):
+        self.marks = marks
+
+    def get_closest_marker(self, name):
+        return name if name in self.marks else None
+
+
+@pytest.mark.parametrize("marks, allowed, reason", [
+    ((), True, "only a simulator can move time"),
+    (("slow",), False, "opt in with --slow"),
+    (("slow",), True, "more than 300 s"),
+])
+def test_time_cannot_pass_on_a_deployment_unless_a_slow_run_may_wait(marks, allowed, reason):
+    from ptas_sandbox.conformance.scene import Scene
+    scene = Scene(Deployment(), Node(*marks), slow_allowed=allowed)
+    with pytest.raises(pytest.skip.Exception, match=reason):
+        scene.time_passes(301 if reason.startswith("more") else 6)
+
+
+def test_a_slow_run_on_a_deployment_really_waits(monkeypatch):
+    from ptas_sandbox.conformance import scene as scenes
+    waited = []
+    monkeypatch.setattr(scenes.time, "sleep", waited.append)
+    scenes.Scene(Deployment(), Node("slow"), slow_allowed=True).time_passes(6)
+    assert waited == [6]

@@ -39,7 +39,8 @@ def own_scope(scene):
 # scoped token. A new operation joins the table by adding one line here and rows in features/auth/scopes.feature.
 CALLS = {
     "GetOwnPartner": lambda s: s.call("GetOwnPartner", SCOPED),
-    "UpdatePartner": lambda s: keep_settings(s) or s.call("UpdatePartner", SCOPED, json={"email": "scopes@example.test"}),
+    "UpdatePartner": lambda s: keep_settings(s) or s.call("UpdatePartner", SCOPED,
+                                                          json={"email": "scopes@example.test"}),
     "CreatePartner": lambda s: create_child(s, "Scoped Child", by=SCOPED),
     "GetPartners": lambda s: s.call("GetPartners", SCOPED),
     "GetPartner": lambda s: s.call("GetPartner", SCOPED, params={"id": child(s)}),

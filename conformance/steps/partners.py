@@ -141,7 +141,8 @@ def lasts_six_months(scene):
     record = scene.reply.body if scene.reply.ok else {}
     low, high = SIX_MONTHS
     check(isinstance(record.get("expiresIn"), int) and low <= record["expiresIn"] <= high,
-          f"a child partner's token lasts 6 months by default (spec §4.1 rule 2), expiresIn is {record.get('expiresIn')!r}")
+          f"a child partner's token lasts 6 months by default (spec §4.1 rule 2), "
+          f"expiresIn is {record.get('expiresIn')!r}")
     span = checks.seconds_between(record["createdAt"], record["expiresAt"])
     check(abs(span - record["expiresIn"]) < 1, f"expiresAt is {span} s after createdAt, not expiresIn")
 
