@@ -51,6 +51,15 @@ def revoke(scene, actor, name):
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(name)})
 
 
+@when(parsers.parse('"{actor}" revokes my initial token'))
+def revoke_initial(scene, actor):
+    """Only on a simulator: the initial token is the world's own; a deployment's given token is never revoked."""
+    check(scene.target.simulator, "the harness never revokes the token it was given")
+    listed = scene.must(scene.client.call("GetOwnPartnerTokens", token=scene.token), "list the tokens").body
+    initial = next(t for t in listed["tokens"] if t.get("id") and t["id"] == scene.world["token"].get("id"))
+    scene.call("RevokePartnerOwnToken", actor, params={"tokenId": initial["id"]})
+
+
 @when(parsers.parse('"{actor}" tries to revoke itself'))
 def revoke_itself(scene, actor):
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(actor)})

@@ -135,3 +135,13 @@ Feature: A partner's own tokens
       | seconds |
       | 0       |
       | -60     |
+
+  @sandbox
+  Scenario: The initial partner token is replaced by a long-lived one and revoked, as the spec advises
+    Given a token "backend" with scope "partner:all" lasting 31536000 seconds
+    When "backend" revokes my initial token
+    Then the request succeeds
+    When I read my partner settings
+    Then the request is refused as unauthorized
+    When "backend" reads the partner's settings
+    Then the request succeeds
