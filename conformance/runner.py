@@ -35,6 +35,10 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
     """Run the suites; 0 only when every selected scenario passed. `app` runs them against a WSGI app in
     this process instead (the project's tests use it for deliberately broken targets)."""
     out = out or sys.stdout
+    unknown = tags.unknown_in(tags_expression or "")
+    if unknown:
+        print(f"ptas conform: unknown tag(s) {', '.join(unknown)}; tags are {', '.join(tags.names())}", file=out)
+        return 2
     try:
         chosen = in_process(app, openapi=openapi, name="wsgi") if app is not None else \
             open_target(target, token, openapi)
@@ -74,6 +78,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
     print(summary, file=out, flush=True)
     if status == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("no scenario was selected (check --tags)", file=out)
+    elif status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        print(f"pytest stopped early: {pytest.ExitCode(status).name}", file=out)
     passed, failed = reporter.totals()
     print(f"{passed} passed, {failed} failed", file=out, flush=True)
     return 0 if failed == 0 and passed > 0 and status in (0, 5) and not reporter.errors else 1

@@ -1,5 +1,7 @@
 """The tags of features/ (DESIGN.md): kinds, spec areas, and what a target needs to run a scenario."""
 
+import re
+
 import pytest
 
 KINDS = {
@@ -22,6 +24,16 @@ DESELECTED = pytest.StashKey[str]()
 def markers():
     """Marker lines for pytest's `markers` ini value (--strict-markers needs every tag registered)."""
     return [f"{name}: {text}" for name, text in {**KINDS, **{a: f"spec area {t}" for a, t in AREAS.items()}}.items()]
+
+
+def names():
+    return [*KINDS, *AREAS]
+
+
+def unknown_in(expression):
+    """Tags of a --tags expression that no feature can carry (`@` prefixes allowed, as Cucumber writes them)."""
+    words = re.findall(r"[@\w.-]+", expression)
+    return [w for w in words if w.lstrip("@") not in names() and w not in ("and", "or", "not")]
 
 
 def is_scenario(item):

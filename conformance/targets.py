@@ -80,8 +80,12 @@ def in_process(app=None, openapi=None, simulator=True, name="sim"):
 
 def over_http(base_url, token=None, openapi=None, pace=None):
     """A URL: a simulator when `/_sandbox/health` says so, otherwise a deployment that needs a partner token."""
+    import requests
     transport = HttpTransport(base_url)
-    status, _, text = transport.send("GET", "/_sandbox/health", {"Accept": "application/json"}, None, None)
+    try:
+        status, _, text = transport.send("GET", "/_sandbox/health", {"Accept": "application/json"}, None, None)
+    except requests.RequestException as error:
+        raise TargetError(f"cannot reach {base_url}: {error.__class__.__name__}") from None
     health = parse_json(text) if status == 200 else None
     simulator = isinstance(health, dict) and health.get("service") == "ptas-sandbox"
     if not simulator and not token:
