@@ -26,6 +26,11 @@ SPEC_PATHS = {
 }
 
 
+# Names the simulator gave to operations the spec leaves unnamed: a deployment's document may not know them.
+SIMULATOR_NAMES = {*SPEC_PATHS, "DeleteChildPartner"} - {"CreatePartner", "UpdatePartner", "GetPartner", "CreateUser",
+                                                           "CreateUserToken"}
+
+
 class UnknownOperation(LookupError):
     """The target's document does not name this operation: the target does not offer it."""
 

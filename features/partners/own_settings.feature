@@ -25,7 +25,7 @@ Feature: A partner's own settings
     When I read my partner settings
     Then the settings show the redirect URLs "https://acme.example/oauth/done" and "https://acme.example/oauth/again"
 
-  @contract
+  @sandbox
   Scenario: The Account UI styling is kept
     When I set my Account UI styling to primary colour "#0b5fff"
     Then the request succeeds
