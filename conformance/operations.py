@@ -26,6 +26,10 @@ SPEC_PATHS = {
 }
 
 
+# The simulator's control API lives at fixed paths (DESIGN.md), whatever a document says of the service.
+CONTROL = {"SandboxCreatePartner": ("POST", "/_sandbox/partners"), "SandboxGetClock": ("GET", "/_sandbox/clock"),
+           "SandboxSetClock": ("POST", "/_sandbox/clock")}
+
 # Names the simulator gave to operations the spec leaves unnamed: a deployment's document may not know them.
 SIMULATOR_NAMES = {*SPEC_PATHS, "DeleteChildPartner"} - {"CreatePartner", "UpdatePartner", "GetPartner", "CreateUser",
                                                            "CreateUserToken"}
@@ -42,6 +46,7 @@ class Operations:
         servers = document.get("servers") or []
         if servers and isinstance(servers[0], dict):
             base = urlsplit(servers[0].get("url", "")).path.rstrip("/")
+        self.base = base
         self.by_id = {}
         for path, item in (document.get("paths") or {}).items():
             for method, spec in item.items():
@@ -54,6 +59,8 @@ class Operations:
 
     def resolve(self, operation_id, params=None):
         """(method, path) of an operation with its path parameters filled in (each one URL-quoted)."""
+        if operation_id not in self.by_id and operation_id in CONTROL:
+            return CONTROL[operation_id]
         if operation_id not in self.by_id and operation_id in SPEC_PATHS:
             self._alias(operation_id)
         if operation_id not in self.by_id:
