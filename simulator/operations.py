@@ -36,7 +36,8 @@ class Operation:
     summary: str = ""
     control: bool = False        # outside the service prefix, not rate limited
     deprecated: bool = False
-    consumes: str = "application/json"
+    consumes: str = "application/json"   # anything else: the handler gets the raw bytes as call.body
+    atomic: bool = True          # False: the handler runs outside a store transaction (it waits on other threads)
 
     def scopes_for(self, kind):
         return self.scopes.get(kind, ()) if isinstance(self.scopes, dict) else self.scopes

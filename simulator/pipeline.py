@@ -58,7 +58,10 @@ def handle(op, params):
             authorize(op, principal)
             sandbox.settle(world)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
-    with sandbox.store.transaction():
+    if op.atomic:
+        with sandbox.store.transaction():
+            result = op.handler(call)
+    else:
         result = op.handler(call)
     return render(result)
 
@@ -88,6 +91,8 @@ def parse_body(op):
     if op.body is None:
         return None
     raw = request.get_data(cache=True)
+    if op.consumes != "application/json":
+        return raw
     if not raw.strip():
         if op.body_required:
             raise InvalidBody(f"{op.id} needs a JSON request body.")

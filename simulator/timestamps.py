@@ -23,7 +23,6 @@ def render(us):
     if us is None:
         return None
     moment = EPOCH + timedelta(microseconds=us)
-    # Not strftime("%Y"): it drops the leading zeros of years before 1000 on some platforms.
     return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S.") + f"{moment.microsecond:06d}0Z"
 
 

@@ -1,0 +1,106 @@
+"""HTTP layer of the webhook side of the control API: the echo receiver, the delivery log, flush, inspector."""
+
+from flask import Response, current_app
+
+from ..operations import NO_AUTH, WORLD_AUTH, component, operation
+from ..pipeline import Reply
+from ..problems import InvalidParameter
+from ..timestamps import render
+from ..webhooks import models as webhooks
+from . import inspector, models
+
+ECHO_STATUSES = (200, 201, 202, 500, 502, 503, 504)   # what a receiver typically answers, success or failure
+CAPTURE = component("EchoCapture", {
+    "type": "object",
+    "description": "One request the echo receiver got; `body` is base64 when `bodyEncoding` is base64.",
+    "properties": {"id": {"type": "integer"}, "bin": {"type": "string"}, "method": {"type": "string"},
+                   "path": {"type": "string"}, "query": {"type": "string"}, "headers": {"type": "object"},
+                   "contentType": {"type": ["string", "null"]}, "body": {"type": "string"},
+                   "bodyEncoding": {"enum": ["utf-8", "base64"]},
+                   "receivedAt": {"type": "string", "format": "date-time"}},
+    "required": ["id", "bin", "method", "headers", "body", "bodyEncoding", "receivedAt"],
+})
+component("EchoBin", {"type": "object", "properties": {
+    "bin": {"type": "string"}, "captures": {"type": "array", "items": CAPTURE}}, "required": ["bin", "captures"]})
+component("EchoReceipt", {"type": "object", "properties": {"captured": {"type": "integer"}, "bin": {"type": "string"}},
+                          "required": ["captured", "bin"]})
+ATTEMPT = component("DeliveryAttempt", {
+    "type": "object",
+    "description": "One attempt to deliver a notification: what was sent, what came back, and what happens next.",
+    "properties": {
+        "id": {"type": "string"}, "webhookId": {"type": "string"}, "eventId": {"type": "string"},
+        "eventType": {"type": "string"}, "isTest": {"type": "boolean"}, "attempt": {"type": "integer"},
+        "status": {"enum": ["pending", "sending", "succeeded", "failed", "cancelled"]}, "url": {"type": "string"},
+        "dueAt": {"type": "string", "format": "date-time"},
+        "attemptedAt": {"type": ["string", "null"], "format": "date-time"},
+        "request": {"type": "object", "properties": {"headers": {"type": ["object", "null"]},
+                                                     "body": {"type": "string"}}},
+        "response": {"type": ["object", "null"], "properties": {"status": {"type": "integer"},
+                                                                "body": {"type": ["string", "null"]}}},
+        "error": {"type": ["string", "null"]}, "durationMs": {"type": ["number", "null"]},
+        "nextRetryAt": {"type": ["string", "null"], "format": "date-time"}, "final": {"type": "boolean"}},
+    "required": ["id", "webhookId", "eventId", "eventType", "attempt", "status", "dueAt", "request", "final"],
+})
+component("DeliveryLog", {"type": "object", "properties": {
+    "deliveries": {"type": "array", "items": ATTEMPT}, "backoffSeconds": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["deliveries", "backoffSeconds"]})
+component("FlushResult", {"type": "object", "properties": {
+    "attempted": {"type": "integer"}, "pending": {"type": "integer"},
+    "nextDueAt": {"type": ["string", "null"], "format": "date-time"}}, "required": ["attempted", "pending", "nextDueAt"]})
+
+
+@operation("SandboxEchoCapture", "POST", "/_sandbox/echo/{bin}", tokens=NO_AUTH, control=True, body={},
+           body_required=False, consumes="*/*", example={"id": "evt-1", "eventType": "AccountCreated"},
+           responses={200: "EchoReceipt"})
+def echo_capture(call):
+    """A built-in webhook receiver: keeps any request and answers 200 (`?status=503` and the like: that status,
+    to exercise retries; undocumented as a parameter so that fuzzers do not take it for a server error)."""
+    request = call.request
+    status = call.request.args.get("status", "200")
+    status = int(status) if status.isdigit() else status
+    if status not in ECHO_STATUSES:
+        raise InvalidParameter(f"`status` is one of {', '.join(map(str, ECHO_STATUSES))}.", parameter="status")
+    seq = models.capture(call.sandbox.store, call.params["bin"], request.method, request.path,
+                         request.query_string.decode("latin-1"), dict(request.headers), request.content_type,
+                         call.body or b"", call.sandbox.system_time())
+    return Reply(status, {"captured": seq, "bin": call.params["bin"]})
+
+
+@operation("SandboxEchoCaptures", "GET", "/_sandbox/echo/{bin}", tokens=NO_AUTH, control=True,
+           responses={200: "EchoBin"})
+def echo_captures(call):
+    """What the echo receiver got in a bin, oldest first (the newest 200 are kept)."""
+    return {"bin": call.params["bin"], "captures": models.captures(call.sandbox.store, call.params["bin"])}
+
+
+@operation("SandboxDeliveries", "GET", "/_sandbox/deliveries", tokens=WORLD_AUTH, control=True,
+           query={"webhookId": {"type": "string"}, "eventId": {"type": "string"}}, responses={200: "DeliveryLog"})
+def deliveries(call):
+    """The delivery log of the caller's world: every attempt, oldest first."""
+    store = call.sandbox.store
+    with store.transaction():
+        webhooks.fan_out(store)
+    return {"deliveries": webhooks.log(store, call.ctx.world.id, call.query.get("webhookId"),
+                                       call.query.get("eventId")),
+            "backoffSeconds": list(webhooks.BACKOFF)}
+
+
+@operation("SandboxFlushWebhooks", "POST", "/_sandbox/webhooks/flush", tokens=WORLD_AUTH, control=True,
+           atomic=False, responses={200: "FlushResult"})
+def flush(call):
+    """Deliver every notification due now in the caller's world and answer when all have an outcome."""
+    attempted = current_app.extensions["ptas.webhooks"].flush(call.ctx.world)
+    row = call.sandbox.store.one("SELECT COUNT(*) AS n, MIN(due_at) AS next FROM webhook_deliveries "
+                                 "WHERE world = ? AND status = 'pending'", (call.ctx.world.id,))
+    return {"attempted": attempted, "pending": row["n"], "nextDueAt": render(row["next"])}
+
+
+@operation("SandboxInspect", "GET", "/_sandbox/inspect", tokens=NO_AUTH, control=True,
+           query={"token": {"type": "string", "description": "a partner token: show that world's deliveries"},
+                  "bin": {"type": "string", "description": "show only this echo bin"}},
+           responses={200: "text/html"})
+def inspect(call):
+    """An HTML page: worlds and clocks, echo captures and, with a partner token, that world's deliveries."""
+    page = inspector.page(call.sandbox, call.query.get("token") or call.request.headers.get("Authorization"),
+                          call.query.get("bin"))
+    return Response(page, 200, {"Content-Security-Policy": inspector.CSP}, mimetype="text/html")

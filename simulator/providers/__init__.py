@@ -1,0 +1,1 @@
+"""Dummy providers: deterministic transaction data drawn from (world seed, account id), on a schedule."""

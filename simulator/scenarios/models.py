@@ -1,0 +1,69 @@
+"""Scenario rules: a named data file of scenarios/ becomes a new world with a frozen clock at a fixed start,
+its root partner, users, accounts (provider sizes included) and provider states, then the clock moves on so
+imports finish. The same scenario and seed give the same world, transactions included, byte for byte."""
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+from ..account_types import models as account_types
+from ..accounts import models as accounts
+from ..control import models as control
+from ..partners import models as partners
+from ..problems import not_found
+from ..timestamps import SECOND, parse
+from ..users import models as users
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+def _folder():
+    try:
+        folder = resources.files("ptas_sandbox.scenarios")
+        if folder.is_dir():
+            return folder
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def names():
+    return sorted(p.name[:-5] for p in _folder().iterdir() if p.name.endswith(".json"))
+
+
+def spec(name):
+    if not isinstance(name, str) or not NAME.match(name) or name not in names():
+        raise not_found("scenario", name)
+    return json.loads(account_types.data_file("scenarios", f"{name}.json"))
+
+
+def catalogue():
+    """[(name, one-line summary)] of every scenario, for `ptas scenarios` and GET /_sandbox/scenarios."""
+    return [(name, spec(name)["summary"]) for name in names()]
+
+
+def load(sandbox, name, seed=None):
+    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens."""
+    from ..control.http import world_body
+    plan = spec(name)
+    with sandbox.store.transaction():
+        world, ctx, partner, token = control.create_world(sandbox, {
+            **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
+            "start": parse(plan["start"]), "frozen": True})
+        sandbox.store.update("worlds", {"id": world.id}, scenario=name)
+        world.scenario = name
+        for type_id, state in plan.get("accountTypes", {}).items():
+            account_types.set_state(ctx, type_id, state)
+        partner_row = partners.get(ctx, partner["id"])
+        people = []
+        for person in plan.get("users", []):
+            user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
+            for account in person.get("accounts", []):
+                accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
+                                values={k: v for k, v in account.items() if k != "options"},
+                                options=account.get("options"))
+            people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
+        sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND))
+        sandbox.settle(world)
+    return {**world_body(sandbox, world, partner, token), "scenario": name, "users": people}

@@ -1,0 +1,172 @@
+"""The webhook dispatcher: a background thread that fans outbox events out to subscriptions and sends due
+attempts over HTTP from a small thread pool, so the API call that caused an event never waits and one slow or
+dead receiver never holds up the others.
+
+The store is one connection behind a lock: claiming and recording are short transactions, and no transaction
+is held while a request is on the wire. World clocks decide when an attempt is due; the thread wakes every
+`WEBHOOK_POLL_SECONDS` of real time to look. `flush(world)` does the same work on demand and waits for it,
+which is what tests and harnesses use instead of sleeping.
+"""
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+import requests
+
+from . import models
+
+log = logging.getLogger("ptas.webhooks")
+
+
+class Dispatcher:
+    def __init__(self, app, sandbox):
+        config = app.config
+        self.app = app
+        self.sandbox = sandbox
+        self.store = sandbox.store
+        self.timeout = float(config.get("WEBHOOK_TIMEOUT_SECONDS", 2))
+        self.poll = float(config.get("WEBHOOK_POLL_SECONDS", 0.1))
+        self.per_webhook = int(config.get("WEBHOOK_PARALLEL_PER_WEBHOOK", 2))
+        self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
+        self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
+        self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
+        self.client = app.test_client()
+        self.served = False          # set once a real server hands the app a request
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = None
+        self._idle = threading.Condition()
+        self._in_flight = {}         # world id -> attempts on the wire
+        self._busy = {}              # webhook id -> attempts on the wire
+        self._last_settle = 0.0
+        with self.store.transaction():
+            models.requeue_interrupted(self.store)
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, name="ptas-webhook-dispatcher", daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        """Stop the loop, let attempts on the wire finish (each is bounded by the timeout), release threads."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.timeout + 5)
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def wake(self):
+        self._wake.set()
+
+    def _run(self):
+        while not self._stopping.is_set():
+            try:
+                self._settle_worlds()
+                self.dispatch()
+            except Exception:  # the loop must outlive any one bad round; the error is logged, not lost
+                log.exception("webhook dispatcher round failed")
+            self._wake.wait(self.poll)
+            self._wake.clear()
+
+    def _settle_worlds(self):
+        """Imports that complete because the clock ran (not advanced) fire their events without a request."""
+        if time.monotonic() - self._last_settle < self.settle_every:
+            return
+        self._last_settle = time.monotonic()
+        for row in self.store.all("SELECT DISTINCT world FROM webhooks WHERE is_active = 1"):
+            world = self.sandbox.worlds.get(row["world"])
+            if world is not None:
+                with self.app.app_context():
+                    self.sandbox.settle(world)
+
+    # --- work -----------------------------------------------------------------------------------------------
+
+    def dispatch(self, world_ids=None):
+        """Fan out new events and start every due attempt (of `world_ids`, or all worlds); returns futures."""
+        jobs = []
+        with self.store.transaction():
+            models.fan_out(self.store)
+            for world_id in (world_ids if world_ids is not None else models.pending_worlds(self.store)):
+                world = self.sandbox.worlds.get(world_id)
+                if world is None:
+                    continue
+                with self._idle:
+                    claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
+                                           self.per_webhook)
+                    for job in claimed:
+                        self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
+                        self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1
+                jobs += claimed
+        return [self.pool.submit(self._send, job) for job in jobs]
+
+    def flush(self, world):
+        """Deliver everything due in `world` now and return when every attempt on the wire has an outcome.
+
+        Returns the number of attempts this flush started. Attempts started by the background thread are
+        waited for too; each is bounded by the timeout, so a flush always ends.
+        """
+        self.sandbox.settle(world)
+        attempts = 0
+        while True:
+            with self._idle:
+                before = self._in_flight.get(world.id, 0)
+            attempts += len(self.dispatch([world.id]))
+            with self._idle:
+                if before == 0 and self._in_flight.get(world.id, 0) == 0:
+                    return attempts          # nothing was out, and nothing was due
+                # Wait for one attempt to end: it may free a webhook's slot or schedule nothing new.
+                current = self._in_flight.get(world.id, 0)
+                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(current, 1),
+                                    timeout=self.timeout + 5)
+
+    def _send(self, job):
+        started = time.perf_counter()
+        status = body = error = None
+        try:
+            status, body = self._post(job)
+        except requests.Timeout:
+            error = f"timeout: no answer within {self.timeout:g} s"
+        except requests.ConnectionError as failure:
+            error = f"connection failed: {type(failure).__name__}: {str(failure)[:300]}"
+        except Exception as failure:  # an attempt must always end in the log, whatever went wrong
+            error = f"{type(failure).__name__}: {str(failure)[:300]}"
+        duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        try:
+            world = self.sandbox.worlds.get(job["world"])
+            if world is not None:
+                with self.store.transaction():
+                    models.record_outcome(self.store, job, self.sandbox.worlds.now(world), status, body, error,
+                                          duration_ms)
+        except Exception:
+            log.exception("could not record webhook attempt %s", job["id"])
+        finally:
+            with self._idle:
+                self._in_flight[job["world"]] -= 1
+                self._busy[job["webhook_id"]] -= 1
+                if not self._busy[job["webhook_id"]]:
+                    del self._busy[job["webhook_id"]]
+                self._idle.notify_all()
+
+    def _post(self, job):
+        url = job["url"]
+        if self._in_process(url):
+            parts = urlsplit(url)
+            response = self.client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
+                                        data=job["body"].encode(), headers=job["headers"])
+            return response.status_code, response.get_data(as_text=True)
+        response = requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
+                                 allow_redirects=False)
+        return response.status_code, response.text
+
+    def _in_process(self, url):
+        """A callback at the app itself while no server runs it (the Flask test client's base URL) is called
+        through WSGI; once a real server serves the app, every callback goes over the network."""
+        if self.served:
+            return False
+        base = urlsplit(self.in_process_base)
+        parts = urlsplit(url)
+        return (parts.scheme, parts.hostname, parts.port) == (base.scheme, base.hostname, base.port)

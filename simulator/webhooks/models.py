@@ -1,0 +1,312 @@
+"""Webhook rules (spec §6, DESIGN.md): subscriptions, and the delivery log that turns outbox events into
+signed attempts with retries on the world clock. No Flask, no network here (the dispatcher does the I/O).
+
+A delivery row is one attempt. Fan-out writes attempt 1 of every (event, subscribed webhook), due when the
+event happened; `claim` marks due attempts `sending` and signs them; `record` stores the outcome and, on
+failure, writes the next attempt at `BACKOFF[attempt]` seconds later on the world clock, until the schedule
+runs out. Retries and first attempts share one code path, and every attempt stays in the log.
+"""
+
+import base64
+import hashlib
+import json
+import re
+
+from ptas_sandbox.webhooks import PREFIX, sign
+
+from ..events import ACTIVE, RETIRED
+from ..partners.models import absolute_url
+from ..problems import BadRequest, not_found
+from ..timestamps import SECOND, render
+from ..worlds import derived_id
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS webhooks (
+    id TEXT PRIMARY KEY,
+    world TEXT NOT NULL,
+    partner_id TEXT NOT NULL,
+    name TEXT,
+    callback_url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    is_active INTEGER NOT NULL,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    after_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS webhooks_by_partner ON webhooks (world, partner_id, created_at);
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    world TEXT NOT NULL,
+    partner_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    test INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    due_at INTEGER NOT NULL,
+    url TEXT NOT NULL,
+    request_body TEXT NOT NULL,
+    request_headers TEXT,
+    attempted_at INTEGER,
+    response_status INTEGER,
+    response_body TEXT,
+    error TEXT,
+    duration_ms REAL,
+    next_retry_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, world, due_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_by_world ON webhook_deliveries (world, seq);
+CREATE TABLE IF NOT EXISTS webhook_outbox_cursor (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL
+);
+"""
+
+KINDS = ACTIVE + RETIRED
+# Seconds to wait after a failed attempt before the next one; attempt 1 goes out when the event happens, so a
+# notification gets 1 + len(BACKOFF) attempts in all (about 1 h 12 min of world time), then is given up.
+BACKOFF = (30, 120, 600, 3600)
+MAX_ATTEMPTS = 1 + len(BACKOFF)
+RESPONSE_BODY_KEPT = 2048       # characters of a receiver's answer kept in the log
+# A Standard Webhooks secret (whsec_ and base64 of 15+ bytes) or 16+ printable ASCII characters; plain ASCII so
+# jsonschema, the document and the model apply the same rule.
+SECRET = re.compile(r"^(whsec_([A-Za-z0-9+/]{4}){5,}([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?!whsec_)[!-~]{16,200})$")
+
+
+def record(row):
+    """A webhook subscription as the API shows it (DESIGN.md field names)."""
+    return {"id": row["id"], "name": row["name"], "callbackUrl": row["callback_url"],
+            "events": json.loads(row["events"]), "isActive": bool(row["is_active"]), "secret": row["secret"],
+            "createdAt": render(row["created_at"]), "updatedAt": render(row["updated_at"])}
+
+
+def event_kinds(values):
+    """The subscribed kinds, deduplicated in order; the retired ones are accepted (and never fire)."""
+    unknown = [v for v in values if v not in KINDS]
+    if unknown:
+        raise BadRequest(f"Unknown event kinds {', '.join(map(repr, unknown))}; known: {', '.join(KINDS)}.",
+                         allowed=list(KINDS))
+    if not values:
+        raise BadRequest("`events` must name at least one event kind.")
+    return list(dict.fromkeys(values))
+
+
+def secret_of(value):
+    if not SECRET.match(value):
+        raise BadRequest("`secret` is whsec_ and at least 15 bytes in base64, or 16 to 200 other printable "
+                         "ASCII characters (no spaces).")
+    return value
+
+
+def new_secret(ctx, webhook_id):
+    """A Standard Webhooks secret drawn from the world seed, so a replayed world signs alike."""
+    raw = hashlib.sha256(f"{ctx.world.seed}/secret/{webhook_id}".encode()).digest()[:24]
+    return PREFIX + base64.b64encode(raw).decode()
+
+
+def columns(values):
+    """Store columns for the DESIGN.md fields present in `values` (types already checked by the schema)."""
+    out = {}
+    if "name" in values:
+        out["name"] = values["name"]
+    if "callbackUrl" in values:
+        out["callback_url"] = absolute_url(values["callbackUrl"])
+    if "events" in values:
+        out["events"] = json.dumps(event_kinds(values["events"]))
+    if "isActive" in values:
+        out["is_active"] = int(values["isActive"])
+    if "secret" in values:
+        out["secret"] = secret_of(values["secret"])
+    return out
+
+
+def last_event(store):
+    """The outbox position now: a webhook gets the events recorded after it was subscribed (or reactivated),
+    however late the dispatcher fans them out."""
+    return store.one("SELECT COALESCE(MAX(seq), 0) AS seq FROM events")["seq"]
+
+
+def create(ctx, partner_id, values):
+    webhook_id = ctx.new_id("webhook")
+    row = {"name": None, "is_active": 1, **columns(values)}
+    row.setdefault("secret", new_secret(ctx, webhook_id))
+    ctx.store.insert("webhooks", id=webhook_id, world=ctx.world.id, partner_id=partner_id,
+                     created_at=ctx.now, updated_at=ctx.now, after_seq=last_event(ctx.store), **row)
+    return record(get_row(ctx, partner_id, webhook_id))
+
+
+def get_row(ctx, partner_id, webhook_id):
+    row = ctx.store.one("SELECT * FROM webhooks WHERE world = ? AND partner_id = ? AND id = ?",
+                        (ctx.world.id, partner_id, webhook_id))
+    if row is None:
+        raise not_found("webhook", webhook_id)
+    return row
+
+
+def listing(ctx, partner_id):
+    rows = ctx.store.all("SELECT * FROM webhooks WHERE world = ? AND partner_id = ? ORDER BY created_at, rowid",
+                         (ctx.world.id, partner_id))
+    return [record(r) for r in rows]
+
+
+def replace(ctx, partner_id, webhook_id, values):
+    """PUT: the body is the whole subscription; absent optional fields take their defaults, except the secret,
+    which is kept (rotating a secret is something to ask for, not a side effect of an update)."""
+    get_row(ctx, partner_id, webhook_id)
+    return change(ctx, partner_id, webhook_id, {"name": None, "isActive": True, **values})
+
+
+def change(ctx, partner_id, webhook_id, values):
+    """PATCH: only the fields given change."""
+    row = get_row(ctx, partner_id, webhook_id)
+    changes = columns(values)
+    if changes.get("is_active") and not row["is_active"]:
+        changes["after_seq"] = last_event(ctx.store)        # nothing from the time it was paused
+    ctx.store.update("webhooks", {"id": webhook_id}, updated_at=ctx.now, **changes)
+    return record(get_row(ctx, partner_id, webhook_id))
+
+
+def delete(ctx, partner_id, webhook_id):
+    get_row(ctx, partner_id, webhook_id)
+    ctx.store.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
+    cancel_pending(ctx.store, webhook_id, "the webhook was deleted before this attempt")
+
+
+def cancel_pending(store, webhook_id, reason):
+    store.execute("UPDATE webhook_deliveries SET status = 'cancelled', error = ? "
+                  "WHERE webhook_id = ? AND status = 'pending'", (reason, webhook_id))
+
+
+# --- the delivery log -------------------------------------------------------------------------------------
+
+def payload(event):
+    """The notification body of an outbox event (DESIGN.md): id, eventType, createdAt, data; isTest marks the
+    notifications of the test-event operations (§9.2: receivers tolerate extra properties)."""
+    return json.dumps({"id": event["id"], "eventType": event["kind"], "createdAt": render(event["created_at"]),
+                       "isTest": bool(event["test"]), "data": json.loads(event["data"])}, sort_keys=True)
+
+
+def fan_out(store, limit=500):
+    """Turn outbox events not yet seen into attempt 1 for every active webhook of the event's partner that
+    subscribes to its kind. Returns the number of attempts written. Call inside a store transaction."""
+    row = store.one("SELECT seq FROM webhook_outbox_cursor WHERE id = 1")
+    cursor = row["seq"] if row else 0
+    events = store.all("SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (cursor, limit))
+    written = 0
+    for event in events:
+        hooks = store.all("SELECT id, events, callback_url FROM webhooks WHERE world = ? AND partner_id = ? "
+                          "AND is_active = 1 AND after_seq < ? ORDER BY created_at, rowid",
+                          (event["world"], event["partner_id"], event["seq"]))
+        for hook in hooks:
+            if event["kind"] in ACTIVE and event["kind"] in json.loads(hook["events"]):
+                store.insert("webhook_deliveries", **attempt_row(event, hook, payload(event)))
+                written += 1
+        cursor = event["seq"]
+    if events:
+        store.execute("INSERT INTO webhook_outbox_cursor (id, seq) VALUES (1, ?) "
+                      "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq", (cursor,))
+    return written
+
+
+def attempt_row(event, hook, body, attempt=1, due_at=None):
+    return {"id": derived_id("delivery", event["world"], event["id"], hook["id"], attempt),
+            "world": event["world"], "partner_id": event["partner_id"], "webhook_id": hook["id"],
+            "event_id": event["id"], "event_type": event["kind"], "test": event["test"], "attempt": attempt,
+            "status": "pending", "due_at": event["created_at"] if due_at is None else due_at,
+            "url": hook["callback_url"], "request_body": body}
+
+
+def pending_worlds(store):
+    return [r["world"] for r in store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending'")]
+
+
+def claim(store, world, now, busy=None, per_webhook=2):
+    """Mark the world's due attempts `sending`, sign them at `now` (world clock) and return what to send.
+
+    At most `per_webhook` attempts per webhook are on the wire at once (`busy`: webhook id -> attempts already
+    out), so a burst to a dead receiver cannot take every sender thread; the rest wait for the next round.
+    An attempt goes to the webhook's callback URL of the moment; attempts of a webhook deleted or paused since
+    fan-out are cancelled instead. Call inside a transaction.
+    """
+    out = dict(busy or {})
+    jobs = []
+    rows = store.all("SELECT d.*, w.secret, w.is_active, w.callback_url FROM webhook_deliveries d "
+                     "LEFT JOIN webhooks w ON w.id = d.webhook_id "
+                     "WHERE d.status = 'pending' AND d.world = ? AND d.due_at <= ? ORDER BY d.due_at, d.seq",
+                     (world, now))
+    for row in rows:
+        if row["secret"] is None or not row["is_active"]:
+            store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",
+                         error="the webhook was deleted or paused before this attempt")
+            continue
+        if out.get(row["webhook_id"], 0) >= per_webhook:
+            continue
+        out[row["webhook_id"]] = out.get(row["webhook_id"], 0) + 1
+        stamp = now // SECOND
+        headers = {"Content-Type": "application/json", "User-Agent": "ptas-sandbox-webhooks/1.3.0",
+                   "webhook-id": row["event_id"], "webhook-timestamp": str(stamp),
+                   "webhook-signature": sign(row["secret"], row["event_id"], stamp, row["request_body"])}
+        store.update("webhook_deliveries", {"id": row["id"]}, status="sending", attempted_at=now,
+                     url=row["callback_url"], request_headers=json.dumps(headers))
+        jobs.append({"id": row["id"], "world": world, "webhook_id": row["webhook_id"], "url": row["callback_url"],
+                     "headers": headers, "body": row["request_body"], "attempt": row["attempt"]})
+    return jobs
+
+
+def record_outcome(store, job, now, status=None, body=None, error=None, duration_ms=None):
+    """Store one attempt's outcome (2xx is success; any other status, a timeout or a refused connection is a
+    failure) and schedule the next attempt on the world clock while the schedule lasts."""
+    row = store.one("SELECT * FROM webhook_deliveries WHERE id = ? AND status = 'sending'", (job["id"],))
+    if row is None:                  # the world was reset meanwhile
+        return
+    succeeded = error is None and status is not None and 200 <= status < 300
+    if error is None and not succeeded:
+        error = f"the receiver answered {status}"
+    next_at = None
+    if not succeeded and row["attempt"] < MAX_ATTEMPTS:
+        next_at = now + BACKOFF[row["attempt"] - 1] * SECOND
+        store.insert("webhook_deliveries", **attempt_row(
+            {"world": row["world"], "partner_id": row["partner_id"], "id": row["event_id"],
+             "kind": row["event_type"], "test": row["test"]},
+            {"id": row["webhook_id"], "callback_url": row["url"]}, row["request_body"], row["attempt"] + 1, next_at))
+    store.update("webhook_deliveries", {"id": job["id"]}, status="succeeded" if succeeded else "failed",
+                 response_status=status, response_body=None if body is None else body[:RESPONSE_BODY_KEPT],
+                 error=None if succeeded else error, duration_ms=duration_ms, next_retry_at=next_at)
+
+
+def requeue_interrupted(store):
+    """Attempts left `sending` by a server that stopped mid-flight go out again."""
+    store.execute("UPDATE webhook_deliveries SET status = 'pending' WHERE status = 'sending'")
+
+
+def log_entry(row):
+    """One attempt of the delivery log (GET /_sandbox/deliveries)."""
+    return {
+        "id": row["id"], "webhookId": row["webhook_id"], "eventId": row["event_id"],
+        "eventType": row["event_type"], "isTest": bool(row["test"]), "attempt": row["attempt"],
+        "status": row["status"], "url": row["url"], "dueAt": render(row["due_at"]),
+        "attemptedAt": render(row["attempted_at"]),
+        "request": {"headers": json.loads(row["request_headers"]) if row["request_headers"] else None,
+                    "body": row["request_body"]},
+        "response": None if row["response_status"] is None else {"status": row["response_status"],
+                                                                 "body": row["response_body"]},
+        "error": row["error"], "durationMs": row["duration_ms"], "nextRetryAt": render(row["next_retry_at"]),
+        "final": row["status"] in ("succeeded", "cancelled") or (row["status"] == "failed"
+                                                                  and row["next_retry_at"] is None),
+    }
+
+
+def log(store, world, webhook_id=None, event_id=None, limit=1000):
+    where, params = ["world = ?"], [world]
+    if webhook_id:
+        where.append("webhook_id = ?")
+        params.append(webhook_id)
+    if event_id:
+        where.append("event_id = ?")
+        params.append(event_id)
+    rows = store.all(f"SELECT * FROM webhook_deliveries WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?",
+                     (*params, limit))
+    return [log_entry(r) for r in reversed(rows)]

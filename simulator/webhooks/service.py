@@ -1,0 +1,28 @@
+"""Starts the webhook dispatcher with the app and stops it with the sandbox (Sandbox.close)."""
+
+from flask import request
+
+from .dispatcher import Dispatcher
+
+
+def attach(app, sandbox):
+    """One dispatcher per app, always there for `flush`; its thread runs only when START_SERVICES is true."""
+    dispatcher = Dispatcher(app, sandbox)
+    app.extensions["ptas.webhooks"] = dispatcher
+    sandbox.services.append(dispatcher)
+
+    @app.after_request
+    def wake_dispatcher(response):
+        # A request may have written events: look now rather than at the next poll. A request that reached
+        # the app through a real server means callbacks at the app must go over the network too.
+        if "SERVER_SOFTWARE" in request.environ:
+            dispatcher.served = True
+        dispatcher.wake()
+        return response
+
+    if app.config["START_SERVICES"]:
+        dispatcher.start()
+
+
+def dispatcher_of(sandbox_app):
+    return sandbox_app.extensions["ptas.webhooks"]

@@ -1,0 +1,117 @@
+"""Browser tests: headless Debian Chromium driven by Playwright's sync API against the simulator served over
+HTTP on 127.0.0.1 (ephemeral port) in a thread.
+
+Nothing here skips: without /usr/bin/chromium the launch fails and so do the tests (`make browser` installs
+it). Every test snaps each page state as it goes; on failure they and the final state are written to
+test-results/<test name>/.
+"""
+
+import re
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+from playwright.sync_api import sync_playwright
+from werkzeug.serving import make_server
+
+CHROMIUM = "/usr/bin/chromium"
+# TOOLING.md: without the background-networking flags Chromium floods the closed network with connections.
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+RESULTS = Path(__file__).resolve().parents[2] / "test-results"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium for the browser tests.")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def live(app):
+    """The test's app served over HTTP; its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join()
+
+
+class Shots:
+    """Screenshots of each page state, kept in memory and written only when the test fails."""
+
+    def __init__(self, page):
+        self.page, self.taken = page, []
+
+    def __call__(self, label):
+        self.taken.append((label, self.page.screenshot(full_page=True)))
+
+    def save(self, folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, (label, png) in enumerate(self.taken + [("final", self.page.screenshot(full_page=True))], 1):
+            (folder / f"{n:02d}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', label)}.png").write_bytes(png)
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.shots = Shots(page)
+    yield page
+    report = getattr(request.node, "report_call", None)
+    if report is None or report.failed:
+        page.shots.save(RESULTS / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid))
+    context.close()
+
+
+class Remote:
+    """The service API over HTTP, as partner software calls it."""
+
+    def __init__(self, base, token=None):
+        self.base, self.token = base, token
+
+    def as_(self, token):
+        return Remote(self.base, token)
+
+    def call(self, method, path, **kw):
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        url = self.base + (path if path.startswith("/_sandbox") else "/partner/v2" + path)
+        return requests.request(method, url, headers=headers, timeout=10, **kw)
+
+    def post(self, path, **kw):
+        return self.call("POST", path, **kw)
+
+    def get(self, path, **kw):
+        return self.call("GET", path, **kw)
+
+    def put(self, path, **kw):
+        return self.call("PUT", path, **kw)
+
+
+@pytest.fixture
+def remote(live):
+    """The root partner of a new world, over HTTP."""
+    response = Remote(live).post("/_sandbox/partners", json={"name": "Acme <Shop>", "email": "dev@acme.example"})
+    assert response.status_code == 201, response.text
+    return Remote(live, response.json()["accessToken"])
+
+
+@pytest.fixture
+def user(remote):
+    response = remote.post("/users", json={"name": "Jane"})
+    assert response.status_code == 201, response.text
+    return response.json()

@@ -1,0 +1,204 @@
+"""The webhook dispatcher against real local HTTP receivers: faults, retries on the world clock, concurrency,
+the background thread, a real server delivering to its own echo, and a clean shutdown."""
+
+import threading
+import time
+
+import pytest
+import requests
+
+from ptas_sandbox.simulator import create_app
+from tests.conftest import Api, new_world
+from tests.receivers import Receiver, Served, Silent, refused_url
+
+TIMEOUT = 0.5
+
+
+@pytest.fixture
+def config(system_time):
+    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "WEBHOOK_TIMEOUT_SECONDS": TIMEOUT}
+
+
+@pytest.fixture
+def receivers():
+    made = []
+
+    def make(kind="ok"):
+        receiver = {"ok": Receiver, "500": lambda: Receiver(status=500), "silent": Silent,
+                    "slow": lambda: Receiver(hold=TIMEOUT * 4)}[kind]()
+        made.append(receiver)
+        return receiver
+    yield make
+    for receiver in made:
+        receiver.close()
+
+
+def subscribe(world, url, events=("AccountCreated",)):
+    response = world.api.post("/webhooks", json={"callbackUrl": url, "events": list(events)})
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def log_of(world, hook=None):
+    query = f"?webhookId={hook['id']}" if hook else ""
+    return world.api.get("/_sandbox/deliveries" + query).json["deliveries"]
+
+
+def flush(world):
+    response = world.api.post("/_sandbox/webhooks/flush")
+    assert response.status_code == 200, response.json
+    return response.json
+
+
+@pytest.mark.parametrize("fault", ["refused", "500", "slow", "silent"])
+def test_a_failing_receiver_is_logged_and_retried_until_the_schedule_ends(world, receivers, fault):
+    url = refused_url() if fault == "refused" else receivers(fault).url
+    hook = subscribe(world, url)
+    world.api.post("/testevents/accountcreated")
+    assert flush(world) == {"attempted": 1, "pending": 1, "nextDueAt": log_of(world)[0]["nextRetryAt"]}
+    for wait in (30, 120, 600, 3600):
+        assert flush(world)["attempted"] == 0, "nothing is due before the backoff has passed"
+        world.api.advance(wait)
+        assert flush(world)["attempted"] == 1
+    world.api.advance(86400)
+    assert flush(world) == {"attempted": 0, "pending": 0, "nextDueAt": None}
+    attempts = log_of(world, hook)
+    assert [a["attempt"] for a in attempts] == [1, 2, 3, 4, 5], "each attempt once, in the log"
+    assert all(a["status"] == "failed" for a in attempts)
+    assert [a["final"] for a in attempts] == [False] * 4 + [True]
+    assert attempts[-1]["nextRetryAt"] is None
+    first = attempts[0]
+    if fault == "500":
+        assert first["response"]["status"] == 500 and "500" in first["error"]
+    elif fault == "refused":
+        assert first["response"] is None and "connection" in first["error"]
+    else:
+        assert first["response"] is None and "timeout" in first["error"]
+        assert first["durationMs"] >= TIMEOUT * 1000 * 0.9
+
+
+def test_a_receiver_that_recovers_gets_the_retry(world, api, receivers):
+    failing = receivers("500")
+    hook = subscribe(world, failing.url)
+    world.api.post("/testevents/accountcreated")
+    flush(world)
+    healthy = receivers()
+    world.api.patch(f"/webhooks/{hook['id']}", json={"callbackUrl": healthy.url})
+    world.api.advance(30)
+    flush(world)
+    assert [a["status"] for a in log_of(world)] == ["failed", "succeeded"]
+    assert failing.requests[0]["body"] == healthy.requests[0]["body"]
+
+
+def test_a_dead_receiver_does_not_delay_a_live_one_in_a_flush(world, receivers):
+    silent, live = receivers("silent"), receivers()
+    dead_hook = subscribe(world, silent.url)
+    subscribe(world, live.url)
+    world.api.post("/testevents/accountcreated")
+    started = time.perf_counter()
+    flush(world)
+    dead, retry = log_of(world, dead_hook)
+    assert dead["status"] == "failed" and "timeout" in dead["error"] and retry["status"] == "pending"
+    assert live.requests, "the live receiver got its notification"
+    assert live.requests[0]["at"] - started < dead["durationMs"] / 1000, "it was not queued behind the dead one"
+
+
+def test_one_notification_to_each_of_many_receivers_is_sent_concurrently(world, receivers):
+    slow = [receivers("slow") for _ in range(4)]
+    for receiver in slow:
+        subscribe(world, receiver.url)
+    world.api.post("/testevents/accountcreated")
+    flush(world)
+    attempts = [a for a in log_of(world) if a["attempt"] == 1]
+    assert len(attempts) == 4 and all("timeout" in a["error"] for a in attempts)
+    arrivals = sorted(r.requests[0]["at"] for r in slow)
+    assert arrivals[-1] - arrivals[0] < TIMEOUT, "all four were on the wire at once"
+
+
+def test_the_api_call_causing_an_event_does_not_wait_for_delivery(world, receivers):
+    silent = receivers("silent")
+    subscribe(world, silent.url)
+    response = world.api.post("/testevents/accountcreated")
+    assert response.status_code == 202
+    assert [a["status"] for a in log_of(world)] == ["pending"]
+
+
+@pytest.fixture
+def served(system_time):
+    """A simulator behind a real HTTP server, with its background dispatcher running."""
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": True, "WEBHOOK_TIMEOUT_SECONDS": 2}))
+    yield served.app, served.base
+    served.close()
+
+
+def test_the_background_dispatcher_delivers_without_a_flush(served, receivers):
+    app, base = served
+    live = receivers()
+    world = requests.post(f"{base}/_sandbox/partners", json={}).json()
+    headers = {"Authorization": f"Bearer {world['accessToken']}"}
+    requests.post(f"{base}/partner/v2/webhooks", json={"callbackUrl": live.url, "events": ["AccountDeleted"]},
+                  headers=headers).raise_for_status()
+    requests.post(f"{base}/partner/v2/testevents/accountdeleted", headers=headers).raise_for_status()
+    assert live.arrived.wait(10), "delivered by the background thread alone"
+    assert live.requests[0]["headers"]["Webhook-Signature"].startswith("v1,")
+
+
+def test_a_dead_receiver_does_not_delay_the_background_dispatcher(served, receivers):
+    app, base = served
+    held, live = receivers("slow"), receivers()
+    world = requests.post(f"{base}/_sandbox/partners", json={}).json()
+    headers = {"Authorization": f"Bearer {world['accessToken']}"}
+    for url, kind in ((held.url, "AccountCreated"), (live.url, "AccountDeleted")):
+        requests.post(f"{base}/partner/v2/webhooks", json={"callbackUrl": url, "events": [kind]},
+                      headers=headers).raise_for_status()
+    requests.post(f"{base}/partner/v2/testevents/accountcreated", headers=headers).raise_for_status()
+    assert held.arrived.wait(10)
+    requests.post(f"{base}/partner/v2/testevents/accountdeleted", headers=headers).raise_for_status()
+    assert live.arrived.wait(10)
+    log = requests.get(f"{base}/_sandbox/deliveries", headers=headers).json()["deliveries"]
+    assert {d["eventType"]: d["status"] for d in log}["AccountCreated"] == "sending", \
+        "the live receiver was served while the held one was still on the wire"
+
+
+def test_a_burst_to_a_dead_receiver_does_not_take_every_sender(served, receivers):
+    app, base = served
+    silent, live = receivers("silent"), receivers()
+    world = requests.post(f"{base}/_sandbox/partners", json={}).json()
+    headers = {"Authorization": f"Bearer {world['accessToken']}"}
+    for url in (silent.url, live.url):
+        requests.post(f"{base}/partner/v2/webhooks", json={"callbackUrl": url, "events": ["AccountCreated"]},
+                      headers=headers).raise_for_status()
+    for _ in range(40):
+        requests.post(f"{base}/partner/v2/testevents/accountcreated", headers=headers).raise_for_status()
+    assert live.wait_for(40), "every notification reached the live receiver"
+    log = requests.get(f"{base}/_sandbox/deliveries", headers=headers).json()["deliveries"]
+    dead = [d for d in log if d["url"] == silent.url]
+    assert sum(d["status"] == "sending" for d in dead) <= 2, "at most two attempts per webhook on the wire"
+    assert any(d["status"] == "pending" for d in dead), "the dead receiver's backlog waited its turn"
+
+
+def test_a_served_sandbox_delivers_to_its_own_echo_over_http(served):
+    app, base = served
+    world = requests.post(f"{base}/_sandbox/partners", json={}).json()
+    headers = {"Authorization": f"Bearer {world['accessToken']}"}
+    hook = requests.post(f"{base}/partner/v2/webhooks", headers=headers, json={
+        "callbackUrl": f"{base}/_sandbox/echo/own", "events": ["AccountTypeUpdated"]}).json()
+    requests.post(f"{base}/partner/v2/testevents/accounttypeupdated", headers=headers).raise_for_status()
+    requests.post(f"{base}/_sandbox/webhooks/flush", headers=headers).raise_for_status()
+    [capture] = requests.get(f"{base}/_sandbox/echo/own").json()["captures"]
+    assert capture["headers"]["Host"] == base.split("//")[1]
+    from ptas_sandbox.webhooks import verify
+    assert verify(hook["secret"], capture["headers"], capture["body"], tolerance_seconds=None)["eventType"] == \
+        "AccountTypeUpdated"
+
+
+def test_the_dispatcher_shuts_down_cleanly_with_an_attempt_on_the_wire(system_time, receivers):
+    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": True, "WEBHOOK_TIMEOUT_SECONDS": TIMEOUT})
+    world = new_world(Api(app.test_client()))
+    silent = receivers("silent")
+    subscribe(world, silent.url)
+    world.api.post("/testevents/accountcreated")
+    dispatcher = app.extensions["ptas.webhooks"]
+    app.extensions["ptas"].close()
+    assert not dispatcher._thread.is_alive()
+    assert not [t for t in threading.enumerate() if t.name.startswith("ptas-webhook")]

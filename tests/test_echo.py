@@ -1,0 +1,111 @@
+"""The echo receiver and the inspector page (DESIGN.md control API): capture anything, show it escaped."""
+
+import base64
+
+import pytest
+
+from tests.conftest import assert_problem
+
+
+def test_echo_keeps_method_headers_body_and_time_of_any_content_type(api):
+    api.post("/_sandbox/echo/bin-1", data="plain words", headers={"Content-Type": "text/plain", "X-Trace": "7"})
+    api.post("/_sandbox/echo/bin-1", data={"a": "1"})
+    api.post("/_sandbox/echo/bin-1", json={"hello": "world"})
+    captures = api.get("/_sandbox/echo/bin-1").json["captures"]
+    assert [c["contentType"] for c in captures] == ["text/plain", "application/x-www-form-urlencoded",
+                                                    "application/json"]
+    assert [c["body"] for c in captures] == ["plain words", "a=1", '{"hello": "world"}']
+    assert all(c["method"] == "POST" and c["bodyEncoding"] == "utf-8" and c["receivedAt"].endswith("Z")
+               for c in captures)
+    assert captures[0]["headers"]["X-Trace"] == "7"
+
+
+def test_echo_keeps_binary_bodies_as_base64(api):
+    raw = bytes(range(256))
+    api.post("/_sandbox/echo/bin", data=raw, headers={"Content-Type": "application/octet-stream"})
+    [capture] = api.get("/_sandbox/echo/bin").json["captures"]
+    assert capture["bodyEncoding"] == "base64" and base64.b64decode(capture["body"]) == raw
+
+
+def test_echo_answers_with_the_status_asked_for(api):
+    response = api.post("/_sandbox/echo/bin?status=503", json={})
+    assert response.status_code == 503 and response.json["captured"]
+    assert len(api.get("/_sandbox/echo/bin").json["captures"]) == 1
+
+
+@pytest.mark.parametrize("status", ["99", "404", "many"])
+def test_echo_refuses_a_status_it_does_not_offer(api, status):
+    assert_problem(api.post(f"/_sandbox/echo/bin?status={status}", json={}), 400, "invalid-parameter")
+    assert api.get("/_sandbox/echo/bin").json["captures"] == []
+
+
+def test_bins_are_separate(api):
+    api.post("/_sandbox/echo/left", json={"side": "left"})
+    assert api.get("/_sandbox/echo/right").json == {"bin": "right", "captures": []}
+
+
+def test_any_path_segment_names_a_bin(api):
+    api.post("/_sandbox/echo/caf%C3%A9%20bin", json={})
+    assert len(api.get("/_sandbox/echo/café bin").json["captures"]) == 1
+
+
+def test_a_body_over_the_limit_is_refused(api):
+    assert_problem(api.post("/_sandbox/echo/big", data=b"x" * (1024 * 1024 + 1),
+                            headers={"Content-Type": "text/plain"}), 413)
+    assert api.get("/_sandbox/echo/big").json["captures"] == []
+
+
+def test_echo_routes_are_documented(api):
+    paths = api.get("/openapi.json").json["paths"]
+    assert paths["/_sandbox/echo/{bin}"]["post"]["operationId"] == "SandboxEchoCapture"
+    assert "*/*" in paths["/_sandbox/echo/{bin}"]["post"]["requestBody"]["content"]
+    assert paths["/_sandbox/inspect"]["get"]["responses"]["200"]["content"].keys() == {"text/html"}
+    for path in ("/_sandbox/deliveries", "/_sandbox/webhooks/flush"):
+        assert path in paths
+
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def test_the_inspector_shows_captures_escaped(api):
+    api.post("/_sandbox/echo/evil", data=HOSTILE, headers={"Content-Type": "text/html", "X-Evil": HOSTILE})
+    response = api.get("/_sandbox/inspect")
+    page = response.get_data(as_text=True)
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+
+
+def test_the_inspector_shows_worlds_and_clocks(api, world):
+    page = api.get("/_sandbox/inspect").get_data(as_text=True)
+    assert world.body["world"]["id"] in page and world.body["world"]["clock"]["now"] in page
+
+
+def test_the_inspector_shows_deliveries_only_with_a_token_of_their_world(api, world, other_world):
+    world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/ins",
+                                      "events": ["AccountDeleted"], "name": HOSTILE})
+    world.api.post("/testevents/accountdeleted")
+    world.api.post("/_sandbox/webhooks/flush")
+    without = api.get("/_sandbox/inspect").get_data(as_text=True)
+    assert "AccountDeleted" not in without.split("Latest echo captures")[0]
+    mine = api.get(f"/_sandbox/inspect?token={world.token}").get_data(as_text=True)
+    assert "AccountDeleted (test)" in mine and "succeeded" in mine
+    theirs = api.get(f"/_sandbox/inspect?token={other_world.token}").get_data(as_text=True)
+    assert "AccountDeleted (test)" not in theirs
+    header = api.get("/_sandbox/inspect", headers={"Authorization": f"Bearer {world.token}"})
+    assert "AccountDeleted (test)" in header.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("token", ["not-a-jwt", "<b>bold</b>"])
+def test_the_inspector_explains_a_bad_token_without_failing(api, token):
+    response = api.get("/_sandbox/inspect", query_string={"token": token})
+    page = response.get_data(as_text=True)
+    assert response.status_code == 200 and "not accepted" in page and "<b>bold" not in page
+
+
+def test_the_inspector_can_show_one_bin(api):
+    api.post("/_sandbox/echo/one", data="first-bin", headers={"Content-Type": "text/plain"})
+    api.post("/_sandbox/echo/two", data="second-bin", headers={"Content-Type": "text/plain"})
+    page = api.get("/_sandbox/inspect?bin=one").get_data(as_text=True)
+    assert "first-bin" in page and "second-bin" not in page

@@ -1,0 +1,65 @@
+"""The issue's "done when", as a partner developer would script it against a served sandbox: a local receiver
+and the sandbox's own echo both get every test event, signed and verifiable with the public helper."""
+
+import json
+
+import pytest
+import requests
+
+from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.events import ACTIVE
+from ptas_sandbox.simulator.timestamps import SECOND, parse
+from ptas_sandbox.webhooks import verify
+from tests.receivers import Receiver, Served
+
+
+@pytest.fixture
+def sandbox(system_time):
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": True}))
+    yield served.base
+    served.close()
+
+
+@pytest.fixture
+def receiver():
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
+
+
+class Partner:
+    def __init__(self, base):
+        self.base = base
+        self.session = requests.Session()
+        token = self.session.post(f"{base}/_sandbox/partners", json={"name": "Script"}).json()["accessToken"]
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def call(self, method, path, **kw):
+        url = path if path.startswith("/_sandbox") else "/partner/v2" + path
+        response = self.session.request(method, self.base + url, **kw)
+        assert response.status_code < 300, response.text
+        return response.json() if response.content else None
+
+    def now(self):
+        return parse(self.call("GET", "/_sandbox/clock")["now"]) / SECOND
+
+
+def test_a_script_gets_every_test_event_signed_at_its_receiver_and_in_the_echo(sandbox, receiver):
+    partner = Partner(sandbox)
+    mine = partner.call("POST", "/webhooks", json={"callbackUrl": receiver.url, "events": list(ACTIVE)})
+    echo = partner.call("POST", "/webhooks", json={"callbackUrl": f"{sandbox}/_sandbox/echo/script",
+                                                   "events": list(ACTIVE), "name": "echo"})
+    sent = [partner.call("POST", f"/testevents/{kind.lower()}") for kind in ACTIVE]
+    partner.call("POST", "/_sandbox/webhooks/flush")
+    assert receiver.wait_for(len(ACTIVE))
+
+    at_receiver = [verify(mine["secret"], r["headers"], r["body"], now=partner.now()) for r in receiver.requests]
+    captures = requests.get(f"{sandbox}/_sandbox/echo/script").json()["captures"]
+    in_echo = [verify(echo["secret"], c["headers"], c["body"], now=partner.now()) for c in captures]
+    by_id = lambda payloads: sorted(payloads, key=lambda p: p["id"])   # noqa: E731 (delivery order is free)
+    assert by_id(at_receiver) == by_id(in_echo) == by_id(sent)
+    assert {p["eventType"] for p in at_receiver} == set(ACTIVE)
+
+    log = partner.call("GET", "/_sandbox/deliveries")["deliveries"]
+    assert len(log) == 2 * len(ACTIVE) and all(d["status"] == "succeeded" for d in log)
+    assert sorted(json.loads(d["request"]["body"])["id"] for d in log) == sorted(2 * [p["id"] for p in sent])
