@@ -19,7 +19,7 @@ Feature: Version 2 of the interface
   @contract
   Scenario: The documented schemas let responses grow new properties
     When I read the target's OpenAPI document
-    Then no schema of the document forbids properties it does not name
+    Then no response schema of the document forbids properties it does not name
 
   @contract
   Scenario Outline: An earlier path is no longer served: <method> <path>
