@@ -28,11 +28,15 @@ Feature: Version 2 of the interface
     Then the path is not served
 
     Examples:
-      | method | path              |
-      | GET    | /users/{name}     |
-      | DELETE | /users/{name}     |
-      | GET    | /users/{id}/token |
-      | PATCH  | /partners         |
+      | method | path                               |
+      | GET    | /users/{name}                      |
+      | DELETE | /users/{name}                      |
+      | GET    | /users/{id}/token                  |
+      | PATCH  | /partners                          |
+      | POST   | /webhooks/test-events              |
+      | POST   | /webhooks/test-account-type-events |
+      | POST   | /webhooks/test-account-events      |
+      | POST   | /webhooks/test-import-events       |
 
   @sandbox
   Scenario Outline: The simulator answers an earlier path with 404 and ProblemDetails: <method> <path>
