@@ -5,6 +5,7 @@ from pytest_bdd import given, parsers, then, when
 from ..scene import check
 from . import checks
 from .partners import child_id, create_child, keep_settings
+from .accounts import account_id, create_account
 from .users import create_user, user_id
 
 SCOPED = "the scoped token"
@@ -28,6 +29,25 @@ def user(scene):
     if "Scope User" not in scene.users:
         scene.must(create_user(scene, "Scope User"), "create a user")
     return user_id(scene, "Scope User")
+
+
+def owner(scene):
+    """The user whose accounts the scoped token works on: itself when it is a user token."""
+    return SCOPED if SCOPED in scene.users else (user(scene) and "Scope User")
+
+
+def account(scene):
+    if "Scope Account" not in scene.__dict__.get("accounts", {}):
+        scene.must(create_account(scene, "Scope Account", "dummy", owner(scene)), "create an account")
+    return account_id(scene, "Scope Account")
+
+
+def session(scene):
+    if not hasattr(scene, "scope_session"):
+        reply = scene.must(scene.client.call("CreateUserUiSession", token=scene.token, json={}),
+                           "open a user UI session")
+        scene.scope_session = reply.body["id"]
+    return scene.scope_session
 
 
 def own_scope(scene):
@@ -60,6 +80,15 @@ CALLS = {
     "DeleteUser": lambda s: s.call("DeleteUser", SCOPED, params={"id": user(s)}),
     "CreateUserToken": lambda s: s.call("CreateUserToken", SCOPED, params={"id": user(s)},
                                         json={"name": s.name("refresh")}),
+    "CreateAccount": lambda s: create_account(s, "Scoped Account", "dummy", owner(s), by=SCOPED),
+    "GetAccounts": lambda s: s.call("GetAccounts", SCOPED),
+    "GetAccount": lambda s: s.call("GetAccount", SCOPED, params={"id": account(s)}),
+    "UpdateAccount": lambda s: s.call("UpdateAccount", SCOPED, params={"id": account(s)},
+                                      json={"name": "renamed by the scoped token"}),
+    "DeleteAccount": lambda s: s.call("DeleteAccount", SCOPED, params={"id": account(s)}),
+    "GetTransactions": lambda s: s.call("GetTransactions", SCOPED, params={"id": account(s)}),
+    "CreateUserUiSession": lambda s: s.call("CreateUserUiSession", SCOPED, json={}),
+    "GetUserUiSession": lambda s: s.call("GetUserUiSession", SCOPED, params={"id": session(s)}),
 }
 
 
@@ -67,6 +96,11 @@ CALLS = {
 def scoped_token(scene, scope):
     from .tokens import DAY, create_own
     scene.must(create_own(scene, SCOPED, scope, DAY), f"create a token holding only {scope!r}")
+
+
+@given(parsers.parse('a user whose token holds only "{scope}"'))
+def scoped_user_token(scene, scope):
+    scene.must(create_user(scene, SCOPED, scope=scope), f"create a user whose token holds only {scope!r}")
 
 
 @when(parsers.parse("that token calls {operation}"))

@@ -111,9 +111,74 @@ Feature: The scope table
       | user.token:create | CreateUser      | forbidden |
       | user.token:create | GetUsers        | forbidden |
 
-    Examples: account and transaction scopes grant nothing on partners and users
-      | scope           | operation     | outcome   |
-      | account:all     | GetOwnPartner | forbidden |
-      | account:all     | CreateUser    | forbidden |
-      | transaction:all | GetUsers      | forbidden |
-      | transaction:all | UpdatePartner | forbidden |
+    Examples: account:all on a partner token, all actions on accounts
+      | scope       | operation       | outcome   |
+      | account:all | CreateAccount   | allowed   |
+      | account:all | GetAccounts     | allowed   |
+      | account:all | GetAccount      | allowed   |
+      | account:all | UpdateAccount   | allowed   |
+      | account:all | DeleteAccount   | allowed   |
+      | account:all | GetTransactions | forbidden |
+      | account:all | GetOwnPartner   | forbidden |
+      | account:all | CreateUser      | forbidden |
+
+    Examples: account:read, account:create, account:update, account:delete on a partner token
+      | scope          | operation     | outcome   |
+      | account:read   | GetAccounts   | allowed   |
+      | account:read   | GetAccount    | allowed   |
+      | account:read   | CreateAccount | forbidden |
+      | account:read   | UpdateAccount | forbidden |
+      | account:read   | DeleteAccount | forbidden |
+      | account:create | CreateAccount | allowed   |
+      | account:create | GetAccounts   | forbidden |
+      | account:create | DeleteAccount | forbidden |
+      | account:update | UpdateAccount | allowed   |
+      | account:update | GetAccounts   | forbidden |
+      | account:update | CreateAccount | forbidden |
+      | account:delete | DeleteAccount | allowed   |
+      | account:delete | GetAccount    | forbidden |
+      | account:delete | UpdateAccount | forbidden |
+
+    Examples: transaction scopes on a partner token, read and list transactions
+      | scope            | operation       | outcome   |
+      | transaction:all  | GetTransactions | allowed   |
+      | transaction:all  | GetAccounts     | forbidden |
+      | transaction:all  | GetUsers        | forbidden |
+      | transaction:read | GetTransactions | allowed   |
+      | transaction:read | CreateAccount   | forbidden |
+      | transaction:read | UpdatePartner   | forbidden |
+
+    Examples: userui:create and userui:read, user UI sessions
+      | scope         | operation           | outcome   |
+      | userui:create | CreateUserUiSession | allowed   |
+      | userui:create | GetUserUiSession    | forbidden |
+      | userui:create | GetUsers            | forbidden |
+      | userui:read   | GetUserUiSession    | allowed   |
+      | userui:read   | CreateUserUiSession | forbidden |
+
+  @contract
+  Scenario Outline: A user token holding <scope> <outcome> for <operation>
+    Given a user whose token holds only "<scope>"
+    When that token calls <operation>
+    Then the call is <outcome>
+
+    Examples: account and transaction scopes are the ones a user token holds
+      | scope            | operation       | outcome   |
+      | account:all      | CreateAccount   | allowed   |
+      | account:all      | GetAccounts     | allowed   |
+      | account:all      | DeleteAccount   | allowed   |
+      | account:all      | GetTransactions | forbidden |
+      | account:read     | GetAccounts     | allowed   |
+      | account:read     | GetAccount      | allowed   |
+      | account:read     | CreateAccount   | forbidden |
+      | account:read     | UpdateAccount   | forbidden |
+      | account:create   | CreateAccount   | allowed   |
+      | account:create   | GetAccounts     | forbidden |
+      | account:update   | UpdateAccount   | allowed   |
+      | account:update   | DeleteAccount   | forbidden |
+      | account:delete   | DeleteAccount   | allowed   |
+      | account:delete   | GetAccounts     | forbidden |
+      | transaction:read | GetTransactions | allowed   |
+      | transaction:read | GetAccounts     | forbidden |
+      | transaction:all  | GetTransactions | allowed   |
+      | transaction:all  | CreateAccount   | forbidden |
