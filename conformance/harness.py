@@ -12,7 +12,7 @@ from .scene import Scene
 from .targets import open_target
 
 pytest_plugins = [f"ptas_sandbox.conformance.steps.{name}" for name in
-                  ("common", "tokens", "partners", "users", "auth", "versioning", "limits", "accounts", "oauth", "webhooks")]
+                  ("common", "tokens", "partners", "users", "auth", "versioning", "limits", "accounts", "oauth", "webhooks", "ui")]
 
 TARGET_PLUGIN = "ptas-conform-target"
 

@@ -37,3 +37,30 @@ Feature: Date-times with seven fractional digits
     Given the clock stands still at a whole minute
     When I create a token "on the minute" with scope "partner:read" lasting 60 seconds
     Then the new token was created at the whole minute with seven zero digits
+
+  @contract
+  Scenario: Account, account type, data import and session responses
+    Given a user "Jane's Bakery" with a "dummy" account "shop"
+    When I list the account types
+    And I read the account type "dummy-auth"
+    And I read the account "shop"
+    And "Jane's Bakery" lists the accounts
+    And I rename the account "shop" to "Bakery shop"
+    And I list the data imports
+    And I open an account UI session for "Jane's Bakery" offering "dummy" and "dummy-report"
+    And I read the account UI session
+    And I open a user UI session
+    And I read the user UI session
+    And I ask for an OAuth2 redirect URL for a "dummy-auth" account of "Jane's Bakery" returning to "https://partner.example/done"
+    And I send a test TransactionsImported notification
+    Then every date-time in every response has seven fractional digits
+
+  @contract @slow
+  Scenario: Transaction and report responses
+    Given a user "Jane's Bakery" with a "dummy-report" account "shop"
+    When 172800 seconds pass
+    And I read the transactions of the account "shop"
+    And I read the first transaction of the account "shop" on its own
+    And I list the reports of the account "shop"
+    And I read the account "shop"
+    Then every date-time in every response has seven fractional digits
