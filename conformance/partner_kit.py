@@ -137,3 +137,29 @@ class Clock:
         if self._freezer is not None:
             self._freezer.stop()
             self._freezer = None
+
+
+class Inbox:
+    """A webhook receiver of the sandbox (its echo bin): point a webhook's callbackUrl at `url`, then read
+    `notifications()`; due notifications are delivered first, so a test never sleeps."""
+
+    def __init__(self, partner, name=None):
+        import uuid
+        self.partner = partner
+        self.name = name or f"inbox-{uuid.uuid4().hex[:12]}"
+        # The served address: once anything reaches the sandbox over HTTP (ptas_sandbox.url), the simulator
+        # delivers every callback over the network, so an in-process-only address would stop working.
+        self.url = f"{partner.sandbox.url}/_sandbox/echo/{self.name}"
+
+    def requests(self):
+        """Every request received: method, headers, body (text), time."""
+        flushed = self.partner.call("POST", "/_sandbox/webhooks/flush")
+        assert flushed.status_code == 200, flushed.get_data(as_text=True)
+        response = self.partner.sandbox.call("GET", f"/_sandbox/echo/{self.name}")
+        assert response.status_code == 200, response.get_data(as_text=True)
+        return response.json["captures"]
+
+    def notifications(self):
+        """The JSON bodies received, oldest first."""
+        import json
+        return [json.loads(r["body"]) for r in self.requests() if r.get("body")]

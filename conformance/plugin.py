@@ -50,3 +50,10 @@ def ptas_clock(ptas_partner):
     clock = Clock(ptas_partner)
     yield clock
     clock.stop()
+
+
+@pytest.fixture
+def ptas_inbox(ptas_partner):
+    """A webhook receiver in the sandbox: `.url` for a callbackUrl, `.notifications()` of what arrived."""
+    from .partner_kit import Inbox
+    return Inbox(ptas_partner)

@@ -27,7 +27,7 @@ def example():
 def test_the_documented_example_passes_in_a_partners_project(pytester):
     pytester.makepyfile(test_token_refresh=example())
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
 
 
 def test_the_clock_fixture_keeps_the_partners_code_on_the_sandbox_clock(pytester):
