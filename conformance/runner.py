@@ -96,6 +96,10 @@ class Reporter:
         self.total = 0
         self.items = {}
 
+    def pytest_configure(self, config):
+        # Only the crash line reaches the output: native tracebacks spare pytest's source parsing on every failure.
+        config.option.tbstyle = "native"
+
     def pytest_collection_finish(self, session):
         self.items = {item.nodeid: item for item in session.items}
         self.total = len(session.items)
