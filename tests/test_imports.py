@@ -193,3 +193,35 @@ def test_refresh_after_a_failed_first_import_brings_the_whole_history(world, jan
     done = api.get(f"/dataimports/{response.json['id']}").json
     assert done["status"] == "Completed" and done["transactionCount"] == 600
     assert count(api, account) == 600
+
+
+def test_accounts_of_a_deleted_user_are_no_longer_polled(app, world, jane):
+    user, api = jane
+    imported(world.api, api, seconds=5)
+    world.api.delete(f"/users/{user['id']}")
+    world.api.advance(86400)
+    assert len(events(app, "TransactionsImported")) == 1
+
+
+def test_an_oauth2_account_imports_like_the_others(client, world, jane):
+    from tests.test_oauth_script import authorized
+    user, api = jane
+    reference = authorized(client, world.api, accountTypeId="dummy-auth", userId=user["id"])
+    created = api.post("/accounts", json={"accountTypeId": "dummy-auth", "authReference": reference,
+                                          "credentials": {"shopName": "Jane's"}})
+    assert created.status_code == 201, created.json
+    assert created.json["isOauth"] and created.json["credentials"] == {"shopName": "Jane's"}
+    world.api.advance(10)
+    account = api.get(f"/accounts/{created.json['id']}").json
+    assert account["statistics"]["count"] == 450 and account["errors"] == []
+
+
+def test_reset_wipes_accounts_imports_transactions_and_provider_states(app, world, jane):
+    _, api = jane
+    imported(world.api, api, "dummy-report", seconds=10)
+    world.api.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"})
+    assert world.api.post("/_sandbox/reset").status_code == 200
+    store = app.extensions["ptas"].store
+    for table in ("accounts", "data_imports", "transactions", "reports", "account_type_states"):
+        assert store.one(f"SELECT count(*) AS c FROM {table}")["c"] == 0, table
+    assert world.api.get("/accounttypes/dummy").json["state"] == "Operational"

@@ -11,9 +11,23 @@ SPEC_OPERATIONS = {
     # spec §4.1
     "GetOwnPartnerTokens", "CreateOwnPartnerToken", "RevokePartnerOwnToken", "GetPartnerTokens",
     "CreatePartnerToken", "RevokePartnerToken",
-    # spec §4.2 and §4.3 (partners and users)
+    # spec §4.2 and §4.3
     "CreatePartner", "UpdatePartner", "GetPartner", "GetPartners", "CreateUser", "CreateUserToken", "GetUsers",
-    "UpdateUser", "DeleteUser",
+    "UpdateUser", "DeleteUser", "CreateOauthRedirectUrl", "CreateAccountOauthRedirectUrl", "CreateAccount",
+    "UpdateAccount", "DeleteAccount", "GetAccounts", "GetAccount", "ValidateAccountCredentials",
+    "GetAccountTypes", "GetAccountType", "TriggerAccountRefresh", "GetTransactions", "GetTransaction",
+    "GetReport", "GetReports", "GetTransactionsDeprecated",
+}
+# Spec §4.2: every method and path of its table, served under the v2 prefix.
+SPEC_PATHS = {
+    ("POST", "/partners"), ("GET", "/partners/self"), ("PUT", "/partners/self"), ("GET", "/partners/{id}"),
+    ("PUT", "/partners/{id}"), ("POST", "/users"), ("GET", "/users/{id}"), ("POST", "/users/{id}/tokens"),
+    ("POST", "/users/self/tokens"), ("POST", "/accountui"), ("GET", "/accountui/{id}"), ("POST", "/userui"),
+    ("GET", "/userui/{id}"), ("GET", "/dataimports"), ("GET", "/dataimports/{id}"), ("POST", "/webhooks"),
+    ("GET", "/webhooks"), ("GET", "/webhooks/{id}"), ("PUT", "/webhooks/{id}"), ("PATCH", "/webhooks/{id}"),
+    ("DELETE", "/webhooks/{id}"), ("POST", "/oauth"),
+    *(("POST", f"/testevents/{kind}") for kind in ("accounttypeupdated", "accountcreated", "accountupdated",
+                                                   "accountdeleted", "transactionsimported")),
 }
 
 
@@ -51,6 +65,10 @@ def test_operation_ids_are_the_specs_names(doc):
     ids = {op["operationId"] for item in doc["paths"].values() for op in item.values()}
     assert SPEC_OPERATIONS <= ids
     assert len(ids) == sum(len(item) for item in doc["paths"].values())
+
+
+def test_every_path_of_the_specs_table_is_served(doc):
+    assert {(m, "/partner/v2" + p) for m, p in SPEC_PATHS} <= documented(doc)
 
 
 def test_token_endpoints_live_at_the_specs_paths(doc):

@@ -93,8 +93,12 @@ def settle(ctx):
 
 def start_due_polls(ctx):
     started = 0
-    for account in ctx.store.all("SELECT * FROM accounts WHERE world = ? AND next_import_at <= ? ORDER BY seq",
+    for account in ctx.store.all("SELECT a.*, u.deleted_at AS user_deleted_at FROM accounts a JOIN users u ON "
+                                 "u.id = a.user_id WHERE a.world = ? AND a.next_import_at <= ? ORDER BY a.seq",
                                  (ctx.world.id, ctx.now)):
+        if account["user_deleted_at"] is not None:     # a deleted user's accounts are no longer polled
+            ctx.store.update("accounts", {"seq": account["seq"]}, next_import_at=None)
+            continue
         if running(ctx, account):
             continue
         interval = json.loads(account["options"])["intervalSeconds"] * SECOND
