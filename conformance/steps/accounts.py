@@ -12,6 +12,7 @@ from pytest_bdd import given, parsers, then, when
 
 from ..scene import check
 from . import checks
+from .checks import ids_of, items, reports_problems
 from .users import create_user, user_id
 
 DUMMIES = ("dummy", "dummy-auth", "dummy-report")
@@ -65,15 +66,6 @@ def account_id(scene, label):
     return accounts[label]["id"]
 
 
-def items(reply, what):
-    """The array of a list response (its property name is not shown by the spec for every list)."""
-    check(reply.ok, f"expected a list of {what}, got {reply.describe()}")
-    body = reply.body
-    found = body if isinstance(body, list) else next((v for v in (body or {}).values() if isinstance(v, list)), None)
-    check(isinstance(found, list), f"expected a list of {what}, got {reply.text[:200]!r}")
-    return found
-
-
 # -- account types -----------------------------------------------------------------------------------------
 @when("I list the account types")
 def list_types(scene):
@@ -114,8 +106,7 @@ def check_type(entry):
     for field in entry["transactionFields"]:
         for key in ("isDeprecated", "deprecationReason"):
             check(key in field, f"{name}: every transactionFields element has {key} (spec §2)")
-    check(isinstance(entry["errors"], list) and isinstance(entry["warnings"], list),
-          f"{name}: errors and warnings are arrays")
+    reports_problems(entry, f"the account type {name}")
 
 
 @then(parsers.parse("the account type {uses} OAuth2"))
@@ -187,20 +178,17 @@ def account_statistics(scene):
     stats = scene.reply.body.get("statistics")
     check(isinstance(stats, dict) and {"count", "first", "last"} <= set(stats),
           f"GetAccount carries statistics with count, first, last (spec §1 capability 5), got {stats!r}")
-    check(isinstance(scene.reply.body.get("errors"), list) and isinstance(scene.reply.body.get("warnings"), list),
-          "an account reports errors and warnings arrays (spec §7 rule 4)")
+    reports_problems(scene.reply.body, "an account")
 
 
 @then(parsers.parse('the list shows the account "{label}"'))
 def list_shows_account(scene, label):
-    ids = {a.get("id") for a in items(scene.reply, "accounts")}
-    check(account_id(scene, label) in ids, f"the account {label!r} is not listed")
+    check(account_id(scene, label) in ids_of(scene.reply, "accounts"), f"the account {label!r} is not listed")
 
 
 @then(parsers.parse('the list does not show the account "{label}"'))
 def list_lacks_account(scene, label):
-    ids = {a.get("id") for a in items(scene.reply, "accounts")}
-    check(account_id(scene, label) not in ids, f"the account {label!r} is listed")
+    check(account_id(scene, label) not in ids_of(scene.reply, "accounts"), f"the account {label!r} is listed")
 
 
 # -- transactions ------------------------------------------------------------------------------------------
@@ -310,14 +298,17 @@ def list_imports(scene):
     scene.call("GetDataImports")
 
 
+def every_entry_reports(scene, what, missing):
+    found = items(scene.reply, what)
+    check(found, missing)
+    for entry in found:
+        reports_problems(entry, f"every one of the {what}")
+    return found[0]
+
+
 @then("every data import reports errors and warnings")
 def imports_report(scene):
-    found = items(scene.reply, "data imports")
-    check(found, "creating an account started a data import")
-    for entry in found:
-        check(isinstance(entry.get("errors"), list) and isinstance(entry.get("warnings"), list),
-              "a data import reports errors and warnings arrays (spec §2, §7 rule 4)")
-    scene.data_import = found[0]
+    scene.data_import = every_entry_reports(scene, "data imports", "creating an account started a data import")
 
 
 @when("I read that data import")
@@ -327,9 +318,8 @@ def read_import(scene):
 
 @then("it reports errors and warnings")
 def one_reports(scene):
-    check(scene.reply.ok, f"expected the data import, got {scene.reply.describe()}")
-    check(isinstance(scene.reply.body.get("errors"), list) and isinstance(scene.reply.body.get("warnings"), list),
-          "errors and warnings arrays (spec §2, §7 rule 4)")
+    check(scene.reply.ok, f"expected it, got {scene.reply.describe()}")
+    reports_problems(scene.reply.body, scene.reply.operation)
 
 
 @when(parsers.parse('I list the reports of the account "{label}"'))
@@ -339,12 +329,7 @@ def list_reports(scene, label):
 
 @then("every report reports errors and warnings")
 def reports_report(scene):
-    found = items(scene.reply, "reports")
-    check(found, "an account of a type with reports has reports once time has passed")
-    for entry in found:
-        check(isinstance(entry.get("errors"), list) and isinstance(entry.get("warnings"), list),
-              "a report reports errors and warnings arrays (spec §2, §7 rule 4)")
-    scene.report = found[0]
+    scene.report = every_entry_reports(scene, "reports", "a type with reports has reports once time has passed")
 
 
 @when("I read that report")

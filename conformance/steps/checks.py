@@ -63,3 +63,23 @@ def find_token_record(value):
 def scope_set(text):
     check(isinstance(text, str), f"a scope is a string of space-separated scopes, got {text!r}")
     return set(text.split())
+
+
+def items(reply, what):
+    """The array of a list response; its property name is not shown by the spec for every list."""
+    check(reply.ok, f"expected a list of {what}, got {reply.describe()}")
+    body = reply.body
+    found = body if isinstance(body, list) else next((v for v in (body or {}).values() if isinstance(v, list)), None)
+    check(isinstance(found, list), f"expected a list of {what}, got {reply.text[:200]!r}")
+    return [item for item in found if isinstance(item, dict)]
+
+
+def ids_of(reply, what):
+    return {item.get("id") for item in items(reply, what)}
+
+
+def reports_problems(entry, what):
+    """Spec §2, §6 and §7 rule 4: accounts, reports and data imports report problems in errors and warnings."""
+    check(isinstance(entry.get("errors"), list) and isinstance(entry.get("warnings"), list),
+          f"{what} reports errors and warnings arrays (spec §7 rule 4), got {entry.get('errors')!r}, "
+          f"{entry.get('warnings')!r}")

@@ -92,22 +92,14 @@ def partner_named(scene, name):
           f"name: expected {scene.name(name)!r}, got {scene.reply.body.get('name')!r}")
 
 
-def listed_children(scene):
-    check(scene.reply.ok, f"expected the child partners, got {scene.reply.describe()}")
-    body = scene.reply.body
-    items = body if isinstance(body, list) else next((v for v in (body or {}).values() if isinstance(v, list)), None)
-    check(isinstance(items, list), f"expected a list of partners, got {scene.reply.text[:200]!r}")
-    return {item.get("id") for item in items if isinstance(item, dict)}
-
-
 @then(parsers.parse('the list shows the child partner "{label}"'))
 def list_shows_child(scene, label):
-    check(child_id(scene, label) in listed_children(scene), f"the child partner {label!r} is not listed")
+    check(child_id(scene, label) in checks.ids_of(scene.reply, "child partners"), f"the child partner {label!r} is not listed")
 
 
 @then(parsers.parse('the list does not show the child partner "{label}"'))
 def list_lacks_child(scene, label):
-    check(child_id(scene, label) not in listed_children(scene), f"the child partner {label!r} is still listed")
+    check(child_id(scene, label) not in checks.ids_of(scene.reply, "child partners"), f"the child partner {label!r} is still listed")
 
 
 # -- tokens of child partners ------------------------------------------------------------------------------

@@ -29,11 +29,7 @@ def user_id(scene, label):
 
 
 def users_listed(scene):
-    check(scene.reply.ok, f"expected a list of users, got {scene.reply.describe()}")
-    body = scene.reply.body
-    items = body if isinstance(body, list) else next((v for v in (body or {}).values() if isinstance(v, list)), None)
-    check(isinstance(items, list), f"expected a list of users, got {scene.reply.text[:200]!r}")
-    return {item.get("id"): item for item in items if isinstance(item, dict)}
+    return {item.get("id"): item for item in checks.items(scene.reply, "users")}
 
 
 @given(parsers.parse('a user "{label}"'))

@@ -8,6 +8,7 @@ import uuid
 from pytest_bdd import given, parsers, then, when
 
 from ..scene import check
+from . import checks
 from .accounts import create_account
 
 KINDS = {"AccountCreated": "accountcreated", "AccountUpdated": "accountupdated", "AccountDeleted": "accountdeleted",
@@ -64,8 +65,7 @@ def notifications_carry(scene):
     for note in inbox(scene):
         account = (note.get("data") or {}).get("account")
         if account is not None:
-            check(isinstance(account.get("errors"), list) and isinstance(account.get("warnings"), list),
-                  "account objects in notifications carry errors and warnings (spec §6)")
+            checks.reports_problems(account, "an account in a notification (spec §6)")
 
 
 @when(parsers.parse('I create a "{type_id}" account "{label}" for the user "{owner}"'))
@@ -90,6 +90,4 @@ def delete(scene, label):
 
 @then(parsers.parse('the list shows the webhook "{label}"'))
 def list_shows(scene, label):
-    check(scene.reply.ok, f"expected the webhooks, got {scene.reply.describe()}")
-    ids = [w.get("id") for w in next(v for v in scene.reply.body.values() if isinstance(v, list))]
-    check(scene.webhooks[label]["id"] in ids, f"the webhook {label!r} is not listed")
+    check(scene.webhooks[label]["id"] in checks.ids_of(scene.reply, "webhooks"), f"the webhook {label!r} is not listed")
