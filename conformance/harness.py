@@ -11,8 +11,9 @@ from . import tags
 from .scene import Scene
 from .targets import open_target
 
-pytest_plugins = [f"ptas_sandbox.conformance.steps.{name}" for name in
-                  ("common", "tokens", "partners", "users", "auth", "versioning", "limits", "accounts", "oauth", "webhooks", "ui")]
+STEPS = ("common", "tokens", "partners", "users", "auth", "versioning", "limits", "accounts", "oauth", "webhooks",
+         "ui")
+pytest_plugins = [f"ptas_sandbox.conformance.steps.{name}" for name in STEPS]
 
 TARGET_PLUGIN = "ptas-conform-target"
 

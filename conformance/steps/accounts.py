@@ -169,7 +169,8 @@ def errors_warnings_details(scene):
     check(scene.reply.ok, f"expected the account, got {scene.reply.describe()}")
     for field in ("errors", "warnings", "warningDetails"):
         check(isinstance(scene.reply.body.get(field), list),
-              f"CreateAccount and UpdateAccount answer {field} (spec §4.3, §9 2.8.2), got {scene.reply.body.get(field)!r}")
+              f"CreateAccount and UpdateAccount answer {field} (spec §4.3, §9 2.8.2), "
+              f"got {scene.reply.body.get(field)!r}")
 
 
 @then("the account shows its statistics")

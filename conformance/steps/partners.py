@@ -94,12 +94,14 @@ def partner_named(scene, name):
 
 @then(parsers.parse('the list shows the child partner "{label}"'))
 def list_shows_child(scene, label):
-    check(child_id(scene, label) in checks.ids_of(scene.reply, "child partners"), f"the child partner {label!r} is not listed")
+    check(child_id(scene, label) in checks.ids_of(scene.reply, "child partners"),
+          f"the child partner {label!r} is not listed")
 
 
 @then(parsers.parse('the list does not show the child partner "{label}"'))
 def list_lacks_child(scene, label):
-    check(child_id(scene, label) not in checks.ids_of(scene.reply, "child partners"), f"the child partner {label!r} is still listed")
+    check(child_id(scene, label) not in checks.ids_of(scene.reply, "child partners"),
+          f"the child partner {label!r} is still listed")
 
 
 # -- tokens of child partners ------------------------------------------------------------------------------
