@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections import Counter, defaultdict
 
 import pytest
@@ -95,6 +96,7 @@ class Reporter:
         self.errors = []
         self.total = 0
         self.items = {}
+        self.started = time.monotonic()
 
     def pytest_configure(self, config):
         # Only the crash line reaches the output: native tracebacks spare pytest's source parsing on every failure.
@@ -149,7 +151,8 @@ class Reporter:
         return areas
 
     def summary(self):
-        lines = ["", f"summary by spec area ({self.target.describe()}):",
+        elapsed = time.monotonic() - self.started
+        lines = ["", f"summary by spec area ({self.target.describe()}, {elapsed:.1f} s):",
                  f"  {'area':14} {'spec':42} {'passed':>6} {'failed':>6} {'skipped':>7}"]
         for area, counts in sorted(self.per_area().items()):
             lines.append(f"  {area:14} {tags.AREAS.get(area, ''):42} {counts['passed']:>6} {counts['failed']:>6} "

@@ -106,6 +106,7 @@ def test_a_deployment_runs_only_contract_scenarios_and_cleans_up_after_itself(si
     left = [t["name"] for t in tokens[1:] if "id" in t and not t["isRevoked"] and not t["isExpired"]]
     assert left == []                                                          # tokens it made are revoked
     assert client.get("/partner/v2/partners", headers=me).json["partners"] == []
+    assert client.get("/partner/v2/accounts", headers=me).json["accounts"] == []
     assert all(u.get("deletedAt") for u in client.get("/partner/v2/users", headers=me).json["users"])
     partner = client.get("/partner/v2/partners/self", headers=me).json
     assert partner["email"] == world["partner"]["email"] and partner["redirectUrls"] == []
