@@ -46,3 +46,15 @@ Feature: Accounts of a user
     Then the request succeeds
     When "Jane's Bakery" lists the accounts
     Then the list does not show the account "shop"
+
+  @contract
+  Scenario: A user has one account per provider
+    Given a user "Jane's Bakery" with a "dummy" account "shop"
+    When I create a "dummy" account "second shop" for the user "Jane's Bakery" from its account type's fields
+    Then the request is refused
+
+  @sandbox
+  Scenario: The simulator answers a second account of the same provider with 409
+    Given a user "Jane's Bakery" with a "dummy" account "shop"
+    When I create a "dummy" account "second shop" for the user "Jane's Bakery" from its account type's fields
+    Then the answer is a problem with status 409

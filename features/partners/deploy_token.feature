@@ -46,3 +46,11 @@ Feature: The deploy token
     Given a child partner "Store 7"
     When "deploy" creates a token "stolen" for the child partner "Store 7" with scope "partner:read"
     Then the answer is a problem with status 404
+
+  @contract
+  Scenario: The main partner issues a new token for a child partner whose deploy token was lost
+    Given a child partner "On-premise 1" created by "deploy"
+    When I create a token "replacement" for the child partner "On-premise 1" with scope "partner:read"
+    Then the request succeeds
+    When "replacement" reads the partner's settings
+    Then the partner is named "On-premise 1"
