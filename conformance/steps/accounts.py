@@ -7,6 +7,7 @@ from a hard-coded account type.
 """
 
 import base64
+from datetime import datetime, timedelta, timezone
 
 from pytest_bdd import given, parsers, then, when
 
@@ -255,7 +256,7 @@ def transactions_carry(scene):
     rows = transactions(scene.reply)
     check(rows, "the account has transactions")
     for row in rows:
-        for field in ("createdAt", "orderNumber", "bookingText", "fields"):
+        for field in ("createdAt", "orderNumber", "bookingText", "reportId", "fields"):
             check(field in row, f"a transaction has {field} (spec §2)")
         check(isinstance(row["fields"], list), "a transaction's fields are a list")
 
@@ -342,3 +343,48 @@ def read_report(scene):
 def links_report(scene):
     linked = [t for t in transactions(scene.reply) if t.get("reportId")]
     check(linked, "transactions of a type with reports carry a reportId link (spec §2)")
+    scene.linked_report = linked[0]["reportId"]
+
+
+@when(parsers.parse('I search the transactions of the account "{label}" by that report'))
+def search_by_report(scene, label):
+    scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"reportId": scene.linked_report})
+
+
+@then("every transaction found links to that report")
+def all_linked(scene):
+    rows = transactions(scene.reply)
+    check(rows, "the search by reportId finds the transactions of that report")
+    others = {t.get("reportId") for t in rows} - {scene.linked_report}
+    check(not others, f"the reportId search returned transactions of other reports: {sorted(map(str, others))}")
+
+
+@when(parsers.parse('I search the transactions of the account "{label}" created since the {n:d}th one'))
+def search_since(scene, label, n):
+    rows = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))
+    scene.since = rows[n - 1]["createdAt"]
+    scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"createdAt": scene.since})
+
+
+@then("every transaction found was created at or after that time")
+def all_since(scene):
+    rows = transactions(scene.reply)
+    earlier = [t["createdAt"] for t in rows if checks.seconds_between(scene.since, t["createdAt"]) < 0]
+    check(rows and not earlier, f"transactions before {scene.since}: {earlier[:3]}")
+
+
+@then("the first page has no previous page and a next page")
+def first_page(scene):
+    transactions(scene.reply)
+    check(scene.reply.body["previousPageReference"] is None and scene.reply.body["nextPageReference"],
+          "the first of several pages: previousPageReference null, nextPageReference set")
+
+
+@when(parsers.parse('I ask the account "{label}" to re-read its transactions from {days:d} days ago'))
+def refresh(scene, label, days):
+    start = (datetime.now(timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT00:00:00.0000000Z")
+    if scene.target.simulator:      # the world clock, not this machine's
+        now = scene.must(scene.client.call("SandboxGetClock", token=scene.token), "read the clock").body["now"]
+        moment = datetime.fromtimestamp(checks.parse(now) / 1_000_000, timezone.utc) - timedelta(days=days)
+        start = moment.strftime("%Y-%m-%dT00:00:00.0000000Z")
+    scene.call("TriggerAccountRefresh", params={"id": account_id(scene, label)}, json={"startDate": start})

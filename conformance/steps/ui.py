@@ -78,3 +78,17 @@ def register(scene, name):
     scene.reply = scene.client.request(
         "POST", urlsplit(scene.ui_session["url"]).path, data=urlencode({"name": name, "email": "p@example.test"}),
         headers={"Content-Type": "application/x-www-form-urlencoded"})
+
+
+@when(parsers.parse('I open an account UI session for "{owner}" with the deprecated accountTypeId "{type_id}"'))
+def open_account_ui_deprecated(scene, owner, type_id):
+    reply = scene.call("CreateAccountUiSession", json={"accountTypeId": type_id, "userId": user_id(scene, owner)})
+    if reply.ok:
+        scene.ui_session = reply.body
+
+
+@then(parsers.parse('the session offers the account type "{type_id}"'))
+def offers_one(scene, type_id):
+    check(scene.reply.ok, f"expected the session, got {scene.reply.describe()}")
+    check(scene.reply.body.get("accountTypeIds") == [type_id],
+          f"accountTypeIds carries the type (spec §4.2 note 4), got {scene.reply.body.get('accountTypeIds')!r}")

@@ -21,3 +21,9 @@ Feature: Account UI sessions
     And the person fills in the "dummy" form on the session's page
     And I read the account UI session
     Then the session is Completed with an account
+
+  @contract
+  Scenario: The deprecated single accountTypeId still opens a session, answered as accountTypeIds
+    When I open an account UI session for "Jane's Bakery" with the deprecated accountTypeId "dummy"
+    Then the request succeeds
+    And the session offers the account type "dummy"

@@ -20,3 +20,11 @@ Feature: Reports
     When 172800 seconds pass
     And I read the transactions of the account "shop"
     Then some transaction links to a report
+
+  @contract @slow
+  Scenario: The reportId search finds the transactions of one report
+    When 172800 seconds pass
+    And I read the transactions of the account "shop"
+    Then some transaction links to a report
+    When I search the transactions of the account "shop" by that report
+    Then every transaction found links to that report

@@ -50,3 +50,21 @@ Feature: Transactions of an account
     Given a user "Max Hardware"
     When "Max Hardware" reads the transactions of the account "shop"
     Then the request is refused as forbidden or not found
+
+  @contract @slow
+  Scenario: TriggerAccountRefresh re-reads transactions from a start date
+    When 60 seconds pass
+    And I ask the account "shop" to re-read its transactions from 7 days ago
+    Then the request succeeds
+
+  @sandbox
+  Scenario: The createdAt search finds transactions from that time on
+    When 60 seconds pass
+    And I search the transactions of the account "shop" created since the 50th one
+    Then every transaction found was created at or after that time
+
+  @sandbox
+  Scenario: The first of several pages has only a next page reference
+    When 60 seconds pass
+    And I read the transactions of the account "shop"
+    Then the first page has no previous page and a next page
