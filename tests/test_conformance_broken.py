@@ -150,6 +150,30 @@ class MovedAndRenamed:
         return status, headers, json.dumps(data).encode()
 
 
+def no_statistics(environ, status, headers, body):
+    """GetAccount without the statistics object that tells a client whether new transactions exist."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "GET" and isinstance(data, dict) and "statistics" in data:
+        del data["statistics"]
+        return status, headers, json.dumps(data).encode()
+
+
+def users_refresh_by_default(environ, status, headers, body):
+    """A user token refreshing itself without user.token:create (spec §4.2 note 1: never granted by default)."""
+    if environ["PATH_INFO"].endswith("/users/self/tokens") and status.startswith("403"):
+        return "201 Created", [("Content-Type", "application/json")], json.dumps({
+            "accessToken": "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjp0cnVlfQ.c2lnbmF0dXJl", "scope": "account:all"}).encode()
+
+
+def pages_without_references(environ, status, headers, body):
+    """A transaction list without previousPageReference and nextPageReference (spec §4.3)."""
+    data = json_of(body)
+    if isinstance(data, dict) and "nextPageReference" in data:
+        data.pop("nextPageReference")
+        data.pop("previousPageReference", None)
+        return status, headers, json.dumps(data).encode()
+
+
 @pytest.fixture
 def simulator():
     app = create_app({"STATE": ":memory:", "START_SERVICES": False})
@@ -172,6 +196,9 @@ CAUGHT = [
      "A partner token gets an id only when it lives longer than one hour (600, has no id)"),
     (closed_schemas, "contract and versioning", "The documented schemas let responses grow new properties"),
     (removed_path_served, "contract and versioning", "An earlier path is no longer served: GET /users/{id}/token"),
+    (no_statistics, "contract and accounts", "The partner creates an account for its user from the account type's fields"),
+    (users_refresh_by_default, "contract and users", "user.token:create is never granted by default"),
+    (pages_without_references, "contract and transactions", "Transactions carry what the spec names"),
 ]
 
 
