@@ -21,8 +21,20 @@ TARGET_PLUGIN = "ptas-conform-target"
 class ChosenTarget:
     """Registered under TARGET_PLUGIN by a runner that built the target itself (a WSGI app, a broken target)."""
 
-    def __init__(self, target, slow=False):
-        self.target, self.slow = target, slow
+    def __init__(self, target, slow=False, opener=None):
+        self._target, self.slow, self.opener = target, slow, opener
+
+    @property
+    def target(self):
+        if self._target is None:
+            self._target = self.opener()
+        return self._target
+
+    def release(self):
+        """Close a target this plugin opened itself (it opens again when next needed); a given one stays open."""
+        if self.opener is not None and self._target is not None:
+            self._target.close()
+            self._target = None
 
 
 def pytest_addoption(parser):
@@ -37,25 +49,27 @@ def chosen(config):
     plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN) or next(
         (p for p in config.pluginmanager.get_plugins() if isinstance(p, ChosenTarget)), None)
     if plugin is None:
-        target = open_target(config.getoption("--conform-target", "sim"),
-                             config.getoption("--conform-token", None),
-                             config.getoption("--conform-openapi", None))
-        plugin = ChosenTarget(target, config.getoption("--conform-slow", False))
-        plugin.owned = True
+        options = [config.getoption(f"--conform-{name}", default) for name, default in
+                   (("target", "sim"), ("token", None), ("openapi", None))]
+        plugin = ChosenTarget(None, config.getoption("--conform-slow", False), lambda: open_target(*options))
         config.pluginmanager.register(plugin, TARGET_PLUGIN)
     return plugin
 
 
 def pytest_unconfigure(config):
     plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN)
-    if plugin is not None and getattr(plugin, "owned", False):
-        plugin.target.close()
+    if plugin is not None:
+        plugin.release()
         config.pluginmanager.unregister(plugin, TARGET_PLUGIN)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def conform_target(pytestconfig):
-    return chosen(pytestconfig).target
+    """The target, for the scenarios of one module: a simulator the harness opened itself closes after them,
+    so its background parts never outlive the suites in a longer test run."""
+    plugin = chosen(pytestconfig)
+    yield plugin.target
+    plugin.release()
 
 
 @pytest.fixture
