@@ -37,6 +37,9 @@ class Scene:
         self.tokens = {}        # name -> {"accessToken", "record", "owner"}
         self.users = {}         # name -> {"id", "accessToken", "token", "body"}
         self.partners = {}      # name -> child partner record
+        self.accounts = {}      # name -> account record
+        self.webhooks = {}      # name -> webhook record
+        self.account_types = {}  # id -> account type, read once
         self.reply = None
         self.replies = []       # replies of When steps, for checks over several of them
         self.undo = []

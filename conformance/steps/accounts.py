@@ -38,7 +38,7 @@ def form_for(account_type):
 
 
 def account_type(scene, type_id):
-    cache = scene.__dict__.setdefault("account_types", {})
+    cache = scene.account_types
     if type_id not in cache:
         reply = scene.must(scene.client.call("GetAccountType", token=scene.token, params={"id": type_id}),
                            f"read the account type {type_id}")
@@ -54,7 +54,7 @@ def create_account(scene, label, type_id, owner, by=None):
         body["userId"] = user_id(scene, owner)
     reply = scene.call("CreateAccount", by, json=body)
     if reply.ok and isinstance(reply.body, dict) and reply.body.get("id"):
-        scene.__dict__.setdefault("accounts", {})[label] = reply.body
+        scene.accounts[label] = reply.body
         if not scene.target.simulator:
             scene.undo.append(lambda: scene.client.call("DeleteAccount", token=scene.token,
                                                         params={"id": reply.body["id"]}))
@@ -62,7 +62,7 @@ def create_account(scene, label, type_id, owner, by=None):
 
 
 def account_id(scene, label):
-    accounts = scene.__dict__.get("accounts", {})
+    accounts = scene.accounts
     check(label in accounts, f"no account {label!r} was created in this scenario")
     return accounts[label]["id"]
 

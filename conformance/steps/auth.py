@@ -37,7 +37,7 @@ def owner(scene):
 
 
 def account(scene):
-    if "Scope Account" not in scene.__dict__.get("accounts", {}):
+    if "Scope Account" not in scene.accounts:
         scene.must(create_account(scene, "Scope Account", "dummy", owner(scene)), "create an account")
     return account_id(scene, "Scope Account")
 

@@ -91,7 +91,7 @@ def create_with_reference(scene, label):
             "authReference": scene.oauth["authReference"]}
     reply = scene.call("CreateAccount", json=body)
     if reply.ok:
-        scene.__dict__.setdefault("accounts", {})[label] = reply.body
+        scene.accounts[label] = reply.body
 
 
 @when(parsers.parse('I update the account "{label}" with the new authentication reference'))

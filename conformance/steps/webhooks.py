@@ -26,7 +26,7 @@ def subscribe(scene, label, kinds):
     reply = scene.call("CreateWebhook", json={"name": label, "callbackUrl": echo_url(scene, scene.bin),
                                               "events": kinds})
     if reply.ok:
-        scene.__dict__.setdefault("webhooks", {})[label] = reply.body
+        scene.webhooks[label] = reply.body
     return reply
 
 
