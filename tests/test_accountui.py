@@ -2,11 +2,13 @@
 updates the account through the accounts rules; GET /accountui/{id} tells the result."""
 
 import base64
+import io
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from ptas_sandbox.simulator.accountui import models
+from ptas_sandbox.simulator.oauth import models as oauth
 from ptas_sandbox.simulator.pages import ENV
 from tests.conftest import assert_problem
 
@@ -213,3 +215,55 @@ def test_posted_values_become_credentials_numbers_parsed_files_base64():
     assert values == {"n": 12, "s": "pw", "f": base64.b64encode(b"PEM").decode()}
     with pytest.raises(models.BadRequest):
         models.credentials(account_type, {"n": "twelve"}, {})
+
+
+def connect_on_page(client, session):
+    """Authorize on the page's Auth field and come back: the page URL the provider returned to."""
+    consent = client.post(path(session) + "/connect", data={"accountTypeId": "dummy-auth"}).headers["Location"]
+    back = urlsplit(client.post(urlsplit(consent).path, data={"decision": "approve"}).headers["Location"])
+    return {k: v[0] for k, v in parse_qs(back.query).items()}["reference"]
+
+
+def test_an_update_session_reconnects_an_oauth_account(client, world, user):
+    created = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
+    client.post(path(created), data={"accountTypeId": "dummy-auth", "authReference": connect_on_page(client, created)})
+    account_id = world.api.get(f"/accountui/{created['id']}").json["accountId"]
+    update = open_session(world.api, accountId=account_id, userId=user["id"])
+    reference = connect_on_page(client, update)
+    done = client.post(path(update), data={"accountTypeId": "dummy-auth", "authReference": reference})
+    assert done.status_code == 200, done.get_data(as_text=True)
+    assert world.api.get(f"/accountui/{update['id']}").json["status"] == "Completed"
+    again = client.post(path(open_session(world.api, accountId=account_id, userId=user["id"])),
+                        data={"accountTypeId": "dummy-auth", "authReference": reference})
+    assert again.status_code == 409                                 # the reference was used by the update
+
+
+def test_the_page_uploads_a_file_and_parses_a_number(client, world, user):
+    session = open_session(world.api, accountTypeIds=["sample-card-acquirer"], userId=user["id"])
+    html = client.get(path(session)).get_data(as_text=True)
+    assert 'accept="application/x-pem-file,application/x-x509-ca-cert,application/x-pkcs12"' in html
+    assert 'name="password"' not in html                     # deprecated and optional: left out
+    done = client.post(path(session), content_type="multipart/form-data", data={
+        "accountTypeId": "sample-card-acquirer", "merchantId": "M-1", "apiKey": "k", "terminalCount": "3",
+        "environment": "test", "certificate": (io.BytesIO(b"-----BEGIN CERTIFICATE-----"), "client.pem")})
+    assert done.status_code == 200, done.get_data(as_text=True)
+    account_id = world.api.get(f"/accountui/{session['id']}").json["accountId"]
+    account = world.api.get(f"/accounts/{account_id}")
+    assert account.json["accountTypeId"] == "sample-card-acquirer"
+
+
+def test_a_file_over_the_limit_is_refused_on_the_page(client, world, user):
+    session = open_session(world.api, accountTypeIds=["sample-card-acquirer"], userId=user["id"])
+    response = client.post(path(session), content_type="multipart/form-data", data={
+        "accountTypeId": "sample-card-acquirer", "merchantId": "M-1", "apiKey": "k",
+        "certificate": (io.BytesIO(b"x" * 20000), "big.pem")})
+    assert response.status_code == 400 and "16384" in response.get_data(as_text=True)
+    assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Pending"
+
+
+def test_an_expired_authorization_is_not_offered_for_submission(client, world, user):
+    session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
+    reference = connect_on_page(client, session)
+    world.api.advance(oauth.REFERENCE_LIFETIME // 1_000_000)
+    html = client.get(path(session) + f"?type=dummy-auth&reference={reference}").get_data(as_text=True)
+    assert 'name="authReference"' not in html and "expired" in html and 'id="connect"' in html

@@ -124,7 +124,7 @@ def test_redirect_url_that_is_not_absolute_http_is_refused(world, user, url):
 
 
 def test_partner_token_needs_a_user_of_its_own(world, other_world, user):
-    assert_problem(world.api.post("/oauth", json={"accountTypeId": "dummy-auth"}), 400)
+    assert_problem(world.api.post("/oauth", json={"accountTypeId": "dummy-auth"}), 404)
     stranger = other_world.user()[0]
     assert_problem(world.api.post("/oauth", json={"accountTypeId": "dummy-auth", "userId": stranger["id"]}), 404)
 

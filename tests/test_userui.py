@@ -112,3 +112,11 @@ def test_redirect_url_must_be_absolute_http(world):
 def test_unknown_page_key_is_a_404_page(client):
     response = client.get("/partner/v2/userui/pages/nope")
     assert response.status_code == 404 and response.mimetype == "text/html"
+
+
+def test_error_pages_escape_what_was_posted(client, world):
+    session = open_session(world)
+    response = client.post(path(session), data={"name": "Jane", "<script>alert(3)</script>": "x"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and 'id="error"' in html
+    assert "<script>alert(3)" not in html and "&lt;script&gt;alert(3)&lt;/script&gt;" in html

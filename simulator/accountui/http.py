@@ -5,7 +5,8 @@ import json
 
 from .. import scopes
 from ..account_types import models as account_types
-from ..oauth.http import consent_url, user_of
+from ..accounts import models as accounts
+from ..oauth.http import consent_url
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
 from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
@@ -37,7 +38,19 @@ CREATE = {"type": "object", "properties": {
     "accountId": {"type": "string", "description": "update this account instead of creating one"},
     "userId": {"type": "string", "description": "the user, when called with a partner token"},
     "redirectUrl": {**partners.URL_FIELD, "description": "where the page sends the person when done, "
-                    "with sessionId, status and accountId in the query"}}}
+                    "with sessionId, status and accountId in the query"}},
+    "anyOf": [{"required": ["accountTypeIds"]}, {"required": ["accountTypeId"]}, {"required": ["accountId"]}]}
+
+
+# The page's forms, documented (the handlers read and check call.request.form and .files themselves).
+CONNECT_FORM = {"type": "object", "properties": {"accountTypeId": {"type": "string", "minLength": 1}},
+                "required": ["accountTypeId"]}
+ACCOUNT_FORM = {"type": "object", "description": "accountTypeId, then one part per accountFields entry by its "
+                "name (a File field as a file part); authReference once an Auth field is authorized",
+                "properties": {"accountTypeId": {"type": "string", "minLength": 1},
+                               "authReference": {"type": "string"},
+                               "action": {"type": "string", "enum": ["submit", "cancel"]}},
+                "required": ["accountTypeId"], "additionalProperties": {"type": "string"}}
 
 
 def page_url(call, key):
@@ -56,7 +69,7 @@ def create_account_ui_session(call):
         raise Forbidden(f"An account UI session that {needed.split(':')[1]}s an account needs {needed}.",
                         requiredScopes=[needed])
     type_ids = body.get("accountTypeIds") or ([body["accountTypeId"]] if body.get("accountTypeId") else [])
-    row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_of(call, body.get("userId")),
+    row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=accounts.owner(call.ctx, call.principal, body.get("userId")),
                         account_type_ids=type_ids, account_id=body.get("accountId"),
                         redirect_url=body.get("redirectUrl"))
     return Reply(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
@@ -80,8 +93,9 @@ def form_page(call, ctx, row, account_type, styling, status=200, error=None, err
 
 
 @operation("GetAccountUiPage", "GET", "/accountui/pages/{key}", tokens=NO_AUTH,
-           query={"type": {"type": "string"}, "reference": {"type": "string"}, "status": {"type": "string"},
-                  "message": {"type": "string"}}, responses=PAGE)
+           query={"type": {"type": "string", "description": "the account type chosen"},
+                  "reference": {"type": "string", "description": "set by the OAuth2 return step"}},
+           responses=PAGE)
 @shown
 def get_account_ui_page(call, look):
     """The hosted page: a choice of account type, then the form built from its accountFields."""
@@ -96,7 +110,8 @@ def get_account_ui_page(call, look):
 
 
 @operation("ConnectAccountUiPage", "POST", "/accountui/pages/{key}/connect", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses=FORM)
+           consumes="application/x-www-form-urlencoded", body=CONNECT_FORM, example={"accountTypeId": "dummy-auth"},
+           responses=FORM)
 @shown
 def connect_account_ui_page(call, look):
     """The page's Auth field: start the OAuth2 flow; the provider returns the person to this page."""
@@ -113,7 +128,8 @@ FIXED_FIELDS = {"accountTypeId", "authReference", "action"}
 
 
 @operation("SubmitAccountUiPage", "POST", "/accountui/pages/{key}", tokens=NO_AUTH, consumes="multipart/form-data",
-           responses=FORM)
+           body=ACCOUNT_FORM, example={"accountTypeId": "dummy", "username": "jane", "password": "secret",
+                                       "action": "submit"}, responses=FORM)
 @shown
 def submit_account_ui_page(call, look):
     """Create or update the account from the form (or cancel); a refused attempt shows the form again."""

@@ -9,6 +9,8 @@ Failed (the person cancelled), or Expired (SESSION_LIFETIME passed on the world 
 import base64
 import json
 
+from ..account_types import models as account_types
+from ..accounts import models as accounts
 from ..oauth import models as oauth
 from ..partners.models import absolute_url
 from ..problems import BadRequest, Conflict, not_found
@@ -37,16 +39,6 @@ SESSION_LIFETIME = 60 * 60 * SECOND
 SHOWN_TYPES = ("Text", "Secret", "Number", "Choice", "File", "Auth")
 
 
-def account_types():
-    from ..account_types import models
-    return models
-
-
-def accounts():
-    from ..accounts import models
-    return models
-
-
 def status_of(ctx, row):
     if row["status"] == "Pending" and ctx.now >= row["expires_at"]:
         return "Expired"
@@ -67,12 +59,12 @@ def record(ctx, row, url):
 def known_types(ctx, type_ids):
     """The session's account types, each known (an unknown id is 404, as for CreateOauthRedirectUrl)."""
     for type_id in type_ids:
-        account_types().get(ctx, type_id)
+        account_types.get(ctx, type_id)
     return list(dict.fromkeys(type_ids))
 
 
 def target_account(ctx, partner_id, user_id, account_id):
-    row = accounts().load(ctx, account_id)
+    row = accounts.load(ctx, account_id)
     if row is None or row["partner_id"] != partner_id or row["user_id"] != user_id:
         raise not_found("account", account_id)
     return row
@@ -135,7 +127,7 @@ def chosen_type(ctx, row, type_id):
         type_id = type_ids[0]
     if type_id not in type_ids:
         raise BadRequest(f"Account type {type_id!r} is not offered by this session.")
-    return account_types().get(ctx, type_id)
+    return account_types.get(ctx, type_id)
 
 
 def connect(ctx, row, account_type, return_url):
@@ -149,8 +141,11 @@ def connection(ctx, row, account_type, reference):
     """The reference the page came back with, when it is this session's and usable: (reference, message)."""
     ref = oauth.by_id(ctx, reference) if reference else None
     if ref is None or ref["partner_id"] != row["partner_id"] or ref["user_id"] != row["user_id"] or \
-            ref["account_type_id"] != account_type["id"] or ref["used_at"] is not None:
+            ref["account_type_id"] != account_type["id"] or ref["used_at"] is not None or \
+            ref["account_id"] != row["target_account_id"]:
         return None, None
+    if oauth.is_expired(ctx, ref):
+        return None, "The authorization has expired; please authorize again."
     return (ref["id"] if ref["status"] == "Success" else None), ref["message"]
 
 
@@ -184,10 +179,10 @@ def submit(ctx, row, account_type, values):
     """Create (or update) the account through the accounts rules; the session completes with its id."""
     open_session(ctx, row)
     if row["target_account_id"]:
-        account = accounts().update(ctx, target_account(ctx, row["partner_id"], row["user_id"],
+        account = accounts.update(ctx, target_account(ctx, row["partner_id"], row["user_id"],
                                                         row["target_account_id"]), values)
     else:
-        account = accounts().create(ctx, partner_id=row["partner_id"], user_id=row["user_id"],
+        account = accounts.create(ctx, partner_id=row["partner_id"], user_id=row["user_id"],
                                     values={"accountTypeId": account_type["id"], **values})
     ctx.store.update("accountui_sessions", {"id": row["id"]}, status="Completed", account_id=account["id"],
                      error=None, completed_at=ctx.now)

@@ -7,12 +7,13 @@ X-Service-AuthMessage (spec §1), whether it redirects or shows the plain servic
 
 from urllib.parse import quote
 
+from ..account_types import models as account_types
+from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, NO_AUTH, component, operation
 from ..pages import FORM, PAGE, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import Reply, json_body
 from ..problems import BadRequest, Conflict, NotFound
-from ..users import models as users
 from . import models
 
 component("OauthRedirect", {
@@ -31,20 +32,9 @@ CREATE = {"type": "object", "properties": {
     "required": ["accountTypeId"]}
 
 
-def user_of(call, user_id):
-    """The user the reference is for: the caller itself, or (partner token) a live user of the partner."""
-    if call.principal.kind == "user":
-        if user_id not in (None, call.principal.user_id):
-            raise NotFound(f"No user with id {user_id!r}.")
-        return call.principal.user_id
-    if not user_id:
-        raise BadRequest("`userId` is required when a partner token calls this operation.")
-    return users.get(call.ctx, call.principal.partner_id, user_id, live=True)["id"]
-
-
 def oauth_type(ctx, type_id):
     """The account type, which must authenticate through OAuth2 (an accountField of Type Auth, spec §1)."""
-    found = account_type(ctx, type_id)
+    found = account_types.get(ctx, type_id)
     if not any(f.get("Type") == "Auth" for f in found["accountFields"]):
         raise BadRequest(f"Account type {type_id!r} does not use OAuth2 authentication (no field of Type Auth).")
     return found
@@ -71,7 +61,8 @@ def consent_url(call, key):
 def create_oauth_redirect_url(call):
     """Start the OAuth2 flow (spec §1 step 1): the provider URL to send the user to, and the authReference."""
     type_id, user_id, redirect_url = json_body(call, "accountTypeId", "userId", "redirectUrl")
-    return start(call, user_id=user_of(call, user_id), account_type_id=type_id, redirect_url=redirect_url)
+    user_id = accounts.owner(call.ctx, call.principal, user_id)
+    return start(call, user_id=user_id, account_type_id=type_id, redirect_url=redirect_url)
 
 
 @operation("CreateAccountOauthRedirectUrl", "POST", "/accounts/{id}/oauth", tokens=ANY_TOKEN,
@@ -81,10 +72,19 @@ def create_oauth_redirect_url(call):
            responses={201: "OauthRedirect"})
 def create_account_oauth_redirect_url(call):
     """Reconnect an OAuth2 account (spec §1): the authReference it gives is what UpdateAccount then takes."""
-    from ..accounts import models as accounts
     account = accounts.owned(call.ctx, call.principal, call.params["id"])
     return start(call, user_id=account["user_id"], account_type_id=account["type_id"], account_id=account["id"],
                  redirect_url=call.body.get("redirectUrl"))
+
+
+# The consent page's form, documented (the handler reads and checks call.request.form itself).
+CONSENT_FORM = {"type": "object", "properties": {
+    "decision": {"type": "string", "enum": ["approve", "deny", "notfound", "error", "outcome"],
+                 "description": "`outcome` takes the error named in `outcome`"},
+    "outcome": {"type": "string", "enum": ["notfound", "error"]},
+    "message": {"type": "string", "maxLength": models.MAX_MESSAGE, "description": "shown to the user"}},
+    "required": ["decision"], "additionalProperties": False,
+    "if": {"properties": {"decision": {"const": "outcome"}}}, "then": {"required": ["outcome"]}}
 
 
 def consent_reference(call):
@@ -95,9 +95,7 @@ def consent_reference(call):
     return world_ctx(call.sandbox, row["world"]), row
 
 
-def account_type(ctx, type_id):
-    from ..account_types import models as account_types
-    return account_types.get(ctx, type_id)
+
 
 
 @operation("GetOauthConsentPage", "GET", "/oauth/consent/{key}", tokens=NO_AUTH, responses=PAGE)
@@ -109,13 +107,14 @@ def get_oauth_consent_page(call, look):
         raise Conflict("This authorization was already answered; start a new one.")
     if models.is_expired(ctx, row):
         raise BadRequest("This authorization has expired; start a new one.")
-    provider = account_type(ctx, row["account_type_id"])["name"]
+    provider = account_types.get(ctx, row["account_type_id"])["name"]
     return page("consent.html", title=provider, provider=provider,
                 partner=partners.get(ctx, row["partner_id"])["name"], action=call.request.path)
 
 
 @operation("CompleteOauthConsent", "POST", "/oauth/consent/{key}", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses=FORM)
+           consumes="application/x-www-form-urlencoded", body=CONSENT_FORM, example={"decision": "approve"},
+           responses=FORM)
 @shown
 def complete_oauth_consent(call, look):
     """The user's answer, then the return step (spec §1 step 2): a redirect or the plain service page."""
@@ -126,7 +125,7 @@ def complete_oauth_consent(call, look):
     if not choice:
         raise BadRequest("The form needs a `decision` (approve, deny, notfound, error).")
     message = form.get("message")
-    if choice == "approve" and account_type(ctx, row["account_type_id"]).get("state") == "Outage":
+    if choice == "approve" and account_types.get(ctx, row["account_type_id"]).get("state") == "Outage":
         choice, message = "error", "The provider is in an outage; please try again later."
     return return_step(ctx, models.complete(ctx, row, choice, message))
 

@@ -17,7 +17,12 @@ component("UserUiSession", {
                    "completedAt": {"type": ["string", "null"], "format": "date-time"}},
     "required": ["id", "url", "status", "userId"],
 })
-FORM_FIELDS = {"name", "email"}
+# The registration form, documented (the handler reads and checks call.request.form itself).
+REGISTRATION_FORM = {"type": "object", "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
+    "email": {"type": "string", "maxLength": 254, "pattern": r"^$|^[^@\s]+@[^@\s]+\.[^@\s]+$"}},
+    "required": ["name"], "additionalProperties": False}
+FORM_FIELDS = set(REGISTRATION_FORM["properties"])
 
 
 def page_url(call, key):
@@ -58,7 +63,8 @@ def get_user_ui_page(call, look):
 
 
 @operation("SubmitUserUiPage", "POST", "/userui/pages/{key}", tokens=NO_AUTH,
-           consumes="application/x-www-form-urlencoded", responses=FORM)
+           consumes="application/x-www-form-urlencoded", body=REGISTRATION_FORM,
+           example={"name": "Jane's Bakery", "email": "jane@bakery.example"}, responses=FORM)
 @shown
 def submit_user_ui_page(call, look):
     """Register the person: a new user of the partner; the session completes (or the form shows the error)."""

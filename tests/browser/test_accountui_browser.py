@@ -65,3 +65,21 @@ def test_a_denied_authorization_shows_the_error_and_allows_another_try(page, rem
     page.click("#submit")
     page.wait_for_selector("#result")
     assert remote.get(f"/accountui/{session['id']}").json()["status"] == "Completed"
+
+
+def test_uploading_a_certificate_on_the_account_ui_page(page, remote, user):
+    session = open_session(remote, user, accountTypeIds=["sample-card-acquirer"])
+    page.goto(session["url"])
+    page.fill("#f-merchantId", "M-1")
+    page.fill("#f-apiKey", "key")
+    page.fill("#f-terminalCount", "4")
+    page.select_option("#f-environment", "test")
+    page.set_input_files("#f-certificate", files=[{"name": "client.pem", "mimeType": "application/x-pem-file",
+                                                   "buffer": b"-----BEGIN CERTIFICATE-----\n"}])
+    page.shots("filled")
+    page.click("#submit")
+    page.wait_for_selector("#result")
+    page.shots("done")
+    read = remote.get(f"/accountui/{session['id']}").json()
+    assert read["status"] == "Completed"
+    assert remote.get(f"/accounts/{read['accountId']}").json()["accountTypeId"] == "sample-card-acquirer"
