@@ -5,6 +5,8 @@ On a simulator "I" am the root partner of a fresh world; on a deployment "I" am 
 run, which is never revoked: steps that revoke make their own tokens first.
 """
 
+import base64
+import json
 import time
 import uuid
 
@@ -63,6 +65,9 @@ class Scene:
     def call(self, operation_id, actor="I", **kw):
         """A When-step call: the reply becomes `the response` for the Then steps."""
         token = kw.pop("token") if "token" in kw else self.bearer(actor)
+        if operation_id == "RevokePartnerOwnToken" and not self.target.simulator:
+            check(kw.get("params", {}).get("tokenId") != token_id_of(self.target.token),
+                  "the harness never revokes the token it was given")
         try:
             self.reply = self.client.call(operation_id, token=token, **kw)
         except UnknownOperation as error:
@@ -131,6 +136,15 @@ class Scene:
             except Exception:       # noqa: BLE001 - clean-up is best effort on a shared target
                 pass
         self.undo.clear()
+
+
+def token_id_of(jwt):
+    """The token id (`jti`) a JWT carries, when it is a JWT that says; None otherwise."""
+    try:
+        payload = jwt.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).get("jti")
+    except (AttributeError, IndexError, ValueError):
+        return None
 
 
 def listed_tokens(reply):

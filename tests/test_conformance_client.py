@@ -131,3 +131,15 @@ def test_a_slow_run_on_a_deployment_really_waits(monkeypatch):
     monkeypatch.setattr(scenes.time, "sleep", waited.append)
     scenes.Scene(Deployment(), Node("slow"), slow_allowed=True).time_passes(6)
     assert waited == [6]
+
+
+def test_the_given_token_is_never_revoked_on_a_deployment():
+    import base64
+    import json
+    from ptas_sandbox.conformance.scene import Scene
+    payload = base64.urlsafe_b64encode(json.dumps({"jti": "given-id"}).encode()).decode().rstrip("=")
+    deployment = Deployment()
+    deployment.token = f"eyJhbGciOiJIUzI1NiJ9.{payload}.c2ln"
+    scene = Scene(deployment)
+    with pytest.raises(AssertionError, match="never revokes the token it was given"):
+        scene.call("RevokePartnerOwnToken", params={"tokenId": "given-id"})
