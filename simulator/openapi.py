@@ -47,6 +47,8 @@ def describe(op):
     doc = {"operationId": op.id, "summary": op.summary, "tags": [op.area]}
     if op.deprecated:
         doc["deprecated"] = True
+    if op.callbacks:
+        doc["callbacks"] = op.callbacks
     if op.tokens == NO_AUTH:
         doc["security"] = []
     parameters = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}

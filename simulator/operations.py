@@ -36,6 +36,7 @@ class Operation:
     summary: str = ""
     control: bool = False        # outside the service prefix, not rate limited
     deprecated: bool = False
+    callbacks: dict | None = None   # OpenAPI `callbacks`: requests the service makes because of this operation
     consumes: str = "application/json"   # anything else: the handler gets the raw bytes as call.body
     atomic: bool = True          # False: the handler runs outside a store transaction (it waits on other threads)
 

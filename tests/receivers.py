@@ -15,8 +15,8 @@ class Receiver:
     """A werkzeug server answering `status`, after holding each request up to `hold` seconds (or until
     `release()`): slow receivers are receivers that hold longer than the dispatcher's timeout."""
 
-    def __init__(self, status=200, hold=0.0):
-        self.status, self.hold = status, hold
+    def __init__(self, status=200, hold=0.0, answer="received"):
+        self.status, self.hold, self.answer = status, hold, answer
         self.requests = []
         self.arrived = threading.Event()
         self._count = threading.Condition()
@@ -38,7 +38,7 @@ class Receiver:
         self.arrived.set()
         if self.hold:
             self._released.wait(self.hold)
-        return Response("received", self.status)(environ, start_response)
+        return Response(self.answer, self.status)(environ, start_response)
 
     def wait_for(self, n, timeout=10):
         """True once `n` requests have arrived (waits on the arrivals, never a fixed sleep)."""

@@ -90,6 +90,18 @@ def test_a_receiver_that_recovers_gets_the_retry(world, api, receivers):
     assert failing.requests[0]["body"] == healthy.requests[0]["body"]
 
 
+def test_only_the_start_of_a_huge_answer_is_kept(world):
+    chatty = Receiver(answer="x" * 5_000_000)
+    try:
+        subscribe(world, chatty.url)
+        world.api.post("/testevents/accountcreated")
+        flush(world)
+        [attempt] = log_of(world)
+        assert attempt["status"] == "succeeded" and attempt["response"]["body"] == "x" * 2048
+    finally:
+        chatty.close()
+
+
 def test_a_dead_receiver_does_not_delay_a_live_one_in_a_flush(world, receivers):
     silent, live = receivers("silent"), receivers()
     dead_hook = subscribe(world, silent.url)

@@ -161,5 +161,14 @@ def test_webhook_operations_are_in_the_openapi_document(api):
     assert "/partner/v2/testevents/transactionsimported" in document["paths"]
 
 
+def test_create_webhook_documents_the_notification_as_an_openapi_callback(api):
+    create = api.get("/openapi.json").json["paths"]["/partner/v2/webhooks"]["post"]
+    [callback] = create["callbacks"]["notification"].values()
+    notification = callback["post"]
+    assert notification["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Notification"}
+    assert {p["name"] for p in notification["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}
+
+
 def test_the_removed_test_paths_under_webhooks_are_gone(world):
     assert_problem(world.api.post("/webhooks/test-events"), 404)

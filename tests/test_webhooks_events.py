@@ -143,6 +143,8 @@ def test_each_test_event_sends_a_test_notification_of_its_kind(api, world, kind)
         assert isinstance(thing["errors"], list) and isinstance(thing["warnings"], list)
     if kind == "AccountUpdated":
         assert data["account"]["errors"], "a test AccountUpdated shows an account problem"
+    if kind == "AccountTypeUpdated":
+        assert data["accountType"]["accountFields"] and data["accountType"]["state"] in ("Degraded", "Outage")
 
 
 def test_a_test_event_goes_only_to_webhooks_subscribed_to_its_kind(api, world):
@@ -191,6 +193,14 @@ def test_a_failing_echo_is_retried_on_the_world_clock(api, world):
     assert [(a["attempt"], a["status"]) for a in attempts] == [(1, "failed"), (2, "succeeded")]
     captures = captured(api, "flaky")
     assert len(captures) == 2 and captures[0]["headers"]["Webhook-Id"] == captures[1]["headers"]["Webhook-Id"]
+
+
+def test_one_flush_delivers_a_backlog_longer_than_the_attempts_allowed_at_once(app, api, world):
+    subscribe(world, "backlog")
+    for n in range(9):
+        emit(app, world, "AccountUpdated", {"account": {"id": f"a{n}"}, "userId": "u1"})
+    assert flush(world) == {"attempted": 9, "pending": 0, "nextDueAt": None}
+    assert len(captured(api, "backlog")) == 9
 
 
 def test_flush_needs_a_token_of_the_world(api):

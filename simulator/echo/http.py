@@ -42,11 +42,13 @@ ATTEMPT = component("DeliveryAttempt", {
     "required": ["id", "webhookId", "eventId", "eventType", "attempt", "status", "dueAt", "request", "final"],
 })
 component("DeliveryLog", {"type": "object", "properties": {
-    "deliveries": {"type": "array", "items": ATTEMPT}, "backoffSeconds": {"type": "array", "items": {"type": "integer"}}},
+    "deliveries": {"type": "array", "items": ATTEMPT},
+    "backoffSeconds": {"type": "array", "items": {"type": "integer"}}},
     "required": ["deliveries", "backoffSeconds"]})
 component("FlushResult", {"type": "object", "properties": {
     "attempted": {"type": "integer"}, "pending": {"type": "integer"},
-    "nextDueAt": {"type": ["string", "null"], "format": "date-time"}}, "required": ["attempted", "pending", "nextDueAt"]})
+    "nextDueAt": {"type": ["string", "null"], "format": "date-time"}},
+    "required": ["attempted", "pending", "nextDueAt"]})
 
 
 @operation("SandboxEchoCapture", "POST", "/_sandbox/echo/{bin}", tokens=NO_AUTH, control=True, body={},

@@ -56,7 +56,8 @@ def worlds_section(sandbox):
         hooks = sandbox.store.one("SELECT COUNT(*) AS n FROM webhooks WHERE world = ?", (world.id,))["n"]
         rows.append([escape(world.id), escape(render(sandbox.worlds.now(world))),
                      "frozen" if world.frozen else "running", escape(world.scenario or ""), str(hooks)])
-    return f"<h2>Worlds (the latest {WORLDS_SHOWN})</h2>" + table(["world", "clock", "", "scenario", "webhooks"], rows, "No worlds yet.")
+    return (f"<h2>Worlds (the latest {WORLDS_SHOWN})</h2>"
+            + table(["world", "clock", "", "scenario", "webhooks"], rows, "No worlds yet."))
 
 
 def captures_section(sandbox, bin_):
@@ -77,11 +78,12 @@ def deliveries_section(sandbox, credential):
         return f"<h2>Deliveries</h2><p class=muted>{escape(reason)}</p>"
     rows = []
     for d in reversed(webhooks.log(sandbox.store, world.id, limit=100)):
-        outcome = (f"HTTP {d['response']['status']}" if d["response"] else "") + (f" {d['error']}" if d["error"] else "")
+        outcome = " ".join(filter(None, [d["response"] and f"HTTP {d['response']['status']}", d["error"]]))
         css = "ok" if d["status"] == "succeeded" else "bad" if d["status"] == "failed" else "muted"
-        rows.append([escape(d["attemptedAt"] or d["dueAt"]), escape(d["eventType"]) + (" (test)" if d["isTest"] else ""),
+        event = escape(d["eventType"]) + (" (test)" if d["isTest"] else "")
+        rows.append([escape(d["attemptedAt"] or d["dueAt"]), event,
                      str(d["attempt"]), escape(d["url"]), f'<span class="{css}">{escape(d["status"])}</span>',
-                     escape(outcome.strip()), escape("" if d["durationMs"] is None else f"{d['durationMs']:.1f} ms"),
+                     escape(outcome), escape("" if d["durationMs"] is None else f"{d['durationMs']:.1f} ms"),
                      escape(d["nextRetryAt"] or ""), pre(d["request"]["body"])])
     return (f"<h2>Deliveries of world {escape(world.id)}</h2>"
             + table(["at", "event", "attempt", "callback", "status", "outcome", "duration", "next retry", "body"],

@@ -1,6 +1,7 @@
 """The webhook dispatcher: a background thread that fans outbox events out to subscriptions and sends due
 attempts over HTTP from a small thread pool, so the API call that caused an event never waits and one slow or
-dead receiver never holds up the others.
+dead receiver never holds up the others (at most WEBHOOK_PARALLEL_PER_WEBHOOK of its attempts are on the wire;
+its backlog waits in the store, not in the pool's queue).
 
 The store is one connection behind a lock: claiming and recording are short transactions, and no transaction
 is held while a request is on the wire. World clocks decide when an attempt is due; the thread wakes every
@@ -33,7 +34,6 @@ class Dispatcher:
         self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
         self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
-        self.client = app.test_client()
         self.served = False          # set once a real server hands the app a request
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -79,7 +79,7 @@ class Dispatcher:
         self._last_settle = time.monotonic()
         for row in self.store.all("SELECT DISTINCT world FROM webhooks WHERE is_active = 1"):
             world = self.sandbox.worlds.get(row["world"])
-            if world is not None:
+            if world is not None and not world.frozen:      # a frozen clock brings nothing new
                 with self.app.app_context():
                     self.sandbox.settle(world)
 
@@ -114,13 +114,13 @@ class Dispatcher:
         while True:
             with self._idle:
                 before = self._in_flight.get(world.id, 0)
-            attempts += len(self.dispatch([world.id]))
+            started = len(self.dispatch([world.id]))
+            attempts += started
             with self._idle:
-                if before == 0 and self._in_flight.get(world.id, 0) == 0:
-                    return attempts          # nothing was out, and nothing was due
-                # Wait for one attempt to end: it may free a webhook's slot or schedule nothing new.
-                current = self._in_flight.get(world.id, 0)
-                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(current, 1),
+                if not started and not before and not self._in_flight.get(world.id, 0):
+                    return attempts          # nothing was out, nothing was due
+                # Wait for an attempt to end: it frees its webhook's slot for the next due one.
+                self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(before + started, 1),
                                     timeout=self.timeout + 5)
 
     def _send(self, job):
@@ -155,12 +155,15 @@ class Dispatcher:
         url = job["url"]
         if self._in_process(url):
             parts = urlsplit(url)
-            response = self.client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
+            client = self.app.test_client()     # one per attempt: a test client is not safe to share across threads
+            response = client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
                                         data=job["body"].encode(), headers=job["headers"])
             return response.status_code, response.get_data(as_text=True)
-        response = requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
-                                 allow_redirects=False)
-        return response.status_code, response.text
+        # Streamed, and only the start of the answer read: a receiver answering a huge body costs nothing.
+        with requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
+                           allow_redirects=False, stream=True) as response:
+            head = response.raw.read(models.RESPONSE_BODY_KEPT, decode_content=True)
+            return response.status_code, head.decode(response.encoding or "utf-8", "replace")
 
     def _in_process(self, url):
         """A callback at the app itself while no server runs it (the Flask test client's base URL) is called

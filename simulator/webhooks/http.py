@@ -5,7 +5,7 @@ test events; partner tokens only (a webhook belongs to a partner, not to a user)
 """
 
 from .. import events
-from ..operations import PARTNER_ONLY, component, operation
+from ..operations import PARTNER_ONLY, component, operation, ref
 from ..partners.models import URL_FIELD
 from ..pipeline import Reply
 from ..timestamps import render
@@ -39,6 +39,22 @@ component("Notification", {
                    "data": {"type": "object"}},
     "required": ["id", "eventType", "createdAt", "data"],
 })
+SIGNATURE_HEADERS = [
+    {"name": "webhook-id", "in": "header", "required": True, "schema": {"type": "string"},
+     "description": "the event id: the same on every retry, for deduplication"},
+    {"name": "webhook-timestamp", "in": "header", "required": True, "schema": {"type": "string"},
+     "description": "Unix seconds of the attempt, on the world clock"},
+    {"name": "webhook-signature", "in": "header", "required": True, "schema": {"type": "string"},
+     "description": "v1,<base64 HMAC-SHA256 of {webhook-id}.{webhook-timestamp}.{body} keyed by the secret>"},
+]
+# Spec §9 webhook 1.3.0: CreateWebhook describes the notifications it causes as an OpenAPI callback.
+NOTIFICATION_CALLBACK = {"notification": {"{$request.body#/callbackUrl}": {"post": {
+    "summary": "A notification of an event kind the webhook subscribes to (docs/webhooks.md)",
+    "parameters": SIGNATURE_HEADERS,
+    "requestBody": {"required": True, "content": {"application/json": {"schema": ref("Notification")}}},
+    "responses": {"2XX": {"description": "Received; any other answer, or none within the timeout, is retried "
+                                         "after 30 s, 2 min, 10 min and 1 h of world time"}},
+}}}}
 EXAMPLE = {"name": "order sync", "callbackUrl": "http://localhost/_sandbox/echo/my-bin",
            "events": ["AccountCreated", "AccountUpdated", "AccountDeleted", "TransactionsImported",
                       "AccountTypeUpdated"]}
@@ -47,7 +63,7 @@ READ, WRITE = ("partner:read",), ("partner:update",)
 
 @operation("CreateWebhook", "POST", "/webhooks", tokens=PARTNER_ONLY, scopes=WRITE,
            body={"type": "object", "properties": FIELDS, "required": ["callbackUrl", "events"]},
-           example=EXAMPLE, responses={201: "Webhook"})
+           example=EXAMPLE, responses={201: "Webhook"}, callbacks=NOTIFICATION_CALLBACK)
 def create_webhook(call):
     """Subscribe a callback URL to event kinds."""
     return Reply(201, models.create(call.ctx, call.principal.partner_id, call.body))
@@ -97,7 +113,8 @@ def send_test(call, kind):
                        "isTest": True, "data": data})
 
 
-def test_event_operation(kind):
+def declare_test_event(kind):
+    """One operation per active kind (spec §4.2): POST /testevents/{kind in lower case}."""
     name = f"SendTest{kind}"
     path = f"/testevents/{kind.lower()}"
 
@@ -111,4 +128,4 @@ def test_event_operation(kind):
 
 
 for _kind in events.ACTIVE:
-    globals()[f"send_test_{_kind.lower()}"] = test_event_operation(_kind)
+    globals()[f"send_test_{_kind.lower()}"] = declare_test_event(_kind)

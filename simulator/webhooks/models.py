@@ -232,11 +232,13 @@ def claim(store, world, now, busy=None, per_webhook=2):
     fan-out are cancelled instead. Call inside a transaction.
     """
     out = dict(busy or {})
+    full = [webhook for webhook, n in out.items() if n >= per_webhook]   # their backlog is not even read
     jobs = []
     rows = store.all("SELECT d.*, w.secret, w.is_active, w.callback_url FROM webhook_deliveries d "
                      "LEFT JOIN webhooks w ON w.id = d.webhook_id "
-                     "WHERE d.status = 'pending' AND d.world = ? AND d.due_at <= ? ORDER BY d.due_at, d.seq",
-                     (world, now))
+                     "WHERE d.status = 'pending' AND d.world = ? AND d.due_at <= ? "
+                     f"AND d.webhook_id NOT IN ({', '.join('?' * len(full))}) ORDER BY d.due_at, d.seq",
+                     (world, now, *full))
     for row in rows:
         if row["secret"] is None or not row["is_active"]:
             store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",

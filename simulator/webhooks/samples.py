@@ -4,6 +4,7 @@ replayed world sends the same bytes."""
 
 import random
 
+from ..account_types import models as account_types
 from ..timestamps import SECOND, render
 from ..worlds import derived_id
 
@@ -46,10 +47,10 @@ def data_for(kind, ctx, number):
     user_id = derived_id("sample-user", seed, number)
     if kind == "AccountTypeUpdated":
         state = rng.choice(["Degraded", "Outage"])
-        return {"accountType": {"id": "dummy", "name": "Dummy provider", "hasPspReports": False, "state": state,
-                                "errors": [{"code": PROBLEMS[2][0], "message": PROBLEMS[2][1]}]
-                                if state == "Outage" else [],
-                                "warnings": [{"code": NOTICES[2][0], "message": NOTICES[2][1]}]}}
+        account_type = account_types.get(ctx, "dummy")     # the real record, as GetAccountType shows it
+        account_type.update(state=state, errors=[{"code": PROBLEMS[2][0], "message": PROBLEMS[2][1]}]
+                            if state == "Outage" else [], warnings=[{"code": NOTICES[2][0], "message": NOTICES[2][1]}])
+        return {"accountType": account_type}
     if kind == "TransactionsImported":
         acct = account(rng, ctx.world, now, user_id, "dummy-report")
         count = rng.randint(1, 250)
