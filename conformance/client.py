@@ -1,0 +1,152 @@
+"""The one client interface of the harness: a transport (WSGI in-process, or HTTP) plus good manners.
+
+Good manners on a shared target: pace under the global limit of spec §8 (100 requests per 60 s) on the client
+side, honour 429 with `Retry-After`, and keep every reply so a step can check all of them (date-times).
+"""
+
+import json as jsonlib
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from .operations import Operations
+
+NOTHING = object()
+
+
+@dataclass
+class Reply:
+    method: str
+    path: str
+    status: int
+    headers: dict            # lower-case names
+    text: str
+    body: object = None      # parsed JSON, when the body is JSON
+    operation: str | None = None
+
+    @property
+    def content_type(self):
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    @property
+    def ok(self):
+        return 200 <= self.status < 300
+
+    def describe(self):
+        """One line for failure messages (callers redact it)."""
+        return f"{self.operation or self.method + ' ' + self.path} answered {self.status}: {self.text[:400]}"
+
+
+def parse_json(text):
+    try:
+        return jsonlib.loads(text) if text.strip() else None
+    except ValueError:
+        return None
+
+
+class WsgiTransport:
+    """In-process: a WSGI application (the simulator, or one wrapped to misbehave) through Werkzeug's client."""
+
+    def __init__(self, app):
+        from werkzeug.test import Client
+        self.app = app
+        self._client = Client(app)
+
+    def send(self, method, path, headers, data, query):
+        response = self._client.open(path, method=method, headers=headers, data=data, query_string=query)
+        try:
+            text = response.get_data(as_text=True)
+            return response.status_code, {k.lower(): v for k, v in response.headers.items()}, text
+        finally:
+            response.close()
+
+
+class HttpTransport:
+    """Over the network, with `requests`; `base_url` may carry a path of its own."""
+
+    def __init__(self, base_url, timeout=60):
+        import requests
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._session = requests.Session()
+
+    def send(self, method, path, headers, data, query):
+        response = self._session.request(method, self.base_url + path, headers=headers, data=data, params=query,
+                                         timeout=self.timeout, allow_redirects=False)
+        return response.status_code, {k.lower(): v for k, v in response.headers.items()}, response.text
+
+    def close(self):
+        self._session.close()
+
+
+class Throttle:
+    """A sliding window on the client side: at most `limit` requests in any `window` seconds."""
+
+    def __init__(self, limit=90, window=60.0, clock=time.monotonic, sleep=time.sleep):
+        self.limit, self.window, self.clock, self.sleep = limit, window, clock, sleep
+        self._sent = deque()
+        self._lock = threading.Lock()
+
+    def wait(self):
+        with self._lock:
+            while True:
+                now = self.clock()
+                while self._sent and self._sent[0] <= now - self.window:
+                    self._sent.popleft()
+                if len(self._sent) < self.limit:
+                    self._sent.append(now)
+                    return
+                self.sleep(self._sent[0] + self.window - now)
+
+
+@dataclass
+class Client:
+    transport: object
+    operations: Operations
+    throttle: Throttle | None = None
+    sleep: object = time.sleep
+    max_retry_after: float = 120.0
+    replies: list = field(default_factory=list)
+
+    def call(self, operation_id, token=None, params=None, query=None, json=NOTHING, headers=None, **options):
+        """Call an operation by its operationId; the path comes from the target's OpenAPI document."""
+        method, path = self.operations.resolve(operation_id, params)
+        return self.request(method, path, token=token, query=query, json=json, headers=headers,
+                            operation=operation_id, **options)
+
+    def request(self, method, path, token=None, query=None, json=NOTHING, headers=None, data=None,
+                operation=None, honour_429=True, paced=True, record=True):
+        headers = dict(headers or {})
+        if token is not None:
+            headers.setdefault("Authorization", f"Bearer {token}")
+        if json is not NOTHING:
+            data = jsonlib.dumps(json)
+            headers.setdefault("Content-Type", "application/json")
+        headers.setdefault("Accept", "application/json, application/problem+json")
+        for attempt in range(4):
+            if paced and self.throttle:
+                self.throttle.wait()
+            status, response_headers, text = self.transport.send(method, path, headers, data, query)
+            if status != 429 or not honour_429 or attempt == 3:
+                break
+            self.sleep(min(retry_after(response_headers), self.max_retry_after))
+        reply = Reply(method, path, status, response_headers, text, parse_json(text), operation)
+        if record:
+            self.replies.append(reply)
+        return reply
+
+
+def retry_after(headers):
+    """Seconds to wait from a `Retry-After` header (seconds, or an HTTP date); 1 s when absent or unreadable."""
+    value = headers.get("retry-after", "")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+    from datetime import datetime, timezone
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
+    except (TypeError, ValueError):
+        return 1.0

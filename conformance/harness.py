@@ -1,0 +1,98 @@
+"""The pytest plugin of the conformance suites: target options, the scene of each scenario, the step modules,
+and which tags a target can run.
+
+Loaded by `ptas conform` (with `-p`) and by the project's own tests (`pytest_plugins`); never by a partner's
+test run, which gets only `plugin.py`.
+"""
+
+import pytest
+
+from . import tags
+from .scene import Scene
+from .targets import open_target
+
+STEPS = ("common", "tokens", "partners", "users", "auth", "versioning", "limits", "accounts", "oauth", "webhooks",
+         "ui")
+pytest_plugins = [f"ptas_sandbox.conformance.steps.{name}" for name in STEPS]
+
+TARGET_PLUGIN = "ptas-conform-target"
+
+
+class ChosenTarget:
+    """Registered under TARGET_PLUGIN by a runner that built the target itself (a WSGI app, a broken target)."""
+
+    def __init__(self, target, slow=False, opener=None):
+        self._target, self.slow, self.opener = target, slow, opener
+
+    @property
+    def target(self):
+        if self._target is None:
+            self._target = self.opener()
+        return self._target
+
+    def release(self):
+        """Close a target this plugin opened itself (it opens again when next needed); a given one stays open."""
+        if self.opener is not None and self._target is not None:
+            self._target.close()
+            self._target = None
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ptas-conform", "ptas conformance suites")
+    group.addoption("--conform-target", default="sim", help="`sim` or the base URL of a target")
+    group.addoption("--conform-token", default=None, help="a partner token for a deployment")
+    group.addoption("--conform-openapi", default=None, help="the target's OpenAPI document (path or URL)")
+    group.addoption("--conform-slow", action="store_true", help="let @slow scenarios wait in real time")
+
+
+def chosen(config):
+    plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN) or next(
+        (p for p in config.pluginmanager.get_plugins() if isinstance(p, ChosenTarget)), None)
+    if plugin is None:
+        options = [config.getoption(f"--conform-{name}", default) for name, default in
+                   (("target", "sim"), ("token", None), ("openapi", None))]
+        plugin = ChosenTarget(None, config.getoption("--conform-slow", False), lambda: open_target(*options))
+        config.pluginmanager.register(plugin, TARGET_PLUGIN)
+    return plugin
+
+
+def pytest_unconfigure(config):
+    plugin = config.pluginmanager.get_plugin(TARGET_PLUGIN)
+    if plugin is not None:
+        plugin.release()
+        config.pluginmanager.unregister(plugin, TARGET_PLUGIN)
+
+
+@pytest.fixture(scope="module")
+def conform_target(pytestconfig):
+    """The target, for the scenarios of one module: a simulator the harness opened itself closes after them,
+    so its background parts never outlive the suites in a longer test run."""
+    plugin = chosen(pytestconfig)
+    yield plugin.target
+    plugin.release()
+
+
+@pytest.fixture
+def scene(request, conform_target):
+    """The scenario's stage on the target: a fresh world on a simulator, the given token on a deployment."""
+    current = Scene(conform_target, request.node, slow_allowed=chosen(request.config).slow)
+    yield current
+    current.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """A deployment runs only @contract scenarios, and @slow ones only when asked: the rest are deselected."""
+    if not any(tags.is_scenario(item) for item in items):
+        return
+    target = chosen(config).target
+    if target.simulator:
+        return
+    keep, drop = [], []
+    for item in items:
+        reason = tags.unsuitable(item, simulator=False, slow=chosen(config).slow) if tags.is_scenario(item) else None
+        (drop if reason else keep).append(item)
+        if reason:
+            item.stash[tags.DESELECTED] = reason
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

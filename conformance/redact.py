@@ -1,0 +1,37 @@
+"""Never print a token in full: masks for bearer tokens in anything the harness writes (output, reports)."""
+
+import re
+
+JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_secrets = set()
+
+
+def mask(token):
+    """The first six and last four characters of a token, enough to tell tokens apart, never enough to use one."""
+    if not token:
+        return "(none)"
+    token = str(token)
+    return f"{token[:6]}…{token[-4:]}" if len(token) > 16 else "…" * 3
+
+
+def remember(token):
+    """A token that is not a JWT (a deployment may issue opaque ones) is masked wherever it appears, too."""
+    if token and len(token) > 8:
+        _secrets.add(str(token))
+
+
+def redact(text):
+    if not isinstance(text, str):
+        text = str(text)
+    for secret in _secrets:
+        text = text.replace(secret, mask(secret))
+    return JWT.sub(lambda m: mask(m.group(0)), text)
+
+
+def redact_file(path):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    cleaned = redact(text)
+    if cleaned != text:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(cleaned)

@@ -1,0 +1,156 @@
+"""One scenario's state: who "I" am on the target, the tokens, users and child partners the steps made, the
+last reply, and what to undo afterwards on a deployment (the harness removes what it created).
+
+On a simulator "I" am the root partner of a fresh world; on a deployment "I" am the partner token given to the
+run, which is never revoked: steps that revoke make their own tokens first.
+"""
+
+import base64
+import json
+import time
+import uuid
+
+import pytest
+
+from .operations import SIMULATOR_NAMES, UnknownOperation
+from .redact import redact
+
+MAX_WAIT = 300          # seconds a @slow scenario may really wait on a deployment
+ME = ("I", "me", "my", "the partner")
+
+
+class Precondition(AssertionError):
+    """A Given step could not set the stage: the target refused what the scenario needs."""
+
+
+def check(condition, message):
+    """An assertion whose message never shows a token in full (pytest shows only this message and the line)."""
+    __tracebackhide__ = True
+    if not condition:
+        raise AssertionError(redact(message))
+
+
+class Scene:
+    def __init__(self, target, node=None, slow_allowed=False):
+        self.target = target
+        self.client = target.client()
+        self.node = node
+        self.slow_allowed = slow_allowed
+        self.tokens = {}        # name -> {"accessToken", "record", "owner"}
+        self.users = {}         # name -> {"id", "accessToken", "token", "body"}
+        self.partners = {}      # name -> child partner record
+        self.accounts = {}      # name -> account record
+        self.webhooks = {}      # name -> webhook record
+        self.account_types = {}  # id -> account type, read once
+        self.reply = None
+        self.replies = []       # replies of When steps, for checks over several of them
+        self.undo = []
+        self.suffix = "" if target.simulator else " " + uuid.uuid4().hex[:8]
+        if target.simulator:
+            self.token, self.world = target.new_world(self.client)
+        else:
+            self.token, self.world = target.token, None
+
+    # -- who calls -------------------------------------------------------------------------------------------
+    def bearer(self, actor):
+        actor = actor.strip('"')
+        if actor in ME:
+            return self.token
+        if actor in self.tokens:
+            return self.tokens[actor]["accessToken"]
+        if actor in self.users:
+            return self.users[actor]["accessToken"]
+        raise KeyError(f"no token or user called {actor!r} in this scenario")
+
+    def call(self, operation_id, actor="I", **kw):
+        """A When-step call: the reply becomes `the response` for the Then steps."""
+        token = kw.pop("token") if "token" in kw else self.bearer(actor)
+        if operation_id == "RevokePartnerOwnToken" and not self.target.simulator:
+            check(kw.get("params", {}).get("tokenId") != token_id_of(self.target.token),
+                  "the harness never revokes the token it was given")
+        try:
+            self.reply = self.client.call(operation_id, token=token, **kw)
+        except UnknownOperation as error:
+            if operation_id in SIMULATOR_NAMES:
+                pytest.skip(f"the target's document does not name {operation_id} (the spec gives it no name)")
+            raise AssertionError(f"the target does not offer {operation_id}, an operation of the spec: {error}")
+        self.replies.append(self.reply)
+        return self.reply
+
+    def must(self, reply, what):
+        """A Given-step call must succeed; otherwise the stage cannot be set (said without showing tokens)."""
+        if not reply.ok:
+            raise Precondition(redact(f"could not {what}: {reply.describe()}"))
+        return reply
+
+    def name(self, label):
+        """A label unique on a shared deployment (previous runs may have left a token of the same name)."""
+        return label + self.suffix
+
+    # -- tokens ---------------------------------------------------------------------------------------------
+    def remember_token(self, name, body, owner="I"):
+        self.tokens[name] = {"accessToken": body.get("accessToken"), "record": body, "owner": owner}
+        if not self.target.simulator and body.get("id"):
+            if owner == "I":
+                self.undo.append(lambda: self.client.call("RevokePartnerOwnToken", token=self.token,
+                                                          params={"tokenId": body["id"]}))
+        return self.tokens[name]
+
+    def token_id(self, name):
+        record = self.tokens[name]["record"]
+        check("id" in record, f"the token {name!r} has no id (its lifetime is one hour or less)")
+        return record["id"]
+
+    def find_listed(self, name, listing=None):
+        """The record of a token in a token list, by its id or, for tokens without one, by its name."""
+        record = self.tokens[name]["record"]
+        for item in listed_tokens(listing or self.reply):
+            if record.get("id") and item.get("id") == record["id"]:
+                return item
+            if not record.get("id") and item.get("name") == record.get("name"):
+                return item
+        raise AssertionError(f"the token {name!r} is not in the list")
+
+    # -- time -----------------------------------------------------------------------------------------------
+    def time_passes(self, seconds):
+        """Advance the world clock on a simulator; on a deployment really wait, but only in opted-in @slow runs."""
+        if self.target.simulator:
+            reply = self.client.call("SandboxSetClock", token=self.token, json={"advance": seconds})
+            self.must(reply, f"move the world clock by {seconds} s")
+            return
+        slow = self.node is not None and self.node.get_closest_marker("slow") is not None
+        if not slow:
+            pytest.skip(f"needs {seconds} s to pass: only a simulator can move time for a non-@slow scenario")
+        if not self.slow_allowed:
+            pytest.skip("@slow: waits in real time on this target; opt in with --slow")
+        if seconds > MAX_WAIT:
+            pytest.skip(f"needs {seconds} s of real waiting, more than {MAX_WAIT} s")
+        time.sleep(seconds)
+
+    # -- clean up -------------------------------------------------------------------------------------------
+    def close(self):
+        """Undo what the scenario created, newest first; errors here never hide the scenario's own result."""
+        for action in reversed(self.undo):
+            try:
+                action()
+            except Exception:       # noqa: BLE001 - clean-up is best effort on a shared target
+                pass
+        self.undo.clear()
+
+
+def token_id_of(jwt):
+    """The token id (`jti`) a JWT carries, when it is a JWT that says; None otherwise."""
+    try:
+        payload = jwt.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).get("jti")
+    except (AttributeError, IndexError, ValueError):
+        return None
+
+
+def listed_tokens(reply):
+    """The records of a token list: spec §2's `{"tokens": [...]}`, or a bare array for a child partner's list,
+    whose shape the spec leaves open ("list of tokens of the child partner")."""
+    body = reply.body
+    tokens = body.get("tokens") if isinstance(body, dict) else body
+    check(reply.ok and isinstance(tokens, list), f"expected a token list, got {reply.describe()}")
+    return [t for t in tokens if isinstance(t, dict)]

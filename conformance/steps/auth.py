@@ -1,0 +1,150 @@
+"""Steps of the authentication features: the scope table of spec §5 as calls, and bearer tokens (spec §5, §7)."""
+
+from pytest_bdd import given, parsers, then, when
+
+from ..scene import check
+from . import checks
+from .partners import child_id, create_child, keep_settings
+from .accounts import account_id, create_account
+from .users import create_user, user_id
+
+SCOPED = "the scoped token"
+
+
+def child(scene):
+    if "Scope Child" not in scene.partners:
+        scene.must(create_child(scene, "Scope Child"), "create a child partner")
+    return child_id(scene, "Scope Child")
+
+
+def own_child(scene):
+    """A child partner the scoped token made itself when it may (a deploy token reaches only those, spec §5
+    rule 4), otherwise one of mine."""
+    if "Own Child" not in scene.partners and not create_child(scene, "Own Child", by=SCOPED).ok:
+        return child(scene)
+    return child_id(scene, "Own Child")
+
+
+def user(scene):
+    if "Scope User" not in scene.users:
+        scene.must(create_user(scene, "Scope User"), "create a user")
+    return user_id(scene, "Scope User")
+
+
+def owner(scene):
+    """The user whose accounts the scoped token works on: itself when it is a user token."""
+    return SCOPED if SCOPED in scene.users else (user(scene) and "Scope User")
+
+
+def account(scene):
+    if "Scope Account" not in scene.accounts:
+        scene.must(create_account(scene, "Scope Account", "dummy", owner(scene)), "create an account")
+    return account_id(scene, "Scope Account")
+
+
+def session(scene):
+    if not hasattr(scene, "scope_session"):
+        reply = scene.must(scene.client.call("CreateUserUiSession", token=scene.token, json={}),
+                           "open a user UI session")
+        scene.scope_session = reply.body["id"]
+    return scene.scope_session
+
+
+def own_scope(scene):
+    held = scene.tokens[SCOPED]["record"].get("scope", "")
+    return held if held.startswith("partner:") else "partner:read"
+
+
+# How each operation is called by the scope table scenarios: prerequisites come from "me", the call from the
+# scoped token. A new operation joins the table by adding one line here and rows in features/auth/scopes.feature.
+CALLS = {
+    "GetOwnPartner": lambda s: s.call("GetOwnPartner", SCOPED),
+    "UpdatePartner": lambda s: keep_settings(s) or s.call("UpdatePartner", SCOPED,
+                                                          json={"email": "scopes@example.test"}),
+    "CreatePartner": lambda s: create_child(s, "Scoped Child", by=SCOPED),
+    "GetPartners": lambda s: s.call("GetPartners", SCOPED),
+    "GetPartner": lambda s: s.call("GetPartner", SCOPED, params={"id": child(s)}),
+    "UpdateChildPartner": lambda s: s.call("UpdateChildPartner", SCOPED, params={"id": child(s)},
+                                           json={"name": s.name("Scope Child renamed")}),
+    "DeleteChildPartner": lambda s: s.call("DeleteChildPartner", SCOPED, params={"id": child(s)}),
+    "GetOwnPartnerTokens": lambda s: s.call("GetOwnPartnerTokens", SCOPED),
+    "CreateOwnPartnerToken": lambda s: s.call("CreateOwnPartnerToken", SCOPED, json={
+        "name": s.name("made by the scoped token"), "scope": own_scope(s), "expiresIn": 600}),
+    "CreatePartnerToken": lambda s: s.call("CreatePartnerToken", SCOPED, params={"id": own_child(s)}, json={
+        "name": s.name("child token"), "scope": "partner:read", "expiresIn": 600}),
+    "GetPartnerTokens": lambda s: s.call("GetPartnerTokens", SCOPED, params={"id": child(s)}),
+    "GetUsers": lambda s: s.call("GetUsers", SCOPED),
+    "GetUser": lambda s: s.call("GetUser", SCOPED, params={"id": user(s)}),
+    "CreateUser": lambda s: create_user(s, "Scoped User", by=SCOPED),
+    "UpdateUser": lambda s: s.call("UpdateUser", SCOPED, params={"id": user(s)}, json={"name": s.name("Renamed")}),
+    "DeleteUser": lambda s: s.call("DeleteUser", SCOPED, params={"id": user(s)}),
+    "CreateUserToken": lambda s: s.call("CreateUserToken", SCOPED, params={"id": user(s)},
+                                        json={"name": s.name("refresh")}),
+    "CreateAccount": lambda s: create_account(s, "Scoped Account", "dummy", owner(s), by=SCOPED),
+    "GetAccounts": lambda s: s.call("GetAccounts", SCOPED),
+    "GetAccount": lambda s: s.call("GetAccount", SCOPED, params={"id": account(s)}),
+    "UpdateAccount": lambda s: s.call("UpdateAccount", SCOPED, params={"id": account(s)},
+                                      json={"name": "renamed by the scoped token"}),
+    "DeleteAccount": lambda s: s.call("DeleteAccount", SCOPED, params={"id": account(s)}),
+    "GetTransactions": lambda s: s.call("GetTransactions", SCOPED, params={"id": account(s)}),
+    "CreateUserUiSession": lambda s: s.call("CreateUserUiSession", SCOPED, json={}),
+    "GetUserUiSession": lambda s: s.call("GetUserUiSession", SCOPED, params={"id": session(s)}),
+}
+
+
+@given(parsers.parse('a token holding only "{scope}"'))
+def scoped_token(scene, scope):
+    from .tokens import DAY, create_own
+    scene.must(create_own(scene, SCOPED, scope, DAY), f"create a token holding only {scope!r}")
+
+
+@given(parsers.parse('a user whose token holds only "{scope}"'))
+def scoped_user_token(scene, scope):
+    scene.must(create_user(scene, SCOPED, scope=scope), f"create a user whose token holds only {scope!r}")
+
+
+@when(parsers.parse("that token calls {operation}"))
+def scoped_call(scene, operation):
+    check(operation in CALLS, f"the scope table has no call for {operation}")
+    CALLS[operation](scene)
+    scene.reply = scene.replies[-1]
+
+
+@then(parsers.parse("the call is {outcome}"))
+def call_outcome(scene, outcome):
+    if outcome == "allowed":
+        check(scene.reply.ok, f"the scope grants this operation; got {scene.reply.describe()}")
+    elif outcome == "forbidden":
+        checks.problem(scene.reply, 403)
+    else:
+        raise AssertionError(f"outcome is `allowed` or `forbidden`, not {outcome!r}")
+
+
+# -- bearer tokens -----------------------------------------------------------------------------------------
+@when("I read my partner settings without a token")
+def no_token(scene):
+    scene.call("GetOwnPartner", token=None)
+
+
+@when(parsers.parse('I read my partner settings with the Authorization header "{value}"'))
+def with_header(scene, value):
+    scene.call("GetOwnPartner", token=None, headers={"Authorization": value})
+
+
+@when("I read my partner settings with a token whose signature was altered")
+def tampered(scene):
+    head, payload, signature = scene.token.split(".")
+    middle = len(signature) // 2
+    swapped = "A" if signature[middle] != "A" else "B"
+    scene.call("GetOwnPartner", token=f"{head}.{payload}.{signature[:middle]}{swapped}{signature[middle + 1:]}")
+
+
+@when("I read my partner settings with an API key instead of a bearer token")
+def api_key(scene):
+    scene.call("GetOwnPartner", token=None, headers={"X-API-Key": scene.token, "Api-Key": scene.token})
+
+
+@when("a user token reads the partner's settings")
+def user_token_on_partner_operation(scene):
+    scene.must(create_user(scene, "Scope User"), "create a user")
+    scene.call("GetOwnPartner", "Scope User")

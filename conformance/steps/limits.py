@@ -1,0 +1,45 @@
+"""Steps of the limits features: the global rate limit of spec §8 (the answer when exceeded is the simulator's)."""
+
+from pytest_bdd import parsers, then, when
+
+from ..client import retry_after
+from ..scene import check
+from . import checks
+
+
+def burst(scene, times):
+    """Calls as fast as the target takes them: no client-side pacing, no waiting on 429 (the point is to see it)."""
+    replies = [scene.client.call("GetOwnPartner", token=scene.token, paced=False, honour_429=False)
+               for _ in range(times)]
+    scene.replies.extend(replies)
+    scene.reply = replies[-1]
+    return replies
+
+
+@when(parsers.parse("I read my partner settings {times:d} times at once"))
+def read_many(scene, times):
+    scene.burst = burst(scene, times)
+
+
+@when("I read my partner settings once more")
+def read_once_more(scene):
+    burst(scene, 1)
+
+
+@then("every one of them succeeds")
+def all_succeed(scene):
+    failed = [r.status for r in scene.burst if not r.ok]
+    check(not failed, f"{len(failed)} of {len(scene.burst)} calls failed: {sorted(set(failed))}")
+
+
+@then("the request is refused as rate limited with a time to retry")
+def rate_limited(scene):
+    checks.problem(scene.reply, 429)
+    check("retry-after" in scene.reply.headers, "a 429 says when to retry with Retry-After")
+    scene.retry_after = retry_after(scene.reply.headers)
+    check(0 < scene.retry_after <= 60, f"Retry-After is within the 60 s window, got {scene.retry_after}")
+
+
+@when("the time to retry passes")
+def retry_time_passes(scene):
+    scene.time_passes(scene.retry_after)

@@ -1,0 +1,210 @@
+"""Steps of the partner features: own settings (UpdatePartner), child partners, their tokens, the deploy token."""
+
+from pytest_bdd import given, parsers, then, when
+
+from ..scene import check
+from . import checks
+
+# Spec §4.1 rule 2, §8: "6 months"; any deployment's six months lie between 181 and 184 days.
+SIX_MONTHS = (181 * 86400, 184 * 86400)
+
+
+def create_child(scene, label, by="I"):
+    reply = scene.call("CreatePartner", by, json={"name": scene.name(label), "email": "store@example.test"})
+    if reply.ok and isinstance(reply.body, dict) and reply.body.get("id"):
+        scene.partners[label] = reply.body
+        if not scene.target.simulator and "DeleteChildPartner" in scene.target.operations:
+            scene.undo.append(lambda: scene.client.call("DeleteChildPartner", token=scene.token,
+                                                        params={"id": reply.body["id"]}))
+    return reply
+
+
+def child_id(scene, label):
+    check(label in scene.partners, f"no child partner {label!r} was created in this scenario")
+    return scene.partners[label]["id"]
+
+
+def create_child_token(scene, child, name, scope, lifetime=None, by="I"):
+    body = {"name": scene.name(name), "scope": scope}
+    if lifetime is not None:
+        body["expiresIn"] = lifetime
+    reply = scene.call("CreatePartnerToken", by, params={"id": child_id(scene, child)}, json=body)
+    if reply.ok and isinstance(reply.body, dict) and reply.body.get("accessToken"):
+        scene.remember_token(name, reply.body, owner=child)
+    return reply
+
+
+# -- child partners ----------------------------------------------------------------------------------------
+@given(parsers.parse('a child partner "{label}"'))
+def given_child(scene, label):
+    scene.must(create_child(scene, label), f"create the child partner {label!r}")
+
+
+@given(parsers.parse('a child partner "{label}" created by "{actor}"'))
+def given_child_by(scene, label, actor):
+    scene.must(create_child(scene, label, by=actor), f"create the child partner {label!r} as {actor!r}")
+
+
+@when(parsers.parse('I create a child partner "{label}"'))
+def i_create_child(scene, label):
+    create_child(scene, label)
+
+
+@when(parsers.parse('"{actor}" creates a child partner "{label}"'))
+def actor_creates_child(scene, actor, label):
+    create_child(scene, label, by=actor)
+
+
+@when(parsers.parse('"{actor}" reads the child partner "{label}"'))
+def actor_reads_child(scene, actor, label):
+    scene.call("GetPartner", actor, params={"id": child_id(scene, label)})
+
+
+@when(parsers.parse('I read the child partner "{label}"'))
+def i_read_child(scene, label):
+    scene.call("GetPartner", params={"id": child_id(scene, label)})
+
+
+@when(parsers.parse('"{actor}" lists the child partners'))
+def actor_lists_children(scene, actor):
+    scene.call("GetPartners", actor)
+
+
+@when("I list my child partners")
+def i_list_children(scene):
+    scene.call("GetPartners")
+
+
+@when(parsers.parse('I rename the child partner "{label}" to "{new}"'))
+def rename_child(scene, label, new):
+    scene.call("UpdateChildPartner", params={"id": child_id(scene, label)}, json={"name": scene.name(new)})
+
+
+@when(parsers.parse('I delete the child partner "{label}"'))
+def delete_child(scene, label):
+    scene.call("DeleteChildPartner", params={"id": child_id(scene, label)})
+
+
+@then(parsers.parse('the partner is named "{name}"'))
+def partner_named(scene, name):
+    check(scene.reply.ok, f"expected a partner, got {scene.reply.describe()}")
+    check(scene.reply.body.get("name") == scene.name(name),
+          f"name: expected {scene.name(name)!r}, got {scene.reply.body.get('name')!r}")
+
+
+@then(parsers.parse('the list shows the child partner "{label}"'))
+def list_shows_child(scene, label):
+    check(child_id(scene, label) in checks.ids_of(scene.reply, "child partners"),
+          f"the child partner {label!r} is not listed")
+
+
+@then(parsers.parse('the list does not show the child partner "{label}"'))
+def list_lacks_child(scene, label):
+    check(child_id(scene, label) not in checks.ids_of(scene.reply, "child partners"),
+          f"the child partner {label!r} is still listed")
+
+
+# -- tokens of child partners ------------------------------------------------------------------------------
+@given(parsers.parse('a token "{name}" of the child partner "{child}" with scope "{scope}"'))
+def given_child_token(scene, name, child, scope):
+    scene.must(create_child_token(scene, child, name, scope), f"create a token for the child partner {child!r}")
+
+
+@when(parsers.parse('I create a token "{name}" for the child partner "{child}" with scope "{scope}"'))
+def i_create_child_token(scene, name, child, scope):
+    create_child_token(scene, child, name, scope)
+
+
+@when(parsers.parse('"{actor}" creates a token "{name}" for the child partner "{child}" with scope "{scope}"'))
+def actor_creates_child_token(scene, actor, name, child, scope):
+    create_child_token(scene, child, name, scope, by=actor)
+
+
+@when(parsers.parse('I list the tokens of the child partner "{child}"'))
+def list_child_tokens(scene, child):
+    scene.call("GetPartnerTokens", params={"id": child_id(scene, child)})
+
+
+@when(parsers.parse('I revoke the token "{name}" of the child partner "{child}"'))
+def revoke_child_token(scene, name, child):
+    scene.call("RevokePartnerToken", params={"id": child_id(scene, child), "tokenId": scene.token_id(name)})
+
+
+@then("the new token lasts about six months")
+def lasts_six_months(scene):
+    record = scene.reply.body if scene.reply.ok else {}
+    low, high = SIX_MONTHS
+    check(isinstance(record.get("expiresIn"), int) and low <= record["expiresIn"] <= high,
+          f"a child partner's token lasts 6 months by default (spec §4.1 rule 2), "
+          f"expiresIn is {record.get('expiresIn')!r}")
+    span = checks.seconds_between(record["createdAt"], record["expiresAt"])
+    check(abs(span - record["expiresIn"]) < 1, f"expiresAt is {span} s after createdAt, not expiresIn")
+
+
+# -- own settings ------------------------------------------------------------------------------------------
+@when("I read my partner settings")
+def read_settings(scene):
+    scene.call("GetOwnPartner")
+
+
+@when(parsers.parse('I change my e-mail address to "{email}"'))
+def change_email(scene, email):
+    keep_settings(scene)
+    scene.call("UpdatePartner", json={"email": email})
+
+
+@when(parsers.parse('I set my redirect URLs to "{first}" and "{second}"'))
+def set_redirects(scene, first, second):
+    keep_settings(scene)
+    scene.call("UpdatePartner", json={"redirectUrls": [first, second]})
+
+
+@when(parsers.parse('I set my Account UI styling to primary colour "{colour}"'))
+def set_styling(scene, colour):
+    keep_settings(scene)
+    scene.call("UpdatePartner", json={"uiSettings": {"styling": {"primaryColor": colour}}})
+
+
+@then("the settings show an e-mail address, redirect URLs, a name, the user token lifetime and UI settings")
+def settings_fields(scene):
+    check(scene.reply.ok, f"expected the partner settings, got {scene.reply.describe()}")
+    body = scene.reply.body
+    for field in ("email", "redirectUrls", "name", "userTokenExpirySeconds", "uiSettings"):
+        check(field in body, f"the partner record has {field} (spec §2 other resources)")
+    check(isinstance(body["redirectUrls"], list), "redirectUrls is a list (it replaced the single redirectUrl)")
+    check(isinstance(body["userTokenExpirySeconds"], int), "userTokenExpirySeconds is a number of seconds")
+
+
+@then(parsers.parse('the settings show the e-mail address "{email}"'))
+def settings_email(scene, email):
+    check(scene.reply.ok and scene.reply.body.get("email") == email,
+          f"email: expected {email!r}, got {scene.reply.describe()}")
+
+
+@then(parsers.parse('the settings show the redirect URLs "{first}" and "{second}"'))
+def settings_redirects(scene, first, second):
+    check(scene.reply.ok and scene.reply.body.get("redirectUrls") == [first, second],
+          f"redirectUrls: expected {[first, second]}, got {scene.reply.describe()}")
+
+
+@then(parsers.parse('the settings show the Account UI styling primary colour "{colour}"'))
+def settings_styling(scene, colour):
+    styling = ((scene.reply.body or {}).get("uiSettings") or {}).get("styling") or {}
+    check(styling.get("primaryColor") == colour, f"uiSettings.styling: got {styling!r}")
+
+
+def keep_settings(scene):
+    """On a deployment, put the partner's settings back as they were once the scenario ends."""
+    if scene.target.simulator or getattr(scene, "_settings_kept", False):
+        return
+    reply = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings")
+    original = {k: reply.body[k] for k in ("email", "redirectUrls", "uiSettings", "userTokenExpirySeconds")
+                if k in reply.body}
+    scene._settings_kept = True
+    scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))
+
+
+@when(parsers.parse('"{actor}" changes the e-mail address to "{email}"'))
+def actor_changes_email(scene, actor, email):
+    keep_settings(scene)
+    scene.call("UpdatePartner", actor, json={"email": email})

@@ -1,0 +1,183 @@
+"""Steps of the token features (spec §2 token record, §3 token states, §4.1 token endpoints, §5 rules 2-3)."""
+
+from pytest_bdd import given, parsers, then, when
+
+from ..scene import check, listed_tokens
+from . import checks
+
+DAY = 86400
+
+
+def create_own(scene, name, scope, lifetime, by="I"):
+    body = {"name": scene.name(name), "scope": scope, "expiresIn": lifetime}
+    reply = scene.call("CreateOwnPartnerToken", by, json=body)
+    if reply.status in (200, 201) and isinstance(reply.body, dict) and reply.body.get("accessToken"):
+        scene.remember_token(name, reply.body)
+    return reply
+
+
+@given(parsers.parse('a token "{name}" with scope "{scope}"'))
+def given_token(scene, name, scope):
+    scene.must(create_own(scene, name, scope, DAY), f"create a token with scope {scope!r}")
+
+
+@given(parsers.parse('a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
+def given_token_lasting(scene, name, scope, seconds):
+    scene.must(create_own(scene, name, scope, seconds), f"create a token lasting {seconds} s")
+
+
+@when(parsers.parse('I create a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
+def create_token(scene, name, scope, seconds):
+    create_own(scene, name, scope, seconds)
+
+
+@when(parsers.parse('"{actor}" creates a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
+def actor_creates_token(scene, actor, name, scope, seconds):
+    create_own(scene, name, scope, seconds, by=actor)
+
+
+@when(parsers.parse('"{actor}" lists the partner\'s tokens'))
+def list_tokens(scene, actor):
+    scene.call("GetOwnPartnerTokens", actor)
+
+
+@when("I list my tokens")
+def list_my_tokens(scene):
+    scene.call("GetOwnPartnerTokens")
+
+
+@when(parsers.parse('"{actor}" revokes the token "{name}"'))
+def revoke(scene, actor, name):
+    scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(name)})
+
+
+@when(parsers.parse('"{actor}" revokes my initial token'))
+def revoke_initial(scene, actor):
+    """Only on a simulator: the initial token is the world's own; a deployment's given token is never revoked."""
+    check(scene.target.simulator, "the harness never revokes the token it was given")
+    scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.world["token"]["id"]})
+
+
+@when(parsers.parse('"{actor}" tries to revoke itself'))
+def revoke_itself(scene, actor):
+    scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(actor)})
+
+
+@when(parsers.parse('"{actor}" reads the partner\'s settings'))
+def read_settings_as(scene, actor):
+    scene.call("GetOwnPartner", actor)
+
+
+# -- the token record of a creating response --------------------------------------------------------------
+def created(scene):
+    check(scene.reply.ok, f"expected the token to be created, got {scene.reply.describe()}")
+    check(isinstance(scene.reply.body, dict), "the creating response carries the token record")
+    return scene.reply.body
+
+
+@then("the response carries the new token's access token")
+def carries_access_token(scene):
+    token = created(scene).get("accessToken")
+    check(isinstance(token, str) and token.count(".") == 2,
+          "the creating response carries accessToken, a JWT (spec §2, §5 rule 1)")
+
+
+@then("the new token is valid")
+def new_token_valid(scene):
+    record = created(scene)
+    assert_valid(record)
+
+
+@then("the new token has never been used")
+def new_token_unused(scene):
+    check(created(scene).get("lastUsedAt", "missing") is None, "lastUsedAt is null for a token never used")
+
+
+@then("the new token has an id")
+def new_token_has_id(scene):
+    check(isinstance(created(scene).get("id"), str) and created(scene)["id"],
+          "a partner token living over one hour has an id (spec §2, §5 rule 3, §8)")
+
+
+@then("the new token has no id")
+def new_token_has_no_id(scene):
+    check(created(scene).get("id") is None, "a partner token living one hour or less has no id (spec §8)")
+
+
+@then(parsers.parse('the new token is named "{name}" with scope "{scope}"'))
+def new_token_name_scope(scene, name, scope):
+    record = created(scene)
+    check(record.get("name") == scene.name(name), f"name: expected {scene.name(name)!r}, got {record.get('name')!r}")
+    check(checks.scope_set(record.get("scope")) == set(scope.split()),
+          f"scope: expected {scope!r}, got {record.get('scope')!r}")
+    check("  " not in record["scope"] and record["scope"] == record["scope"].strip(),
+          f"scopes are separated by a single space (spec §2): {record['scope']!r}")
+
+
+@then(parsers.parse("the new token lives {seconds:d} seconds"))
+def new_token_lifetime(scene, seconds):
+    assert_lifetime(created(scene), seconds)
+
+
+def assert_valid(record):
+    check(record.get("isValid") is True, f"isValid: expected true, got {record.get('isValid')!r}")
+    check(record.get("isRevoked") is False, f"isRevoked: expected false, got {record.get('isRevoked')!r}")
+    check(record.get("isExpired") is False, f"isExpired: expected false, got {record.get('isExpired')!r}")
+    check(record.get("revokedAt", "missing") is None, f"revokedAt: expected null, got {record.get('revokedAt')!r}")
+
+
+def assert_lifetime(record, seconds):
+    check(record.get("expiresIn") == seconds, f"expiresIn: expected {seconds}, got {record.get('expiresIn')!r}")
+    span = checks.seconds_between(record["createdAt"], record["expiresAt"])
+    check(abs(span - seconds) < 1, f"expiresAt is {span} s after createdAt, expected {seconds} s")
+
+
+# -- token lists -------------------------------------------------------------------------------------------
+@then(parsers.parse('the list shows the token "{name}"'))
+def list_shows(scene, name):
+    check(scene.reply.ok, f"expected the token list, got {scene.reply.describe()}")
+    scene.find_listed(name)
+
+
+@then("no token in the list carries its access token")
+def no_access_tokens(scene):
+    tokens = listed_tokens(scene.reply)
+    check(tokens, "the token list is not empty")
+    carrying = [t.get("name") for t in tokens if "accessToken" in t]
+    check(not carrying, f"accessToken appears in the list for {carrying} (spec §2: only in the creating response)")
+
+
+@then(parsers.parse('the listed token "{name}" is valid'))
+def listed_valid(scene, name):
+    assert_valid(scene.find_listed(name))
+
+
+@then(parsers.parse('the listed token "{name}" is revoked'))
+def listed_revoked(scene, name):
+    record = scene.find_listed(name)
+    check(record.get("isRevoked") is True, f"isRevoked: expected true, got {record.get('isRevoked')!r}")
+    check(record.get("isValid") is False, f"isValid: expected false, got {record.get('isValid')!r}")
+    check(isinstance(record.get("revokedAt"), str), f"revokedAt is set, got {record.get('revokedAt')!r}")
+    check(checks.seconds_between(record["createdAt"], record["revokedAt"]) >= 0, "revokedAt is not before createdAt")
+
+
+@then(parsers.parse('the listed token "{name}" is expired'))
+def listed_expired(scene, name):
+    record = scene.find_listed(name)
+    check(record.get("isExpired") is True, f"isExpired: expected true, got {record.get('isExpired')!r}")
+    check(record.get("isValid") is False, f"isValid: expected false, got {record.get('isValid')!r}")
+    check(record.get("isRevoked") is False, f"isRevoked: expected false, got {record.get('isRevoked')!r}")
+
+
+@then(parsers.parse('the listed token "{name}" has been used'))
+def listed_used(scene, name):
+    record = scene.find_listed(name)
+    check(isinstance(record.get("lastUsedAt"), str), f"lastUsedAt is set once used, got {record.get('lastUsedAt')!r}")
+    check(checks.seconds_between(record["createdAt"], record["lastUsedAt"]) >= 0, "lastUsedAt is not before createdAt")
+
+
+@then(parsers.parse('the listed token "{name}" has never been used'))
+def listed_unused(scene, name):
+    record = scene.find_listed(name)
+    check(record.get("lastUsedAt", "missing") is None, f"lastUsedAt: expected null, got {record.get('lastUsedAt')!r}")
+

@@ -1,0 +1,18 @@
+@limits @spec-8
+Feature: The global rate limit
+  All requests of a partner and its users share a limit of 100 requests per 60 seconds (spec §8). The answer
+  when it is exceeded is not shown by the spec; the simulator answers 429 with Retry-After (DESIGN.md).
+
+  Background:
+    Given a partner
+
+  @sandbox @slow
+  Scenario: The 101st request within a minute waits for the window to move on
+    Given the clock stands still at a whole minute
+    When I read my partner settings 100 times at once
+    Then every one of them succeeds
+    When I read my partner settings once more
+    Then the request is refused as rate limited with a time to retry
+    When the time to retry passes
+    And I read my partner settings once more
+    Then the request succeeds

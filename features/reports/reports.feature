@@ -1,0 +1,30 @@
+@reports @spec-4.3
+Feature: Reports
+  Account types with reports deliver provider reports; transactions link to them and reports carry errors and
+  warnings (spec §1 capability 6, §2 transaction and report resources, §4.3 GetReports and GetReport).
+
+  Background:
+    Given a partner
+    And a user "Jane's Bakery" with a "dummy-report" account "shop"
+
+  @contract @slow
+  Scenario: Reports are listed and read with their errors and warnings
+    When 172800 seconds pass
+    And I list the reports of the account "shop"
+    Then every report reports errors and warnings
+    When I read that report
+    Then it reports errors and warnings
+
+  @contract @slow
+  Scenario: Transactions link to their report
+    When 172800 seconds pass
+    And I read the transactions of the account "shop"
+    Then some transaction links to a report
+
+  @contract @slow
+  Scenario: The reportId search finds the transactions of one report
+    When 172800 seconds pass
+    And I read the transactions of the account "shop"
+    Then some transaction links to a report
+    When I search the transactions of the account "shop" by that report
+    Then every transaction found links to that report

@@ -1,0 +1,45 @@
+@tokens @spec-4.1
+Feature: Tokens of child partners
+  A partner with partner:create issues tokens for its child partners; they last six months unless told
+  otherwise (spec §4.1 rule 2, §5 rule 4, §8).
+
+  Background:
+    Given a partner
+    And a child partner "Store 7"
+
+  @contract
+  Scenario: A child partner's token lasts six months by default
+    When I create a token "store" for the child partner "Store 7" with scope "partner:read"
+    Then the request succeeds
+    And the response carries the new token's access token
+    And the new token is valid
+    And the new token lasts about six months
+
+  @sandbox
+  Scenario: The simulator's six months are half of the spec's one-year 31536000 seconds
+    When I create a token "store" for the child partner "Store 7" with scope "partner:read"
+    Then the new token lives 15768000 seconds
+
+  @contract
+  Scenario: A child partner's token acts for the child partner
+    Given a token "store" of the child partner "Store 7" with scope "partner:read"
+    When "store" reads the partner's settings
+    Then the partner is named "Store 7"
+
+  @contract
+  Scenario: The child partner's token list never carries access tokens
+    Given a token "store" of the child partner "Store 7" with scope "partner:read"
+    When I list the tokens of the child partner "Store 7"
+    Then the request succeeds
+    And the list shows the token "store"
+    And no token in the list carries its access token
+
+  @contract
+  Scenario: A revoked child partner token is no longer accepted
+    Given a token "store" of the child partner "Store 7" with scope "partner:read"
+    When I revoke the token "store" of the child partner "Store 7"
+    Then the request succeeds
+    When I list the tokens of the child partner "Store 7"
+    Then the listed token "store" is revoked
+    When "store" reads the partner's settings
+    Then the request is refused as unauthorized

@@ -1,0 +1,70 @@
+@transactions @spec-4.3
+Feature: Transactions of an account
+  Once an account exists the service fetches its transactions; GetTransactions pages through them with page
+  references, GetTransaction reads one, and the exclude flags trim the list of fields (spec §1 capability 5,
+  §2 transaction resource, §4.3 GetTransactions and GetTransaction, §9 2.2.2 and 2.7.0).
+
+  Background:
+    Given a partner
+    And a user "Jane's Bakery" with a "dummy" account "shop"
+
+  @contract @slow
+  Scenario: Transactions carry what the spec names
+    When 60 seconds pass
+    And I read the transactions of the account "shop"
+    Then the transactions carry their creation time, order number, booking text and fields
+
+  @contract @slow
+  Scenario: Paging shows every transaction once, as many as the account counts
+    When 60 seconds pass
+    And I page through every transaction of the account "shop"
+    Then every transaction was seen once
+    And the account "shop" counts as many transactions as the pages held
+
+  @contract @slow
+  Scenario: excludeDeprecatedFields removes deprecated fields
+    When 60 seconds pass
+    And I read the transactions of the account "shop" without deprecated fields
+    Then no field of any transaction is deprecated
+
+  @sandbox
+  Scenario: The dummy provider delivers a deprecated field unless it is excluded
+    When 60 seconds pass
+    And I read the transactions of the account "shop"
+    Then some field of a transaction is deprecated
+
+  @contract @slow
+  Scenario: excludeMappedFields removes fields mapped to fixed transaction fields
+    When 60 seconds pass
+    And I read the transactions of the account "shop" without mapped fields
+    Then no field of any transaction is mapped to a fixed transaction field
+
+  @contract @slow
+  Scenario: GetTransaction reads one transaction
+    When 60 seconds pass
+    And I read the first transaction of the account "shop" on its own
+    Then it is the same transaction
+
+  @contract
+  Scenario: Another user cannot read the account's transactions
+    Given a user "Max Hardware"
+    When "Max Hardware" reads the transactions of the account "shop"
+    Then the request is refused as forbidden or not found
+
+  @contract @slow
+  Scenario: TriggerAccountRefresh re-reads transactions from a start date
+    When 60 seconds pass
+    And I ask the account "shop" to re-read its transactions from 7 days ago
+    Then the request succeeds
+
+  @sandbox
+  Scenario: The createdAt search finds transactions from that time on
+    When 60 seconds pass
+    And I search the transactions of the account "shop" created since the 50th one
+    Then every transaction found was created at or after that time
+
+  @sandbox
+  Scenario: The first of several pages has only a next page reference
+    When 60 seconds pass
+    And I read the transactions of the account "shop"
+    Then the first page has no previous page and a next page

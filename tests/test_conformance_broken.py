@@ -1,0 +1,230 @@
+"""Proof the suites catch departures: the @contract suites against deliberately broken targets.
+
+Each target is the simulator behind a WSGI middleware that breaks one rule of the spec; the scenario that
+guards the rule must fail, and the suite must still pass against targets that bend nothing the spec fixes
+(a server adding properties the spec does not name).
+"""
+
+import base64
+import json
+import re
+
+import pytest
+from werkzeug.test import Client
+
+from ptas_sandbox.conformance import runner
+from ptas_sandbox.simulator import create_app
+
+
+class Rewrite:
+    """Wrap the simulator; `change(environ, status, headers, body)` may return a new (status, headers, body)."""
+
+    def __init__(self, app, change):
+        self.app, self.change = app, change
+
+    def __call__(self, environ, start_response):
+        captured = {}
+
+        def capture(status, headers, exc_info=None):
+            captured["status"], captured["headers"] = status, headers
+
+        body = b"".join(self.app(environ, capture))
+        status, headers, body = self.change(environ, captured["status"], captured["headers"], body) or (
+            captured["status"], captured["headers"], body)
+        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        start_response(status, headers + [("Content-Length", str(len(body)))])
+        return [body]
+
+
+def json_of(body):
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def six_digit_dates(environ, status, headers, body):
+    """Dates as many servers render them by default: microseconds, six digits."""
+    return status, headers, re.sub(rb"(\d{2}:\d{2}:\d{2}\.\d{6})\dZ", rb"\1Z", body)
+
+
+def bare_403(environ, status, headers, body):
+    """The earlier behaviour (spec §7 rule 2): a 403 with an empty body."""
+    if status.startswith("403"):
+        return status, [(k, v) for k, v in headers if k.lower() != "content-type"], b""
+
+
+def bare_401(environ, status, headers, body):
+    if status.startswith("401"):
+        return status, [(k, v) for k, v in headers if k.lower() != "content-type"], b""
+
+
+def self_revocation(environ, status, headers, body):
+    """A token revoking itself is answered as a success (spec §3 says it cannot)."""
+    path = environ["PATH_INFO"]
+    if environ["REQUEST_METHOD"] == "DELETE" and "/partners/self/tokens/" in path:
+        payload = environ.get("HTTP_AUTHORIZATION", "").split(" ")[-1].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        if path.rsplit("/", 1)[-1] == claims.get("jti"):
+            return "200 OK", [("Content-Type", "application/json")], b"{}"
+
+
+def list_with_access_tokens(environ, status, headers, body):
+    """Token lists that leak each token's JWT (spec §2: only the creating response carries it)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "GET" and isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        for token in data["tokens"]:
+            token["accessToken"] = "eyJhbGciOiJIUzI1NiJ9.eyJsZWFrZWQiOnRydWV9.c2lnbmF0dXJl"
+        return status, headers, json.dumps(data).encode()
+
+
+def ids_for_short_tokens(environ, status, headers, body):
+    """An id on every partner token, however short its life (spec §8: only over one hour)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "POST" and isinstance(data, dict) and "accessToken" in data and "id" not in data:
+        data["id"] = "short-lived-token-id"
+        return status, headers, json.dumps(data).encode()
+
+
+def unknown_properties(environ, status, headers, body):
+    """A newer server: every JSON object grows properties the spec does not name (spec §9 rule 2 allows it)."""
+    data = json_of(body)
+    if data is None or environ["PATH_INFO"] == "/openapi.json":
+        return None
+
+    def grow(node):
+        if isinstance(node, dict):
+            for value in node.values():
+                grow(value)
+            node["x-added-in-2-13"] = {"nested": [1, "2"], "when": None}
+        elif isinstance(node, list):
+            for value in node:
+                grow(value)
+    grow(data)
+    return status, headers, json.dumps(data).encode()
+
+
+def closed_schemas(environ, status, headers, body):
+    """A document whose schemas forbid unknown properties: a strict client generated from it breaks on 2.13."""
+    if environ["PATH_INFO"] == "/openapi.json":
+        data = json.loads(body)
+        for schema in data["components"]["schemas"].values():
+            schema["additionalProperties"] = False
+        return status, headers, json.dumps(data).encode()
+
+
+def removed_path_served(environ, status, headers, body):
+    """GET /users/{id}/token still answers (spec §4.2 note 6: removed)."""
+    if re.search(r"/users/[^/]+/token$", environ["PATH_INFO"]):
+        return "200 OK", [("Content-Type", "application/json")], b'{"accessToken": null}'
+
+
+class MovedAndRenamed:
+    """A deployment behind a gateway path (/gw, in the document's `servers`) whose document names the operations
+    the spec leaves unnamed in its own way: nothing the spec fixes, so every @contract scenario still passes."""
+
+    RENAMED = {"DeleteChildPartner": "RemoveChildPartner", "GetOwnPartner": "ReadOwnSettings",
+               "UpdateChildPartner": "ChangeChildPartner"}
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        path = environ["PATH_INFO"]
+        if path == "/openapi.json":
+            return Rewrite(self.app, self.document)(environ, start_response)
+        if path.startswith("/gw/"):
+            environ = {**environ, "PATH_INFO": path[3:]}
+        elif not path.startswith("/_sandbox/"):
+            start_response("404 Not Found", [("Content-Type", "application/problem+json")])
+            return [b'{"status": 404}']
+        return self.app(environ, start_response)
+
+    def document(self, environ, status, headers, body):
+        data = json.loads(body)
+        data["servers"] = [{"url": "/gw"}]
+        data["paths"] = {p: item for p, item in data["paths"].items() if not p.startswith("/_sandbox")}
+        for item in data["paths"].values():
+            for spec in item.values():
+                spec["operationId"] = self.RENAMED.get(spec["operationId"], spec["operationId"])
+        return status, headers, json.dumps(data).encode()
+
+
+def no_statistics(environ, status, headers, body):
+    """GetAccount without the statistics object that tells a client whether new transactions exist."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "GET" and isinstance(data, dict) and "statistics" in data:
+        del data["statistics"]
+        return status, headers, json.dumps(data).encode()
+
+
+def users_refresh_by_default(environ, status, headers, body):
+    """A user token refreshing itself without user.token:create (spec §4.2 note 1: never granted by default)."""
+    if environ["PATH_INFO"].endswith("/users/self/tokens") and status.startswith("403"):
+        return "201 Created", [("Content-Type", "application/json")], json.dumps({
+            "accessToken": "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjp0cnVlfQ.c2lnbmF0dXJl", "scope": "account:all"}).encode()
+
+
+def pages_without_references(environ, status, headers, body):
+    """A transaction list without previousPageReference and nextPageReference (spec §4.3)."""
+    data = json_of(body)
+    if isinstance(data, dict) and "nextPageReference" in data:
+        data.pop("nextPageReference")
+        data.pop("previousPageReference", None)
+        return status, headers, json.dumps(data).encode()
+
+
+@pytest.fixture
+def simulator():
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
+    yield app
+    app.extensions["ptas"].close()
+
+
+def run(app, tags, capsys):
+    status = runner.run(app=app, tags_expression=tags)
+    return status, capsys.readouterr().out
+
+
+CAUGHT = [
+    (six_digit_dates, "contract and versioning", "Token, partner and user responses"),
+    (bare_403, "contract and auth", "A missing scope is answered 403 with ProblemDetails"),
+    (bare_401, "contract and auth", "A call without a token is refused with ProblemDetails"),
+    (self_revocation, "contract and tokens", "A token cannot revoke itself"),
+    (list_with_access_tokens, "contract and tokens", "The token list never carries access tokens"),
+    (ids_for_short_tokens, "contract and tokens",
+     "A partner token gets an id only when it lives longer than one hour (600, has no id)"),
+    (closed_schemas, "contract and versioning", "The documented schemas let responses grow new properties"),
+    (removed_path_served, "contract and versioning", "An earlier path is no longer served: GET /users/{id}/token"),
+    (no_statistics, "contract and accounts", "The partner creates an account for its user from the account type's fields"),
+    (users_refresh_by_default, "contract and users", "user.token:create is never granted by default"),
+    (pages_without_references, "contract and transactions", "Transactions carry what the spec names"),
+]
+
+
+@pytest.mark.parametrize("breakage, tags, scenario", CAUGHT, ids=[c[0].__name__ for c in CAUGHT])
+def test_a_departure_from_the_spec_fails_the_scenario_guarding_it(simulator, capsys, breakage, tags, scenario):
+    status, output = run(Rewrite(simulator, breakage), tags, capsys)
+    assert status == 1, output[-3000:]
+    failed = re.findall(r"\] FAILED +\w+ +(.+)", output)
+    assert scenario in failed, f"{scenario!r} not among the failures {failed}\n{output[-3000:]}"
+    assert output.strip().splitlines()[-1] == f"{output.count('] PASSED ')} passed, {len(failed)} failed"
+
+
+def test_the_same_areas_pass_against_the_unbroken_simulator(simulator, capsys):
+    status, output = run(simulator, "contract and (versioning or auth or tokens)", capsys)
+    assert status == 0, output[-3000:]
+
+
+def test_a_server_adding_unknown_properties_still_passes_every_contract_scenario(simulator, capsys):
+    grown = Rewrite(simulator, unknown_properties)
+    assert "x-added-in-2-13" in b"".join(Client(grown).get("/_sandbox/health").iter_encoded()).decode()
+    status, output = run(grown, "contract", capsys)
+    assert status == 0, output[-3000:]
+
+
+def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document(simulator, capsys):
+    status, output = run(MovedAndRenamed(simulator), "contract", capsys)
+    assert status == 0, output[-3000:]
+    assert "the target's document does not name DeleteChildPartner" in output
+    assert re.search(r"\] PASSED +auth +partner:update allowed for UpdateChildPartner", output)

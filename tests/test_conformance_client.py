@@ -1,0 +1,145 @@
+"""The harness's own parts: operation resolution through a document, pacing, 429 handling, token masking."""
+
+import pytest
+
+from ptas_sandbox.conformance.client import Client, Throttle
+from ptas_sandbox.conformance.operations import Operations, UnknownOperation
+from ptas_sandbox.conformance.redact import mask, redact
+from ptas_sandbox.conformance.targets import in_process
+
+DOCUMENT = {
+    "servers": [{"url": "https://api.example/gateway"}],
+    "paths": {
+        "/partner/v2/partners/self/tokens/{tokenId}": {"delete": {"operationId": "RevokePartnerOwnToken"}},
+        "/v2/users/{userId}": {"get": {"operationId": "ReadUser"}},
+        "/v2/users": {"post": {"operationId": "CreateUser"}},
+    },
+}
+
+
+class FakeClock:
+    def __init__(self):
+        self.now, self.slept = 0.0, []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+class Scripted:
+    """A transport answering from a script, recording what was sent."""
+
+    def __init__(self, *answers):
+        self.answers, self.sent = list(answers), []
+
+    def send(self, method, path, headers, data, query):
+        self.sent.append((method, path, headers))
+        return self.answers.pop(0)
+
+
+def test_paths_come_from_the_document_under_its_server_path():
+    ops = Operations(DOCUMENT)
+    assert ops.resolve("RevokePartnerOwnToken", {"tokenId": "a/b"}) == (
+        "DELETE", "/gateway/partner/v2/partners/self/tokens/a%2Fb")
+    assert ops.prefix_of("/users") == "/gateway/v2"
+
+
+def test_an_operation_the_spec_names_only_by_path_is_found_by_method_and_path():
+    assert Operations(DOCUMENT).resolve("GetUser", {"id": "u1"}) == ("GET", "/gateway/v2/users/u1")
+
+
+def test_an_operation_missing_from_the_document_is_reported_as_such():
+    with pytest.raises(UnknownOperation, match="CreateAccount"):
+        Operations(DOCUMENT).resolve("CreateAccount")
+
+
+def test_a_document_given_with_openapi_replaces_the_targets_own(tmp_path):
+    import json
+    path = tmp_path / "openapi.json"
+    path.write_text(json.dumps({"paths": {"/elsewhere/partners/self": {"get": {"operationId": "GetOwnPartner"}}}}))
+    target = in_process(openapi=str(path))
+    try:
+        assert target.operations.resolve("GetOwnPartner") == ("GET", "/elsewhere/partners/self")
+    finally:
+        target.close()
+
+
+def test_the_throttle_keeps_any_sixty_seconds_under_the_limit():
+    clock = FakeClock()
+    throttle = Throttle(3, 60, clock=clock, sleep=clock.sleep)
+    for _ in range(4):
+        throttle.wait()
+        clock.now += 1
+    assert clock.slept == [57.0]            # the fourth waits until the first leaves the window
+
+
+def test_a_429_is_retried_after_the_time_it_names():
+    clock = FakeClock()
+    transport = Scripted((429, {"retry-after": "7"}, '{"status": 429}'), (200, {}, '{"ok": true}'))
+    client = Client(transport, Operations(DOCUMENT), sleep=clock.sleep)
+    reply = client.request("GET", "/x", token="t")
+    assert reply.status == 200 and reply.body == {"ok": True} and clock.slept == [7.0]
+    assert len(transport.sent) == 2 and transport.sent[0][2]["Authorization"] == "Bearer t"
+
+
+def test_a_429_can_be_observed_instead_of_retried():
+    transport = Scripted((429, {"retry-after": "7"}, ""))
+    reply = Client(transport, Operations(DOCUMENT)).request("GET", "/x", honour_429=False)
+    assert reply.status == 429
+
+
+def test_tokens_are_never_shown_in_full():
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwYXJ0bmVyIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+    text = redact(f"failed with token {jwt} in the body")
+    assert jwt not in text and mask(jwt) in text and mask(jwt).startswith("eyJhbG")
+
+
+class Deployment:
+    """A target without the control API (only what Scene needs of one)."""
+    simulator, token = False, "given-token"
+
+    def client(self):
+        return None
+
+
+class Node:
+    def __init__(self, *marks):
+        self.marks = marks
+
+    def get_closest_marker(self, name):
+        return name if name in self.marks else None
+
+
+@pytest.mark.parametrize("marks, allowed, reason", [
+    ((), True, "only a simulator can move time"),
+    (("slow",), False, "opt in with --slow"),
+    (("slow",), True, "more than 300 s"),
+])
+def test_time_cannot_pass_on_a_deployment_unless_a_slow_run_may_wait(marks, allowed, reason):
+    from ptas_sandbox.conformance.scene import Scene
+    scene = Scene(Deployment(), Node(*marks), slow_allowed=allowed)
+    with pytest.raises(pytest.skip.Exception, match=reason):
+        scene.time_passes(301 if reason.startswith("more") else 6)
+
+
+def test_a_slow_run_on_a_deployment_really_waits(monkeypatch):
+    from ptas_sandbox.conformance import scene as scenes
+    waited = []
+    monkeypatch.setattr(scenes.time, "sleep", waited.append)
+    scenes.Scene(Deployment(), Node("slow"), slow_allowed=True).time_passes(6)
+    assert waited == [6]
+
+
+def test_the_given_token_is_never_revoked_on_a_deployment():
+    import base64
+    import json
+    from ptas_sandbox.conformance.scene import Scene
+    payload = base64.urlsafe_b64encode(json.dumps({"jti": "given-id"}).encode()).decode().rstrip("=")
+    deployment = Deployment()
+    deployment.token = f"eyJhbGciOiJIUzI1NiJ9.{payload}.c2ln"
+    scene = Scene(deployment)
+    with pytest.raises(AssertionError, match="never revokes the token it was given"):
+        scene.call("RevokePartnerOwnToken", params={"tokenId": "given-id"})
