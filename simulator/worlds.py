@@ -9,6 +9,16 @@ import uuid
 from dataclasses import dataclass
 
 from .problems import BadRequest, Conflict
+from .timestamps import parse, render
+
+# The latest instant a world clock may show: well before the last renderable instant (timestamps.LATEST), so a
+# 100-year token, an import schedule or a retry due from there still renders instead of overflowing.
+LATEST_CLOCK = parse("9000-01-01T00:00:00Z")
+
+
+def check_within_range(target):
+    if target > LATEST_CLOCK:
+        raise BadRequest(f"A world clock goes no further than {render(LATEST_CLOCK)}.")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS worlds (
@@ -73,6 +83,8 @@ class Worlds:
             n = next_in_sequence(self.store, "", "world")
             world_id = derived_id("world", self.server_seed, n)
             seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
+            if start is not None:
+                check_within_range(start)
             system = self.system_time()
             offset = (start - system) if start is not None else 0
             frozen_at = (start if start is not None else system) if frozen else None
@@ -110,6 +122,7 @@ class Worlds:
             target = set_to
         else:
             target = now
+        check_within_range(target)
         frozen = world.frozen if freeze is None else freeze
         world.frozen_at = target if frozen else None
         world.offset_us = target - system
