@@ -33,3 +33,8 @@ def test_a_world_may_start_at_the_ceiling(api):
     response = api.post("/_sandbox/partners", json={"name": "Far", "start": "9000-01-01T00:00:00Z", "frozen": True})
     assert response.status_code == 201
     assert response.json["token"]["expiresAt"].startswith("9000-")
+
+
+def test_the_inspector_survives_a_refused_far_jump(world, client):
+    world.api.post("/_sandbox/clock", json={"set": "9999-12-31T23:59:59Z"})
+    assert client.get("/_sandbox/inspect").status_code == 200
