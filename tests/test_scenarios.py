@@ -32,7 +32,7 @@ def test_ptas_scenarios_prints_one_line_each(capsys):
 
 def test_default_world_is_ready_to_explore(api):
     world = load(api, "default")
-    assert world["world"]["clock"] == {"now": "2026-01-05T10:00:00.0000000Z", "frozen": True}
+    assert world["world"]["clock"] == {"now": "2026-01-05T09:50:00.0000000Z", "frozen": True}
     partner = api.as_(world["accessToken"])
     accounts = partner.get("/accounts").json["accounts"]
     assert {"dummy", "dummy-auth", "dummy-report"} <= {a["accountTypeId"] for a in accounts}
