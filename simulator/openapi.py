@@ -33,7 +33,9 @@ def document(prefix):
         "info": {"title": "Payment Transactions Aggregation Service (ptas-sandbox simulator)",
                  "version": SPEC_VERSION,
                  "description": f"ptas-sandbox {__version__}: every operation of the interface specification, "
-                                "plus the sandbox control API under /_sandbox."},
+                                "plus the sandbox control API under /_sandbox. Request examples of operations a user "
+                                "may call (accounts, OAuth2, Account UI) are written for a user token; with a partner "
+                                "token add the user's `userId`."},
         "paths": paths,
         "components": {
             "schemas": {"ProblemDetails": PROBLEM, **COMPONENTS},
