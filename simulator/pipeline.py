@@ -87,6 +87,11 @@ def authorize(op, principal):
 _validators = {}
 
 
+def _not_json(constant):
+    """NaN and Infinity are Python's extensions, not JSON (RFC 8259): NaN would slip past every bound."""
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 def parse_body(op):
     if op.body is None:
         return None
@@ -100,9 +105,11 @@ def parse_body(op):
     if request.mimetype != "application/json":
         raise UnsupportedMediaType(f"Send the body as Content-Type application/json, not {request.mimetype or 'none'!r}.")
     try:
-        body = json.loads(raw)
+        body = json.loads(raw, parse_constant=_not_json)
     except (ValueError, UnicodeDecodeError) as error:
         raise InvalidBody(f"The body is not valid JSON: {error}.") from None
+    except RecursionError:
+        raise InvalidBody("The body is not valid JSON: nested too deeply.") from None
     validator = _validators.get(op.id) or _validators.setdefault(op.id, Draft202012Validator(op.body))
     errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
     if errors:

@@ -1,0 +1,21 @@
+"""Sloppy JSON a newcomer (or a fuzzer) sends: a 400 ProblemDetails, never a 500."""
+
+import pytest
+
+from tests.conftest import assert_problem
+
+
+@pytest.mark.parametrize("path,raw", [
+    ("/_sandbox/clock", '{"advance": NaN}'),
+    ("/_sandbox/clock", '{"advance": Infinity}'),
+    ("/partner/v2/partners/self/tokens", '{"name": "x", "expiresIn": NaN, "scope": "partner:read"}'),
+    ("/partner/v2/users", "[" * 100_000 + "]" * 100_000),
+    ("/partner/v2/users", '{"a":' * 50_000 + "1" + "}" * 50_000),
+])
+def test_non_json_numbers_and_deep_nesting_are_a_400(world, client, path, raw):
+    before = world.api.get("/_sandbox/clock").json
+    response = client.post(path, data=raw, content_type="application/json",
+                           headers={"Authorization": f"Bearer {world.token}"})
+    assert_problem(response, 400)
+    after = world.api.get("/_sandbox/clock").json
+    assert after["frozen"] == before["frozen"] and after["now"] < "2026-01-06"
