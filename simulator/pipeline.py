@@ -110,6 +110,11 @@ def parse_body(op):
         raise InvalidBody(f"The body is not valid JSON: {error}.") from None
     except RecursionError:
         raise InvalidBody("The body is not valid JSON: nested too deeply.") from None
+    if b"\\u" in raw:     # an escaped lone surrogate (\ud800) is valid JSON text but no Unicode string
+        try:
+            json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise InvalidBody("The body is not valid JSON: a \\u escape names a lone surrogate.") from None
     validator = _validators.get(op.id) or _validators.setdefault(op.id, Draft202012Validator(op.body))
     errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
     if errors:

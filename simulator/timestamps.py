@@ -37,5 +37,7 @@ def parse(text):
     if zone and zone != "Z":
         sign = -1 if zone[0] == "-" else 1
         digits = zone[1:].replace(":", "")
+        if int(digits[:2]) > 23 or int(digits[2:]) > 59:
+            raise ValueError(f"not a UTC offset: {zone!r}")
         moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
     return (moment - EPOCH) // timedelta(microseconds=1)

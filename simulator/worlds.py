@@ -11,14 +11,16 @@ from dataclasses import dataclass
 from .problems import BadRequest, Conflict
 from .timestamps import parse, render
 
-# The latest instant a world clock may show: well before the last renderable instant (timestamps.LATEST), so a
-# 100-year token, an import schedule or a retry due from there still renders instead of overflowing.
+# The range of a world clock. The latest is well before the last renderable instant (timestamps.LATEST), so a
+# 100-year token, an import schedule or a retry due from there still renders instead of overflowing; the
+# earliest is the Unix epoch (webhook timestamps are Unix seconds), leaving room for provider histories before it.
+EARLIEST_CLOCK = 0
 LATEST_CLOCK = parse("9000-01-01T00:00:00Z")
 
 
 def check_within_range(target):
-    if target > LATEST_CLOCK:
-        raise BadRequest(f"A world clock goes no further than {render(LATEST_CLOCK)}.")
+    if not EARLIEST_CLOCK <= target <= LATEST_CLOCK:
+        raise BadRequest(f"A world clock stays between {render(EARLIEST_CLOCK)} and {render(LATEST_CLOCK)}.")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS worlds (

@@ -19,3 +19,21 @@ def test_non_json_numbers_and_deep_nesting_are_a_400(world, client, path, raw):
     assert_problem(response, 400)
     after = world.api.get("/_sandbox/clock").json
     assert after["frozen"] == before["frozen"] and after["now"] < "2026-01-06"
+
+
+def test_an_escaped_lone_surrogate_is_a_400_and_creates_nothing(world, client):
+    response = client.post("/partner/v2/users", data='{"name": "\\ud800"}', content_type="application/json",
+                           headers={"Authorization": f"Bearer {world.token}"})
+    assert_problem(response, 400)
+    assert world.api.get("/users").json["users"] == []
+
+
+def test_escaped_characters_that_are_text_still_work(world, client):
+    response = client.post("/partner/v2/users", data='{"name": "Caf\\u00e9 \\ud83d\\ude00"}',
+                           content_type="application/json", headers={"Authorization": f"Bearer {world.token}"})
+    assert response.status_code == 201 and response.json["name"] == "Café 😀"
+
+
+@pytest.mark.parametrize("moment", ["2099-01-01T00:00:00+99:99", "2099-01-01T00:00:00+05:75"])
+def test_an_impossible_utc_offset_is_a_400(world, moment):
+    assert_problem(world.api.post("/_sandbox/clock", json={"set": moment}), 400)

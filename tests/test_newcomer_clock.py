@@ -38,3 +38,23 @@ def test_a_world_may_start_at_the_ceiling(api):
 def test_the_inspector_survives_a_refused_far_jump(world, client):
     world.api.post("/_sandbox/clock", json={"set": "9999-12-31T23:59:59Z"})
     assert client.get("/_sandbox/inspect").status_code == 200
+
+
+@pytest.mark.parametrize("start", ["0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"])
+def test_a_world_cannot_start_before_the_unix_epoch(api, start):
+    assert_problem(api.post("/_sandbox/partners", json={"name": "Old", "start": start}), 400)
+
+
+def test_a_world_starting_at_the_epoch_imports_its_history(api):
+    response = api.post("/_sandbox/partners", json={"name": "Epoch", "start": "1970-01-01T00:00:00Z"})
+    assert response.status_code == 201
+    token = response.json["accessToken"]
+    partner = api.as_(token)
+    user = partner.post("/users", json={"name": "Jane"}).json
+    created = partner.post("/accounts", json={"userId": user["id"], "accountTypeId": "dummy-report",
+                                              "credentials": {"username": "a", "password": "b"}})
+    assert created.status_code == 201
+    partner.post("/_sandbox/clock", json={"advance": 86400})
+    accounts = partner.get("/accounts")
+    assert accounts.status_code == 200 and accounts.json["accounts"][0]["statistics"]["count"] > 0
+    assert accounts.json["accounts"][0]["statistics"]["first"].startswith("1969-")
