@@ -14,11 +14,11 @@ def serve(args):
         os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
     app = create_app({"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY")})
     sandbox = app.extensions["ptas"]
+    result = None
     if args.scenario:
         from ptas_sandbox.simulator.scenarios import load
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
-        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
     from waitress import create_server
     server = create_server(app, host=args.host, port=args.port, threads=8, ident="ptas-sandbox")
     base = f"http://{args.host}:{server.effective_port}"
@@ -26,6 +26,8 @@ def serve(args):
           f"  create a world:  curl -X POST {base}/_sandbox/partners\n"
           f"  OpenAPI:         {base}/openapi.json\n"
           f"  inspector:       {base}/_sandbox/inspect", flush=True)
+    if result:      # after the address, so the first line always names the port
+        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.run()
