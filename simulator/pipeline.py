@@ -71,7 +71,9 @@ def control_principal(ctx, claims):
     the clock past its token's expiry can still move it back into shape or reset the world."""
     row = ctx.store.one("SELECT partner_id, revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
                         (claims["jti"], ctx.world.id))
-    if row is None or row["revoked_at"] is not None or claims["knd"] != "partner":
+    if claims["knd"] != "partner":       # a valid token of the wrong kind: refused, as the service refuses it
+        raise Forbidden("The control API takes partner tokens, not user tokens.")
+    if row is None or row["revoked_at"] is not None:
         raise Unauthorized("The control API needs a partner token of the world (revoked tokens do not count).")
     return row["partner_id"]
 

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from .problems import BadRequest, Conflict
 from .timestamps import parse, render
 
-# The range of a world clock. The latest is well before the last renderable instant (timestamps.LATEST), so a
-# 100-year token, an import schedule or a retry due from there still renders instead of overflowing; the
-# earliest is the Unix epoch (webhook timestamps are Unix seconds), leaving room for provider histories before it.
+# The range of a world clock. The latest leaves a decade before the last renderable instant (timestamps.LATEST)
+# for what a world schedules ahead (polls, retries, sessions, a running clock); a token that would outlive it is
+# refused with a 400 by the token rules. The earliest is the Unix epoch (webhook timestamps are Unix seconds),
+# leaving room for provider histories before it.
 EARLIEST_CLOCK = 0
-LATEST_CLOCK = parse("9000-01-01T00:00:00Z")
+LATEST_CLOCK = parse("9990-01-01T00:00:00Z")
 
 
 def check_within_range(target):

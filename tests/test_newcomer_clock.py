@@ -15,24 +15,24 @@ def test_setting_the_clock_past_the_renderable_range_is_refused_and_the_world_st
 
 def test_repeated_century_jumps_stop_at_the_ceiling_with_a_400(world):
     status = 200
-    for _ in range(80):
+    for _ in range(90):
         status = world.api.post("/_sandbox/clock", json={"advance": 3_153_600_000}).status_code
         if status != 200:
             break
     assert status == 400
     clock = world.api.get("/_sandbox/clock")
-    assert clock.status_code == 200 and clock.json["now"] < "9000-01-02"
+    assert clock.status_code == 200 and clock.json["now"] < "9990-01-02"
 
 
-@pytest.mark.parametrize("start", ["9999-12-31T23:59:59Z", "9500-01-01T00:00:00Z"])
+@pytest.mark.parametrize("start", ["9999-12-31T23:59:59Z", "9995-01-01T00:00:00Z"])
 def test_a_world_cannot_start_beyond_the_ceiling(api, start):
     assert_problem(api.post("/_sandbox/partners", json={"name": "Far", "start": start}), 400)
 
 
 def test_a_world_may_start_at_the_ceiling(api):
-    response = api.post("/_sandbox/partners", json={"name": "Far", "start": "9000-01-01T00:00:00Z", "frozen": True})
+    response = api.post("/_sandbox/partners", json={"name": "Far", "start": "9990-01-01T00:00:00Z", "frozen": True})
     assert response.status_code == 201
-    assert response.json["token"]["expiresAt"].startswith("9000-")
+    assert response.json["token"]["expiresAt"].startswith("9990-")
 
 
 def test_the_inspector_survives_a_refused_far_jump(world, client):

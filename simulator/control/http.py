@@ -8,7 +8,7 @@ from ..auth import bearer
 from ..openapi import SPEC_VERSION
 from ..operations import NO_AUTH, WORLD_AUTH, component, operation
 from ..pipeline import Reply, control_principal
-from ..problems import BadRequest, Unauthorized
+from ..problems import BadRequest, Forbidden, Unauthorized
 from ..timestamps import parse, render
 from ..partners import models as partners
 from . import models
@@ -109,6 +109,6 @@ def reset(call):
     partner_id = control_principal(sandbox.ctx(world), claims)
     root = sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))
     if root is None or root["id"] != partner_id:
-        raise Unauthorized("Only a token of the world's root partner can reset it.")
+        raise Forbidden("Only a token of the world's root partner can reset it.")
     models.wipe_world(sandbox, world, partner_id)
     return {"reset": world.id}
