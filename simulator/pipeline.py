@@ -118,11 +118,12 @@ def parse_body(op):
         except UnicodeEncodeError:
             raise InvalidBody("The body is not valid JSON: a \\u escape names a lone surrogate.") from None
     validator = _validators.get(op.id) or _validators.setdefault(op.id, Draft202012Validator(op.body))
-    errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+    found = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+    # one problem once, though several schema branches (CreateAccount's if/then per type) report it alike
+    errors = list({("/" + "/".join(map(str, e.absolute_path)), e.message): None for e in found})
     if errors:
-        raise InvalidBody(errors[0].message if len(errors) == 1 else f"{len(errors)} problems in the body.",
-                          errors=[{"pointer": "/" + "/".join(map(str, e.absolute_path)), "detail": e.message}
-                                  for e in errors])
+        raise InvalidBody(errors[0][1] if len(errors) == 1 else f"{len(errors)} problems in the body.",
+                          errors=[{"pointer": pointer, "detail": detail} for pointer, detail in errors])
     return body
 
 

@@ -37,3 +37,11 @@ def test_escaped_characters_that_are_text_still_work(world, client):
 @pytest.mark.parametrize("moment", ["2099-01-01T00:00:00+99:99", "2099-01-01T00:00:00+05:75"])
 def test_an_impossible_utc_offset_is_a_400(world, moment):
     assert_problem(world.api.post("/_sandbox/clock", json={"set": moment}), 400)
+
+
+def test_a_problem_reported_by_several_schema_branches_is_listed_once(world):
+    user, as_user = world.user()
+    response = as_user.post("/accounts", json={"accountTypeId": "dummy", "credentials": "x"})
+    body = assert_problem(response, 400)
+    assert body["errors"] == [{"pointer": "/credentials", "detail": "'x' is not of type 'object'"}]
+    assert body["detail"] == "'x' is not of type 'object'"
