@@ -99,5 +99,5 @@ def test_outage_of_an_unknown_type_is_404(world):
 def test_outage_switch_needs_a_partner_token_of_the_world(api, world):
     assert_problem(api.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"}), 401)
     _, user = world.user(name="Jane")
-    assert_problem(user.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"}), 401)
+    assert_problem(user.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"}), 403)
     assert world.api.get("/accounttypes/dummy").json["state"] == "Operational"

@@ -46,7 +46,9 @@ def health(call):
                "email": partners.EMAIL_FIELD,
                "seed": {"type": "integer", "minimum": 0, "maximum": 2**53},
                "start": {"type": "string", "format": "date-time",
-                         "description": "where the world clock starts (default: now)"},
+                         "pattern": "^(19[7-9][0-9]|[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9])-",
+                         "description": "where the world clock starts (default: now); a world clock stays "
+                                        "between 1970-01-01 and 9990-01-01 (UTC)"},
                "frozen": {"type": "boolean", "description": "start with the clock frozen"}}},
            body_required=False, example={"name": "Acme Shop Software", "email": "dev@acme.example"},
            responses={201: "SandboxWorld"})
@@ -74,7 +76,8 @@ def get_clock(call):
                "freeze": {"type": "boolean"},
                "advance": {"type": "number", "minimum": 0, "maximum": 3_153_600_000,
                            "description": "seconds to move forward"},
-               "set": {"type": "string", "format": "date-time", "description": "an instant not before now"}},
+               "set": {"type": "string", "format": "date-time",
+                       "description": "an instant not before now and not after 9990-01-01"}},
                "not": {"required": ["advance", "set"]}, "minProperties": 1},
            example={"advance": 3600}, responses={200: "Clock"})
 def set_clock(call):
