@@ -35,3 +35,13 @@ def test_every_token_endpoint_requires_a_partner_token(world):
     listed = {t["id"]: t for t in world.api.get("/partners/self/tokens").json["tokens"]}
     assert listed[own_id]["isValid"]
     assert world.api.get(f"/partners/{child['id']}/tokens").json["tokens"][0]["isValid"]
+
+
+def test_a_user_token_with_user_token_all_issues_itself_a_token_through_create_user_token(world):
+    """§4.2 note 2: POST /users/{id}/tokens accepts user tokens holding user.token:all, as for user.token:create."""
+    user, as_user = world.user(name="Jane", scope="account:read user.token:all")
+    response = as_user.post(f"/users/{user['id']}/tokens", json={})
+    assert response.status_code == 201, response.json
+    assert response.json["accessToken"] and response.json["isValid"]
+    renewed = world.api.as_(response.json["accessToken"])
+    assert renewed.get("/accounts").status_code == 200
