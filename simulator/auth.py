@@ -4,6 +4,9 @@ PyJWT would check `exp` against the system clock; a sandbox token lives on its w
 verifies the signature and the claims' presence, and the world clock decides expiry (see tokens.models).
 """
 
+import functools
+from types import MappingProxyType
+
 import jwt
 
 from .problems import Unauthorized
@@ -16,18 +19,22 @@ REQUIRED = ["jti", "sub", "knd", "wld", "iat", "exp", "iss"]
 class Signer:
     def __init__(self, secret):
         self.secret = secret
+        # Verifying a signature is a pure function of the token string, and the costliest step of a request;
+        # the claims of recently verified tokens are kept. Expiry and revocation are still checked on every
+        # request, against the store and the world clock (tokens.models.authenticate).
+        self.verify = functools.lru_cache(maxsize=4096)(self._verify)
 
     def issue(self, *, token_id, subject, kind, world, scope, issued_at, expires_at):
         claims = {"jti": token_id, "sub": subject, "knd": kind, "wld": world, "scope": scope,
                   "iat": issued_at // 1_000_000, "exp": expires_at // 1_000_000, "iss": ISSUER}
         return jwt.encode(claims, self.secret, algorithm=ALGORITHMS[0])
 
-    def verify(self, token):
+    def _verify(self, token):
         """The claims of a token signed by this sandbox; 401 for anything else (alg none, tampered, foreign)."""
         try:
-            return jwt.decode(token, self.secret, algorithms=ALGORITHMS, issuer=ISSUER,
+            return MappingProxyType(jwt.decode(token, self.secret, algorithms=ALGORITHMS, issuer=ISSUER,
                               options={"verify_exp": False, "verify_nbf": False, "verify_iat": False,
-                                       "require": REQUIRED})
+                                       "require": REQUIRED}))
         except jwt.PyJWTError as error:
             raise Unauthorized(f"The bearer token is not valid: {error}.") from None
 

@@ -137,3 +137,18 @@ def test_each_user_scope_allows_its_action_and_no_other(world, scope):
         "user:delete": api.delete(f"/users/{user['id']}").status_code,
     }
     assert {s for s, code in results.items() if code != 403} == {scope}
+
+
+def test_user_statistics_count_accounts_and_their_transactions(world):
+    """Spec §1 capability 2: user information and statistics can be read."""
+    from tests.accounts_support import connect
+    user, as_user = world.user(name="Jane")
+    empty = world.api.get(f"/users/{user['id']}").json["statistics"]
+    assert empty == {"accounts": 0, "transactions": 0, "first": None, "last": None}
+    account = connect(as_user)
+    world.api.advance(3600)
+    stats = world.api.get(f"/users/{user['id']}").json["statistics"]
+    account_stats = as_user.get(f"/accounts/{account['id']}").json["statistics"]
+    assert account_stats["count"] > 0
+    assert stats == {"accounts": 1, "transactions": account_stats["count"], "first": account_stats["first"],
+                     "last": account_stats["last"]}

@@ -162,6 +162,12 @@ def search_users(scene, text):
     scene.call("GetUsers", query={"search": text})
 
 
+@when(parsers.parse('I search my users for the name of "{label}"'))
+def search_users_by_name(scene, label):
+    """Spec §4.3 names the search parameter, not how it matches: a user's whole name is what any search finds."""
+    scene.call("GetUsers", query={"search": scene.name(label)})
+
+
 @then(parsers.parse('the user "{label}" is listed'))
 def user_listed(scene, label):
     check(user_id(scene, label) in users_listed(scene), f"the user {label!r} is not listed")

@@ -46,8 +46,16 @@ Feature: Users of a partner
     When I list my users with the e-mail address "max.hardware@example.test"
     Then the user "Max Hardware" is listed
     And the user "Jane's Bakery" is not listed
-    When I search my users for "Hardware"
+    When I search my users for the name of "Max Hardware"
     Then the user "Max Hardware" is listed
+
+  @sandbox
+  Scenario: The simulator's search matches part of a name or e-mail address, ignoring case
+    Given a user "Jane's Bakery"
+    And a user "Max Hardware"
+    When I search my users for "hardware"
+    Then the user "Max Hardware" is listed
+    And the user "Jane's Bakery" is not listed
 
   @contract
   Scenario: A deleted user is listed with deletedAt

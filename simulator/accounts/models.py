@@ -137,6 +137,17 @@ def record(ctx, row):
     }
 
 
+def user_statistics(ctx, user_id):
+    """Spec §1 capability 2, "user information and statistics": the user's accounts and their transactions."""
+    rows = ctx.store.all("SELECT * FROM accounts WHERE world = ? AND user_id = ? ORDER BY created_at, seq",
+                         (ctx.world.id, user_id))
+    stats = [record(ctx, row)["statistics"] for row in rows]
+    firsts = [s["first"] for s in stats if s["first"]]
+    lasts = [s["last"] for s in stats if s["last"]]
+    return {"accounts": len(rows), "transactions": sum(s["count"] for s in stats),
+            "first": min(firsts, default=None), "last": max(lasts, default=None)}
+
+
 def changed_record(ctx, row):
     """CreateAccount and UpdateAccount answers (spec §9 2.8.2): `warningDetails` has the structured warnings;
     the deprecated `warnings` there keeps its old form, the messages only."""

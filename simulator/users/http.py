@@ -1,6 +1,7 @@
 """HTTP layer of the user operations: users of the calling partner and their tokens."""
 
 from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, component, operation, ref
+from ..accounts import models as accounts
 from ..partners import models as partners
 from ..pipeline import Reply
 from ..problems import not_found
@@ -15,6 +16,13 @@ USER = component("User", {
                    "deletedAt": {"type": "string", "format": "date-time"}},
     "required": ["id", "name", "email"],
 })
+STATISTICS = {"type": "object", "description": "GetUser only: the user's accounts and their transactions",
+              "properties": {"accounts": {"type": "integer"}, "transactions": {"type": "integer"},
+                             "first": {"type": ["string", "null"], "format": "date-time"},
+                             "last": {"type": ["string", "null"], "format": "date-time"}},
+              "required": ["accounts", "transactions", "first", "last"]}
+component("UserWithStatistics", {"allOf": [USER, {"type": "object", "properties": {"statistics": STATISTICS},
+                                                  "required": ["statistics"]}]})
 component("UserCreated", {"allOf": [USER, {"type": "object", "properties": {"token": ref("Token")},
                                            "required": ["token"]}]})
 component("UserList", {"type": "object", "properties": {"users": {"type": "array", "items": USER}},
@@ -43,10 +51,12 @@ def get_users(call):
     return {"users": [models.record(r) for r in rows]}
 
 
-@operation("GetUser", "GET", "/users/{id}", tokens=PARTNER_ONLY, scopes=("user:read",), responses={200: "User"})
+@operation("GetUser", "GET", "/users/{id}", tokens=PARTNER_ONLY, scopes=("user:read",),
+           responses={200: "UserWithStatistics"})
 def get_user(call):
-    """Read one user of the partner."""
-    return models.record(models.get(call.ctx, call.principal.partner_id, call.params["id"]))
+    """Read one user of the partner, with its statistics (spec §1 capability 2)."""
+    user = models.record(models.get(call.ctx, call.principal.partner_id, call.params["id"]))
+    return {**user, "statistics": accounts.user_statistics(call.ctx, user["id"])}
 
 
 @operation("UpdateUser", "PUT", "/users/{id}", tokens=PARTNER_ONLY, scopes=("user:update",),
