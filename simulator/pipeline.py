@@ -120,11 +120,19 @@ def parse_body(op):
     validator = _validators.get(op.id) or _validators.setdefault(op.id, Draft202012Validator(op.body))
     found = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
     # one problem once, though several schema branches (CreateAccount's if/then per type) report it alike
-    errors = list({("/" + "/".join(map(str, e.absolute_path)), e.message): None for e in found})
+    errors = list({("/" + "/".join(map(str, e.absolute_path)), explained(e)): None for e in found})
     if errors:
         raise InvalidBody(errors[0][1] if len(errors) == 1 else f"{len(errors)} problems in the body.",
                           errors=[{"pointer": pointer, "detail": detail} for pointer, detail in errors])
     return body
+
+
+def explained(error):
+    """jsonschema's words, or for a combinator (anyOf, oneOf, not) the schema's own `x-problem` sentence:
+    "{} is not valid under any of the given schemas" tells a client nothing."""
+    if error.validator in ("anyOf", "oneOf", "not"):
+        return error.schema.get("x-problem", error.message)
+    return error.message
 
 
 def parse_query(op):

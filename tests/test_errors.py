@@ -71,3 +71,11 @@ def test_an_unexpected_failure_is_a_500_problem_not_a_stack_trace(app, client):
 def test_problem_bodies_carry_instance_and_trace_id(api):
     body = api.get("/partners/self").json
     assert body["instance"] == "/partner/v2/partners/self" and body["traceId"]
+
+
+def test_a_body_missing_one_of_several_alternatives_says_which(world):
+    _, as_user = world.user()
+    body = assert_problem(as_user.post("/accountui", json={}), 400, "invalid-body")
+    assert "accountTypeIds" in body["detail"] and "accountId" in body["detail"]
+    body = assert_problem(world.api.post("/_sandbox/clock", json={"advance": 1, "set": "2030-01-01T00:00:00Z"}), 400)
+    assert body["detail"] == "Either advance the clock or set it, not both."

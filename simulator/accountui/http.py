@@ -39,7 +39,8 @@ CREATE = {"type": "object", "properties": {
     "userId": {"type": "string", "description": "the user, when called with a partner token"},
     "redirectUrl": {**partners.URL_FIELD, "description": "where the page sends the person when done, "
                     "with sessionId, status and accountId in the query"}},
-    "anyOf": [{"required": ["accountTypeIds"]}, {"required": ["accountTypeId"]}, {"required": ["accountId"]}]}
+    "anyOf": [{"required": ["accountTypeIds"]}, {"required": ["accountTypeId"]}, {"required": ["accountId"]}],
+    "x-problem": "Name the account types to offer (`accountTypeIds`) or the account to update (`accountId`)."}
 
 
 # The page's forms, documented (the handlers read and check call.request.form and .files themselves).

@@ -78,7 +78,8 @@ def get_clock(call):
                            "description": "seconds to move forward"},
                "set": {"type": "string", "format": "date-time",
                        "description": "an instant not before now and not after 9990-01-01"}},
-               "not": {"required": ["advance", "set"]}, "minProperties": 1},
+               "not": {"required": ["advance", "set"]}, "minProperties": 1,
+               "x-problem": "Either advance the clock or set it, not both."},
            example={"advance": 3600}, responses={200: "Clock"})
 def set_clock(call):
     """Freeze, unfreeze, advance or set the caller's world clock (never backwards)."""
