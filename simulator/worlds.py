@@ -98,11 +98,16 @@ class Worlds:
     def get(self, world_id):
         world = self._cache.get(world_id)
         if world is None:
-            row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
-            if row is None:
-                return None
-            world = World(row["id"], row["seed"], row["offset_us"], row["frozen_at"], row["scenario"])
-            self._cache[world_id] = world
+            # Read and cache under the store's lock: a wipe (and its `forget`) between the two would leave a
+            # deleted world cached, and two threads would cache two copies, one of which a clock move misses.
+            with self.store.transaction():
+                world = self._cache.get(world_id)
+                if world is None:
+                    row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
+                    if row is None:
+                        return None
+                    world = World(row["id"], row["seed"], row["offset_us"], row["frozen_at"], row["scenario"])
+                    self._cache[world_id] = world
         return world
 
     def all(self):
@@ -127,8 +132,10 @@ class Worlds:
             target = now
         check_within_range(target)
         frozen = world.frozen if freeze is None else freeze
-        world.frozen_at = target if frozen else None
+        # Other threads read this world's clock without a lock: the offset is set before `frozen_at`, so a
+        # reader between the two sees either the old clock or the new one, never a mix of both.
         world.offset_us = target - system
+        world.frozen_at = target if frozen else None
         with self.store.transaction():
             self.store.update("worlds", {"id": world.id}, offset_us=world.offset_us, frozen_at=world.frozen_at)
         return target

@@ -52,5 +52,5 @@ def wipe_everything(sandbox):
         for table in world_tables(store) + ["worlds"]:
             store.execute(f"DELETE FROM {table}")
         store.execute("DELETE FROM counters WHERE world != ''")
-    sandbox.worlds.forget()
+        sandbox.worlds.forget()      # in the transaction: no request caches a world being deleted
     sandbox.limiter.forget()
