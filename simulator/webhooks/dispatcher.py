@@ -20,6 +20,7 @@ import requests
 from . import models
 
 log = logging.getLogger("ptas.webhooks")
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 class Dispatcher:
@@ -35,6 +36,7 @@ class Dispatcher:
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
         self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
         self.served = False          # set once a real server hands the app a request
+        self.own_ports = set()       # the ports that server listens on (SERVER_PORT of its requests)
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = None
@@ -166,10 +168,13 @@ class Dispatcher:
             return response.status_code, head.decode(response.encoding or "utf-8", "replace")
 
     def _in_process(self, url):
-        """A callback at the app itself while no server runs it (the Flask test client's base URL) is called
-        through WSGI; once a real server serves the app, every callback goes over the network."""
-        if self.served:
-            return False
-        base = urlsplit(self.in_process_base)
+        """A callback at the app itself is called through WSGI: at the Flask test client's base URL while no
+        server runs the app, and at a loopback address on the port it serves on once one does. Over the
+        network such an attempt would need a free server thread, and flushes waiting for their attempts can
+        hold every one: the attempts then timed out and were retried, reaching the receiver twice."""
         parts = urlsplit(url)
+        if self.served:
+            port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+            return parts.hostname in LOOPBACK and str(port) in self.own_ports
+        base = urlsplit(self.in_process_base)
         return (parts.scheme, parts.hostname, parts.port) == (base.scheme, base.hostname, base.port)

@@ -14,8 +14,9 @@ def attach(app, sandbox):
     @app.after_request
     def wake_dispatcher(response):
         # A request may have written events: look now rather than at the next poll. A request that reached
-        # the app through a real server means callbacks at the app must go over the network too.
+        # the app through a real server means only callbacks at its own loopback port are called in-process.
         if "SERVER_SOFTWARE" in request.environ:
+            dispatcher.own_ports.add(request.environ.get("SERVER_PORT"))
             dispatcher.served = True
         dispatcher.wake()
         return response
