@@ -15,7 +15,7 @@ from ptas_sandbox.webhooks import verify
 
 WORLDS = 4
 WORKERS = 12
-ROUND = 6       # of each kind of write per world
+ROUND = 10      # of each kind of write per world
 
 
 class Server:
@@ -26,12 +26,15 @@ class Server:
         self.thread.start()
         self.base = f"http://127.0.0.1:{self.server.effective_port}"
         self.local = threading.local()
+        self.sessions = []
         self.failures = []
 
     def call(self, method, path, token=None, expect=None, **kw):
         """One request from the calling worker's own session; every answer is checked for 5xx and problem+json."""
-        session = getattr(self.local, "session", None) or requests.Session()
-        self.local.session = session
+        session = getattr(self.local, "session", None)
+        if session is None:
+            session = self.local.session = requests.Session()
+            self.sessions.append(session)
         url = self.base + (path if path.startswith("/_sandbox") else "/partner/v2" + path)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         response = session.request(method, url, headers=headers, timeout=60, **kw)
@@ -44,6 +47,8 @@ class Server:
         return response
 
     def close(self):
+        for session in self.sessions:       # their kept-alive connections would keep waitress's loop running
+            session.close()
         self.server.close()
         self.thread.join(timeout=10)
         self.app.extensions["ptas"].close()
