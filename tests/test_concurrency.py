@@ -19,8 +19,8 @@ ROUND = 10      # of each kind of write per world
 
 
 class Server:
-    def __init__(self, state):
-        self.app = create_app({"STATE": state, "RATE_LIMIT": 10**9, "START_SERVICES": True})
+    def __init__(self, state, rate_limit=10**9):
+        self.app = create_app({"STATE": state, "RATE_LIMIT": rate_limit, "START_SERVICES": True})
         self.server = waitress.create_server(self.app, host="127.0.0.1", port=0, threads=8)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -190,6 +190,20 @@ def test_flushes_holding_every_server_thread_still_reach_the_echo_on_the_same_se
         log = server.call("GET", "/_sandbox/deliveries", root).json()["deliveries"]
         assert [(d["attempt"], d["status"]) for d in log] == [(1, "succeeded")] * 2
         assert len(server.call("GET", f"/_sandbox/echo/flush-{i}").json()["captures"]) == 2
+
+def test_concurrent_requests_over_the_rate_limit_get_exactly_the_limit_through():
+    """On a frozen world clock the window never moves: of 40 requests at once, 30 pass and 10 get a 429."""
+    served = Server(":memory:", rate_limit=30)
+    try:
+        root = new_world(served)
+        with ThreadPoolExecutor(WORKERS) as pool:
+            statuses = run_all(pool, [lambda: served.call("GET", "/partners/self", root, expect={200, 429}).status_code
+                                      for _ in range(40)])
+        assert served.failures == []
+        assert sorted(statuses) == [200] * 30 + [429] * 10
+    finally:
+        served.close()
+
 
 def test_a_reset_world_hands_out_no_id_it_kept_or_handed_out_before(system_time):
     """The reset keeps the root partner and its tokens; their ids came from the world's id sequences."""
