@@ -159,7 +159,8 @@ class Dispatcher:
             parts = urlsplit(url)
             client = self.app.test_client()     # one per attempt: a test client is not safe to share across threads
             response = client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
-                                        data=job["body"].encode(), headers=job["headers"])
+                                   base_url=f"{parts.scheme}://{parts.netloc}",     # the Host the URL names
+                                   data=job["body"].encode(), headers=job["headers"])
             return response.status_code, response.get_data(as_text=True)
         # Streamed, and only the start of the answer read: a receiver answering a huge body costs nothing.
         with requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
