@@ -4,9 +4,10 @@ A sliding log per window: a request is refused when the window already holds `li
 `Retry-After` says when the oldest of them leaves it. Advancing the world clock empties windows, as time would.
 """
 
+import bisect
 import math
 import threading
-from collections import defaultdict, deque
+from collections import defaultdict
 
 from .problems import TooManyRequests
 from .timestamps import SECOND
@@ -16,7 +17,7 @@ class RateLimiter:
     def __init__(self, limit=100, window_seconds=60, per_operation=None):
         self.global_rule = (limit, window_seconds)
         self.per_operation = dict(per_operation or {})   # operationId -> (limit, window seconds)
-        self._logs = defaultdict(deque)
+        self._logs = defaultdict(list)
         self._lock = threading.Lock()
 
     def hit(self, world_id, now, operation_id):
@@ -27,15 +28,15 @@ class RateLimiter:
         with self._lock:
             for key, (limit, window) in rules:
                 log = self._logs[key]
-                while log and log[0] <= now - window * SECOND:
-                    log.popleft()
+                del log[:bisect.bisect_right(log, now - window * SECOND)]
                 if len(log) >= limit:
                     wait = max(1, math.ceil((log[0] + window * SECOND - now) / SECOND))
                     scope = "the global rate limit" if len(key) == 1 else f"the rate limit of {operation_id}"
                     raise TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
                                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)
             for key, _ in rules:
-                self._logs[key].append(now)
+                # Kept sorted: concurrent requests read the clock before they get here, not always in order.
+                bisect.insort(self._logs[key], now)
 
     def forget(self, world_id=None):
         with self._lock:

@@ -67,3 +67,16 @@ def test_limits_are_configurable_with_extra_per_operation_limits(strict_app):
     assert world.api.get("/partners/self").status_code == 200
     body = assert_problem(world.api.post("/users", json={}), 429)
     assert "CreateUser" in body["detail"]
+
+
+def test_requests_counted_out_of_clock_order_leave_the_window_in_clock_order():
+    """Concurrent requests read the world clock before they reach the limiter, so they may arrive out of order."""
+    from ptas_sandbox.simulator.problems import TooManyRequests
+    from ptas_sandbox.simulator.ratelimit import RateLimiter
+    second = 1_000_000
+    limiter = RateLimiter(limit=2, window_seconds=60)
+    limiter.hit("w", 30 * second, "Op")
+    limiter.hit("w", 10 * second, "Op")       # read the clock earlier, arrived later
+    with pytest.raises(TooManyRequests):
+        limiter.hit("w", 69 * second, "Op")   # both still in the window
+    limiter.hit("w", 70 * second, "Op")       # the one of t=10 s has left it: room for one
