@@ -44,11 +44,8 @@ def handle(op, params):
     sandbox = current_sandbox()
     ctx = principal = None
     if op.tokens != NO_AUTH:
-        claims = sandbox.signer.verify(bearer(request.headers.get("Authorization")))
-        world = sandbox.worlds.get(claims["wld"])
-        if world is None:
-            raise Unauthorized("The bearer token belongs to no sandbox world (was it reset?).")
-        ctx = sandbox.ctx(world)
+        claims, ctx = bearer_world(sandbox, request.headers)
+        world = ctx.world
         if op.tokens == WORLD_AUTH:
             principal = control_principal(ctx, claims)
         else:
@@ -64,6 +61,15 @@ def handle(op, params):
     else:
         result = op.handler(call)
     return render(result)
+
+
+def bearer_world(sandbox, headers):
+    """The verified claims of the request's bearer token and a context of its world; 401 when either is not."""
+    claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
+    world = sandbox.worlds.get(claims["wld"])
+    if world is None:
+        raise Unauthorized("The bearer token belongs to no sandbox world (was it reset?).")
+    return claims, sandbox.ctx(world)
 
 
 def control_principal(ctx, claims):

@@ -4,11 +4,10 @@ import hmac
 
 from ptas_sandbox import __version__
 
-from ..auth import bearer
 from ..openapi import SPEC_VERSION
 from ..operations import NO_AUTH, WORLD_AUTH, component, operation
-from ..pipeline import Reply, control_principal
-from ..problems import BadRequest, Forbidden, Unauthorized
+from ..pipeline import Reply, bearer_world, control_principal
+from ..problems import BadRequest, Forbidden
 from ..timestamps import parse, render
 from ..partners import models as partners
 from . import models
@@ -106,11 +105,9 @@ def reset(call):
     if admin_key and given and hmac.compare_digest(admin_key, given):
         models.wipe_everything(sandbox)
         return {"reset": "everything"}
-    claims = sandbox.signer.verify(bearer(call.request.headers.get("Authorization")))
-    world = sandbox.worlds.get(claims["wld"])
-    if world is None:
-        raise Unauthorized("The bearer token belongs to no sandbox world.")
-    partner_id = control_principal(sandbox.ctx(world), claims)
+    claims, ctx = bearer_world(sandbox, call.request.headers)
+    world = ctx.world
+    partner_id = control_principal(ctx, claims)
     root = sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))
     if root is None or root["id"] != partner_id:
         raise Forbidden("Only a token of the world's root partner can reset it.")
