@@ -12,7 +12,18 @@ def serve(args):
     state = args.state
     if state != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
-    app = create_app({"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY")})
+    config = {"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY")}
+    if args.rate_limit:
+        config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
+    if args.operation_limit:
+        config["OPERATION_LIMITS"] = dict(args.operation_limit)
+    app = create_app(config)
+    from ptas_sandbox.simulator.operations import REGISTRY
+    unknown = sorted(set(config.get("OPERATION_LIMITS", {})) - set(REGISTRY))
+    if unknown:
+        app.extensions["ptas"].close()
+        sys.exit(f"ptas serve: --operation-limit names no operation: {', '.join(unknown)} "
+                 "(operationIds are in /openapi.json)")
     sandbox = app.extensions["ptas"]
     result = None
     if args.scenario:
@@ -38,6 +49,26 @@ def serve(args):
         sandbox.close()
 
 
+def rate(text):
+    """`N/SECONDS`, e.g. 100/60: at most N requests in any window of SECONDS (spec §8)."""
+    count, slash, seconds = text.partition("/")
+    try:
+        value = (int(count), int(seconds))
+    except ValueError:
+        value = None
+    if not slash or value is None or value[0] < 1 or value[1] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: write N/SECONDS with positive integers, e.g. 100/60")
+    return value
+
+
+def operation_rate(text):
+    """`OPERATION=N/SECONDS`, e.g. CreateUser=10/60: an extra limit on one operation (spec §8)."""
+    name, equals, limit = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: write OPERATION=N/SECONDS, e.g. CreateUser=10/60")
+    return name.strip(), rate(limit)
+
+
 def scenarios(args):
     from ptas_sandbox.simulator.scenarios import catalogue
     for name, summary in catalogue():
@@ -60,6 +91,10 @@ def main(argv=None):
                    help="a file keeps the sandbox across restarts; :memory: throws it away")
     s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--rate-limit", type=rate, metavar="N/SECONDS",
+                   help="the global limit per world (default 100/60, spec §8)")
+    s.add_argument("--operation-limit", type=operation_rate, action="append", metavar="OP=N/SECONDS",
+                   help="an extra limit on one operation, e.g. CreateUser=10/60 (repeatable)")
     s.set_defaults(func=serve)
 
     c = commands.add_parser("conform", help="run the conformance suites against a target")

@@ -5,6 +5,7 @@ verifies the signature and the claims' presence, and the world clock decides exp
 """
 
 import functools
+import re
 from types import MappingProxyType
 
 import jwt
@@ -39,12 +40,16 @@ class Signer:
             raise Unauthorized(f"The bearer token is not valid: {error}.") from None
 
 
+BEARER = re.compile(r"(?i:bearer)\s+(\S+)")
+
+
 def bearer(header):
     """The JWT of an `Authorization: Bearer <jwt>` header (spec §5 rule 1); 401 when absent or malformed."""
     if not header:
         raise Unauthorized("This operation needs an Authorization header with a bearer token.",
                            headers={"WWW-Authenticate": "Bearer"})
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token or " " in token.strip():
+    # "Bearer, one whitespace character, then a JWT": a tab is as good as a space.
+    match = BEARER.fullmatch(header.strip())
+    if match is None:
         raise Unauthorized("The Authorization header must be `Bearer <JWT>`.")
-    return token.strip()
+    return match.group(1)

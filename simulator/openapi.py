@@ -4,6 +4,7 @@ import re
 
 from ptas_sandbox import __version__
 
+from . import scopes
 from .operations import COMPONENTS, NO_AUTH, REGISTRY, ref
 
 SPEC_VERSION = "2.12.1"   # spec §9.1: the main interface version the simulator implements
@@ -39,7 +40,11 @@ def document(prefix):
         "paths": paths,
         "components": {
             "schemas": {"ProblemDetails": PROBLEM, **COMPONENTS},
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+            "securitySchemes": {"bearer": {
+                "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                "description": "Spec §5: `Authorization: Bearer <JWT>`. Each operation's `security` lists the scopes "
+                               "that let a token call it (any one of them), as does `x-required-scopes` per token "
+                               "kind and the operation's description."}},
         },
         "security": [{"bearer": []}],
     }
@@ -53,6 +58,9 @@ def describe(op):
         doc["callbacks"] = op.callbacks
     if op.tokens == NO_AUTH:
         doc["security"] = []
+    elif not op.control:
+        doc["security"], doc["x-required-scopes"], line = required_scopes(op)
+        doc["description"] = line
     parameters = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
                   for n in re.findall(r"{(\w+)}", op.path)]
     parameters += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in op.query.items()]
@@ -80,3 +88,25 @@ def describe(op):
             "application/problem+json": {"schema": ref("ProblemDetails")}}})
     doc["responses"] = responses
     return doc
+
+
+def required_scopes(op):
+    """What a token must hold to call `op`: OpenAPI security requirements (alternatives, each naming the scopes
+    it needs), `x-required-scopes` per token kind, and one readable line. A scope's `resource:all` also grants
+    it (spec §5 table), so it is listed as an alternative of its own."""
+    kinds = op.tokens if isinstance(op.tokens, tuple) else ()
+    per_kind = {kind: list(op.scopes_for(kind)) for kind in kinds}
+    alternatives = []
+    for needed in per_kind.values():
+        for scope in needed:
+            for granting in (scope, scope.rpartition(":")[0] + ":all"):
+                if granting not in alternatives and granting in scopes.TABLE:
+                    alternatives.append(granting)
+    if not any(per_kind.values()):
+        security, line = [{"bearer": []}], f"Needs a {' or '.join(kinds)} token; no particular scope."
+    else:
+        security = [{"bearer": [scope]} for scope in alternatives]
+        parts = [f"a {kind} token with {' or '.join(needed)}" if needed else f"any {kind} token"
+                 for kind, needed in per_kind.items()]
+        line = f"Required scopes: {'; or '.join(parts)} (a resource's `:all` scope grants each of its actions)."
+    return security, {kind: needed for kind, needed in per_kind.items()}, line

@@ -23,6 +23,13 @@ def test_malformed_authorization_is_401(api, world, header):
     assert_problem(api.get("/partners/self", headers={"Authorization": header}), 401)
 
 
+@pytest.mark.parametrize("separator", [" ", "\t"])
+def test_bearer_and_the_token_are_parted_by_any_one_whitespace_character(api, world, separator):
+    """Spec §5 rule 1: "Bearer, one whitespace character, then a JWT"; a tab is one."""
+    reply = api.get("/partners/self", headers={"Authorization": f"Bearer{separator}{world.token}"})
+    assert reply.status_code == 200, reply.get_data(as_text=True)
+
+
 def _tamper(token, **claims):
     header, payload, signature = token.split(".")
     data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))

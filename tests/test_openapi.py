@@ -53,8 +53,9 @@ def documented(doc):
 
 def test_document_is_openapi_3_1(doc):
     assert doc["openapi"].startswith("3.1") and doc["info"]["version"] == "2.12.1"
-    assert doc["components"]["securitySchemes"]["bearer"] == {"type": "http", "scheme": "bearer",
-                                                              "bearerFormat": "JWT"}
+    scheme = doc["components"]["securitySchemes"]["bearer"]
+    assert {k: scheme[k] for k in ("type", "scheme", "bearerFormat")} == {"type": "http", "scheme": "bearer",
+                                                                          "bearerFormat": "JWT"}
 
 
 def test_every_route_is_documented_and_every_operation_routed(app, doc):
@@ -112,3 +113,22 @@ def test_examples_work_against_a_fresh_world(api, world):
         response = world.api.client.open(path, method=op.method, json=op.example,
                                          headers={"Authorization": f"Bearer {token}"})
         assert response.status_code < 300, (op.id, response.get_data(as_text=True))
+
+
+def test_every_operation_states_the_scopes_it_requires(doc):
+    """Issue 9 item 6: OpenAPI security requirements name the scopes (any one of them), per operation, and the
+    description says it in words; the scopes are the spec §5 table's and match what the simulator enforces."""
+    from ptas_sandbox.simulator.scopes import TABLE
+    for path, item in doc["paths"].items():
+        for method, spec in item.items():
+            op = REGISTRY[spec["operationId"]]
+            if op.control or spec.get("security") == []:
+                continue
+            named = [scope for requirement in spec["security"] for scope in requirement.get("bearer", [])]
+            assert set(named) <= set(TABLE), (path, named)
+            enforced = {s for kind in op.tokens for s in op.scopes_for(kind)}
+            assert enforced <= set(named), (path, enforced, named)
+            assert spec["description"].startswith(("Required scopes:", "Needs a")), path
+    tokens = doc["paths"]["/partner/v2/partners/self/tokens"]["get"]
+    assert {"bearer": ["partner:read"]} in tokens["security"] and {"bearer": ["partner:all"]} in tokens["security"]
+    assert "partner:read" in tokens["description"]

@@ -154,7 +154,8 @@ def credentials_schema(entry):
         properties[field["name"]] = schema
         if field["isRequired"]:
             required.append(field["name"])
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    # No additionalProperties restriction (spec §9 rule 2): a property the type does not name is ignored.
+    return {"type": "object", "properties": properties, "required": required}
 
 
 def uses_oauth(entry):

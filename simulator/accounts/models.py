@@ -46,15 +46,16 @@ class InvalidCredentials(BadRequest):
 
 def credential_problems(account_type, values):
     """(cleaned values, problems, warnings) for credentials against the type's accountFields: missing required,
-    unknown (extra), mistyped, a Choice outside its options, a File that is not base64 or too large."""
+    mistyped, a Choice outside its options, a File that is not base64 or too large. A property the type does not
+    name is ignored with a warning, not refused: spec §9 (2.9.0, webhooks 1.2.0) removed additionalProperties."""
     fields = {f["name"]: f for f in account_type["accountFields"]}
     problems, warnings, cleaned = [], [], {}
     if not isinstance(values, dict):
         return {}, [{"field": None, "code": "NotAnObject", "message": "`credentials` must be an object."}], []
     for name in values:
         if name not in fields:
-            problems.append({"field": name, "code": "UnknownField",
-                             "message": f"{name!r} is not a field of account type {account_type['id']!r}."})
+            warnings.append({"field": name, "code": "UnknownField",
+                             "message": f"{name!r} is not a field of account type {account_type['id']!r}; ignored."})
     for name, field in fields.items():
         kind, value = field["Type"], values.get(name)
         if kind == "Auth":
