@@ -64,3 +64,23 @@ def component(name, schema):
 
 def ref(name):
     return {"$ref": f"#/components/schemas/{name}"}
+
+
+@dataclass
+class Reply:
+    """A handler's answer when 200 with a JSON body is not the whole story."""
+    status: int
+    body: object = None
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class Call:
+    """What a handler gets: the domain context, the caller and the parsed input."""
+    sandbox: object
+    ctx: object
+    principal: object
+    params: dict
+    query: dict
+    body: object
+    request: object

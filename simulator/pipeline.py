@@ -1,43 +1,23 @@
 """The path of one API request, in the order DESIGN.md draws it, in one place.
 
 verify the bearer's signature → rate limit (world clock) → authenticate (expiry, revocation, lastUsedAt) →
-authorize (token kind, scope table) → parse input → domain operation (one transaction) → render.
+authorize (token kind, scope table) → catch up (the world's imports reach its clock: `Sandbox.catch_up`) →
+parse input → domain operation (one transaction) → render.
 """
 
 import json
-from dataclasses import dataclass, field
 
 from flask import Response, request
 from jsonschema import Draft202012Validator
 
 from . import scopes
 from .auth import bearer
-from .operations import NO_AUTH, WORLD_AUTH
+from .operations import NO_AUTH, WORLD_AUTH, Call, Reply
 from .problems import (BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized,
                        UnsupportedMediaType)
 from .sandbox import current_sandbox
 from .timestamps import parse as parse_time
 from .tokens.models import authenticate
-
-
-@dataclass
-class Reply:
-    """A handler's answer when 200 with a JSON body is not the whole story."""
-    status: int
-    body: object = None
-    headers: dict = field(default_factory=dict)
-
-
-@dataclass
-class Call:
-    """What a handler gets: the domain context, the caller and the parsed input."""
-    sandbox: object
-    ctx: object
-    principal: object
-    params: dict
-    query: dict
-    body: object
-    request: object
 
 
 def handle(op, params):
@@ -53,7 +33,7 @@ def handle(op, params):
             with sandbox.store.transaction():
                 principal = authenticate(ctx, claims)
             authorize(op, principal)
-            sandbox.settle(world)
+            sandbox.catch_up(world)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         with sandbox.store.transaction():

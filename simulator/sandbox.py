@@ -32,22 +32,22 @@ class Sandbox:
         self.limiter = RateLimiter(config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"], config["OPERATION_LIMITS"])
         self._traces = itertools.count(1)
         self.services = []      # background parts (the webhook dispatcher) started and stopped with the app
-        self.tickers = []       # functions(ctx) bringing a world's lazy processes (imports) up to its clock
+        self.catch_ups = []     # functions(ctx) bringing a world's lazy processes (imports) up to its clock
 
     def ctx(self, world):
         return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config)
 
-    def settle(self, world):
+    def catch_up(self, world):
         """Let everything that runs on the world clock catch up with it (imports finish, events fire).
 
         Called before every operation of the world and after every clock move, so reading at time T shows
         what would have happened by T, with no sleeping threads.
         """
-        if self.tickers:
+        if self.catch_ups:
             ctx = self.ctx(world)
             with self.store.transaction():
-                for tick in self.tickers:
-                    tick(ctx)
+                for catch_up in self.catch_ups:
+                    catch_up(ctx)
 
     def trace_id(self):
         return f"{next(self._traces):016x}"

@@ -74,7 +74,7 @@ def _override(ctx, type_id):
     return ctx.store.one("SELECT * FROM account_type_states WHERE world = ? AND type_id = ?", (ctx.world.id, type_id))
 
 
-def record(ctx, entry, override=None):
+def record(entry, override=None):
     body = copy.deepcopy({k: entry[k] for k in PUBLIC})
     if override is not None:
         body.update(state=override["state"], errors=json.loads(override["errors"]),
@@ -87,13 +87,13 @@ def get(ctx, type_id):
     entry = catalogue().get(type_id)
     if entry is None:
         raise not_found("account type", type_id)
-    return record(ctx, entry, _override(ctx, type_id))
+    return record(entry, _override(ctx, type_id))
 
 
 def all(ctx):
     overrides = {r["type_id"]: r for r in ctx.store.all("SELECT * FROM account_type_states WHERE world = ?",
                                                            (ctx.world.id,))}
-    return [record(ctx, e, overrides.get(i)) for i, e in catalogue().items()]
+    return [record(e, overrides.get(i)) for i, e in catalogue().items()]
 
 
 def for_new_account(ctx, type_id):

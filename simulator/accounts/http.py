@@ -2,8 +2,7 @@
 
 from ..account_types import models as account_types
 from ..dataimports import models as imports
-from ..operations import ANY_TOKEN, component, operation, ref
-from ..pipeline import Reply
+from ..operations import ANY_TOKEN, Reply, component, operation, ref
 from ..problems import BadRequest, Conflict
 from . import models
 
@@ -140,7 +139,7 @@ def validate_account_credentials(call):
 
     Any well-formed question gets 200: problems are the answer (`isValid` false, `errors`), not an error."""
     account_type = account_types.get(call.ctx, call.params["id"])
-    return models.validate(call.ctx, account_type, call.body["credentials"])
+    return models.validate(account_type, call.body["credentials"])
 
 
 @operation("ValidateExistingAccountCredentials", "POST", "/accounts/{id}/validate", tokens=ANY_TOKEN,
@@ -156,5 +155,5 @@ def validate_existing_account_credentials(call):
     if not isinstance(changes, dict):
         raise BadRequest("`credentials` must be an object.")
     merged = {**json.loads(row["credentials"]), **changes}
-    return models.validate(call.ctx, account_types.get(call.ctx, row["type_id"]),
+    return models.validate(account_types.get(call.ctx, row["type_id"]),
                            {k: v for k, v in merged.items() if v is not None})

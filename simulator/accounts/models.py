@@ -289,7 +289,7 @@ def delete(ctx, row):
     ctx.emit("AccountDeleted", row["partner_id"], {"account": body, "userId": row["user_id"]})
 
 
-def validate(ctx, account_type, values):
+def validate(account_type, values):
     """The credentials validation operations: well-formed, and accepted by the (dummy) provider."""
     cleaned, problems, warnings = credential_problems(account_type, values)
     if not problems:

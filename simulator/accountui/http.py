@@ -7,10 +7,9 @@ from .. import scopes
 from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..oauth.http import consent_url
-from ..operations import ANY_TOKEN, NO_AUTH, component, operation
+from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
 from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
-from ..pipeline import Reply
 from ..problems import BadRequest, Conflict, Forbidden
 from . import models
 

@@ -5,8 +5,8 @@ import hmac
 from ptas_sandbox import __version__
 
 from ..openapi import SPEC_VERSION
-from ..operations import NO_AUTH, WORLD_AUTH, component, operation
-from ..pipeline import Reply, bearer_world, control_principal
+from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
+from ..pipeline import bearer_world, control_principal
 from ..problems import BadRequest, Forbidden
 from ..timestamps import parse, render
 from ..partners import models as partners
@@ -91,7 +91,7 @@ def set_clock(call):
             raise BadRequest(str(error)) from None
     advance = round(body["advance"] * 1_000_000) if "advance" in body else None
     call.sandbox.worlds.move(call.ctx.world, freeze=body.get("freeze"), advance=advance, set_to=set_to)
-    call.sandbox.settle(call.ctx.world)
+    call.sandbox.catch_up(call.ctx.world)
     return clock_of(call.sandbox, call.ctx.world)
 
 

@@ -2,7 +2,7 @@
 
 An import delivers the transactions that happened before its cut-off (`until`) and completes `initialSeconds`
 (first import, refresh) or `incrementalSeconds` (scheduled) after it started; after the first one, the provider
-is polled every `intervalSeconds`. `settle(ctx)` runs before every operation of the world and after every clock
+is polled every `intervalSeconds`. `catch_up(ctx)` runs before every operation of the world and after every clock
 move: it starts the polls that are due (a clock jump over many intervals becomes one catch-up import) and
 completes due imports (materializing transactions, reports, TransactionsImported). With nothing due it costs
 two indexed queries.
@@ -79,7 +79,7 @@ def start(ctx, account, kind, *, at=None, since=None):
     return ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (import_id,))
 
 
-def settle(ctx):
+def catch_up(ctx):
     """Bring the world's imports up to its clock (the ticker registered in service.py)."""
     for _ in range(100):
         busy = start_due_polls(ctx)
@@ -127,7 +127,7 @@ def complete(ctx, run):
         next_at = None      # the provider refuses until the credentials are updated (UpdateAccount)
     else:
         count = transactions.deliver(ctx, account, run)
-        report_ids = reports.settle(ctx, account, account_type, run)
+        report_ids = reports.report_finished_days(ctx, account, account_type, run)
         if account_type["state"] == "Degraded":
             warnings = account_type["warnings"] + account_type["errors"]
         next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
@@ -137,7 +137,7 @@ def complete(ctx, run):
     ctx.store.update("accounts", {"seq": account["seq"]}, next_import_at=next_at)
     account = accounts.set_errors(ctx, accounts.load(ctx, account["id"]), errors)
     done = ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (run["id"],))
-    report = reports.record(ctx, reports.load(ctx, report_ids[-1])) if report_ids else None
+    report = reports.record(reports.load(ctx, report_ids[-1])) if report_ids else None
     ctx.emit("TransactionsImported", account["partner_id"], {
         "account": accounts.record(ctx, account), "userId": account["user_id"], "dataImport": record(done),
         "report": report, "transactionCount": count})

@@ -1,7 +1,7 @@
-"""Imports run on the world clock: register the ticker that Sandbox.settle runs before each operation."""
+"""Imports run on the world clock: register the catch-up that Sandbox.catch_up runs before each operation."""
 
 from . import models
 
 
 def attach(app, sandbox):
-    sandbox.tickers.append(models.settle)
+    sandbox.catch_ups.append(models.catch_up)

@@ -2,8 +2,7 @@
 
 from flask import Response, current_app
 
-from ..operations import NO_AUTH, WORLD_AUTH, component, operation
-from ..pipeline import Reply
+from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
 from ..problems import InvalidParameter
 from ..timestamps import render
 from ..webhooks import models as webhooks

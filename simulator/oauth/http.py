@@ -9,10 +9,10 @@ from urllib.parse import quote
 
 from ..account_types import models as account_types
 from ..accounts import models as accounts
-from ..operations import ANY_TOKEN, NO_AUTH, component, operation
+from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
 from ..pages import FORM, PAGE, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
-from ..pipeline import Reply, json_body
+from ..pipeline import json_body
 from ..problems import BadRequest, Conflict, NotFound
 from . import models
 

@@ -34,7 +34,6 @@ CREATE TABLE IF NOT EXISTS auth_references (
 """
 
 REFERENCE_LIFETIME = 15 * 60 * SECOND
-STATUSES = ("Success", "NotFoundError", "OtherError")
 # What the dummy provider's consent page offers, and what each choice completes the reference with.
 OUTCOMES = {
     "approve": ("Success", "The account was authorized at the provider."),

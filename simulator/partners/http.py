@@ -1,7 +1,6 @@
 """HTTP layer of the partner operations: own settings (UpdatePartner) and child partners."""
 
-from ..operations import PARTNER_ONLY, component, operation
-from ..pipeline import Reply
+from ..operations import PARTNER_ONLY, Reply, component, operation
 from . import models
 
 PARTNER = component("Partner", {

@@ -24,11 +24,11 @@ component("ReportList", {"type": "object", "properties": {"reports": {"type": "a
 def get_reports(call):
     """The settlement reports of an account (types with hasPspReports), oldest first."""
     account = accounts.owned(call.ctx, call.principal, call.params["id"])
-    return {"reports": [models.record(call.ctx, r) for r in models.of_account(call.ctx, account)]}
+    return {"reports": [models.record(r) for r in models.of_account(call.ctx, account)]}
 
 
 @operation("GetReport", "GET", "/reports/{id}", tokens=ANY_TOKEN, scopes=("transaction:read",),
            responses={200: "Report"})
 def get_report(call):
     """One report; its transactions are found with GetTransactions' reportId search."""
-    return models.record(call.ctx, models.visible(call.ctx, call.principal, call.params["id"]))
+    return models.record(models.visible(call.ctx, call.principal, call.params["id"]))

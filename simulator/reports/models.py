@@ -34,7 +34,7 @@ def report_id(account_id, day):
     return derived_id("report", account_id, day)
 
 
-def record(ctx, row):
+def record(row):
     """A settlement report (spec §2, §7 rule 4) with its period and errors and warnings."""
     return {"id": row["id"], "accountId": row["account_id"], "userId": row["user_id"],
             "name": f"Settlement report {render(row['day'] * DAY)[:10]}",
@@ -48,7 +48,7 @@ def load(ctx, ident):
     return ctx.store.one("SELECT * FROM reports WHERE id = ? AND world = ?", (ident, ctx.world.id))
 
 
-def settle(ctx, account, account_type, run):
+def report_finished_days(ctx, account, account_type, run):
     """Reports for every whole day before the run's cut-off not yet reported; returns their ids."""
     if not account_type["hasPspReports"]:
         return []

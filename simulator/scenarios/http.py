@@ -1,7 +1,6 @@
 """HTTP layer of the scenarios (control API): list them, and load one into a new world."""
 
-from ..operations import NO_AUTH, component, operation, ref
-from ..pipeline import Reply
+from ..operations import NO_AUTH, Reply, component, operation, ref
 from . import models
 
 component("ScenarioList", {"type": "object", "properties": {"scenarios": {"type": "array", "items": {

@@ -65,5 +65,5 @@ def load(sandbox, name, seed=None):
                                 options=account.get("options"))
             people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
         sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND))
-        sandbox.settle(world)
+        sandbox.catch_up(world)
     return {**world_body(sandbox, world, partner, token), "scenario": name, "users": people}

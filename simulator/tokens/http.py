@@ -1,8 +1,7 @@
 """HTTP layer of the token operations (spec §4.1): own tokens and the tokens of child partners."""
 
 from .. import scopes
-from ..operations import PARTNER_ONLY, component, operation
-from ..pipeline import Reply
+from ..operations import PARTNER_ONLY, Reply, component, operation
 from ..problems import not_found
 from ..partners import models as partners
 from . import models

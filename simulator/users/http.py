@@ -1,9 +1,8 @@
 """HTTP layer of the user operations: users of the calling partner and their tokens."""
 
-from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, component, operation, ref
+from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, Reply, component, operation, ref
 from ..accounts import models as accounts
 from ..partners import models as partners
-from ..pipeline import Reply
 from ..problems import not_found
 from ..tokens.http import create_request
 from . import models

@@ -43,7 +43,7 @@ class Dispatcher:
         self._idle = threading.Condition()
         self._in_flight = {}         # world id -> attempts on the wire
         self._busy = {}              # webhook id -> attempts on the wire
-        self._last_settle = 0.0
+        self._last_catch_up = 0.0
         with self.store.transaction():
             models.requeue_interrupted(self.store)
 
@@ -76,14 +76,14 @@ class Dispatcher:
 
     def _settle_worlds(self):
         """Imports that complete because the clock ran (not advanced) fire their events without a request."""
-        if time.monotonic() - self._last_settle < self.settle_every:
+        if time.monotonic() - self._last_catch_up < self.settle_every:
             return
-        self._last_settle = time.monotonic()
+        self._last_catch_up = time.monotonic()
         for row in self.store.all("SELECT DISTINCT world FROM webhooks WHERE is_active = 1"):
             world = self.sandbox.worlds.get(row["world"])
             if world is not None and not world.frozen:      # a frozen clock brings nothing new
                 with self.app.app_context():
-                    self.sandbox.settle(world)
+                    self.sandbox.catch_up(world)
 
     # --- work -----------------------------------------------------------------------------------------------
 
@@ -111,7 +111,7 @@ class Dispatcher:
         Returns the number of attempts this flush started. Attempts started by the background thread are
         waited for too; each is bounded by the timeout, so a flush always ends.
         """
-        self.sandbox.settle(world)
+        self.sandbox.catch_up(world)
         attempts = 0
         while True:
             with self._idle:

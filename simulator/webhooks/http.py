@@ -5,9 +5,8 @@ test events; partner tokens only (a webhook belongs to a partner, not to a user)
 """
 
 from .. import events
-from ..operations import PARTNER_ONLY, component, operation, ref
+from ..operations import PARTNER_ONLY, Reply, component, operation, ref
 from ..partners.models import URL_FIELD
-from ..pipeline import Reply
 from ..timestamps import render
 from ..worlds import next_in_sequence
 from . import models, samples

@@ -23,7 +23,3 @@ def attach(app, sandbox):
 
     if app.config["START_SERVICES"]:
         dispatcher.start()
-
-
-def dispatcher_of(sandbox_app):
-    return sandbox_app.extensions["ptas.webhooks"]
