@@ -30,6 +30,9 @@ DEFAULTS = {
     "INITIAL_TOKEN_LIFETIME": 7 * 86400,  # DESIGN.md: over one hour, so it has an id and can be revoked
     "USER_TOKEN_LIFETIME": 86400,       # a new partner's userTokenExpirySeconds
     "START_SERVICES": True,             # background services (webhook dispatcher)
+    "JOURNAL_LIMIT": 1000,              # request journal: entries kept per world (journal/models.py)
+    "JOURNAL_RETENTION_SECONDS": 7 * 86400,  # ... and none older than this on the world clock
+    "JOURNAL_BODY_LIMIT": 4096,         # ... characters of each body kept
 }
 
 # Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape
