@@ -1,5 +1,5 @@
-"""The pytest plugin of the conformance suites: target options, the scene of each scenario, the step modules,
-and which tags a target can run.
+"""The pytest plugin of the conformance suites: target options, the scene of each scenario, the step modules
+(every module of `steps/`), and which tags a target can run.
 
 Loaded by `ptas conform` (with `-p`) and by the project's own tests (`pytest_plugins`); never by a partner's
 test run, which gets only `plugin.py`.
@@ -7,13 +7,12 @@ test run, which gets only `plugin.py`.
 
 import pytest
 
-from . import tags
+from . import steps, tags
 from .scene import Scene
 from .targets import open_target
 
-STEPS = ("common", "tokens", "partners", "users", "auth", "versioning", "limits", "accounts", "oauth", "webhooks",
-         "ui")
-pytest_plugins = [f"ptas_sandbox.conformance.steps.{name}" for name in STEPS]
+# Every module of conformance/steps/ (one per spec area): found, never listed by hand.
+pytest_plugins = [f"{steps.__name__}.{name}" for name in steps.modules()]
 
 TARGET_PLUGIN = "ptas-conform-target"
 

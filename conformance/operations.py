@@ -88,9 +88,6 @@ class Operations:
                 self.by_id[operation_id] = (method, renamed, spec)
                 return
 
-    def path_of(self, operation_id):
-        return self.by_id[operation_id][1] if operation_id in self.by_id else None
-
     def prefix_of(self, collection):
         """The prefix under which a collection such as `/users` is served, learned from an operation on it.
 
@@ -103,9 +100,6 @@ class Operations:
             return None
         # The service's prefix, not another tree's (the simulator's /_sandbox/partners): the one most paths share.
         return max(sorted(prefixes), key=lambda p: sum(path.startswith(p + "/") for _, path, _ in self.by_id.values()))
-
-    def schemas(self):
-        return ((self.document.get("components") or {}).get("schemas") or {})
 
 
 def load_document(source, fetch=None):

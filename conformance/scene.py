@@ -45,6 +45,10 @@ class Scene:
         self.reply = None
         self.replies = []       # replies of When steps, for checks over several of them
         self.undo = []
+        self.settings_kept = False   # the partner's settings are put back at the end (a deployment)
+        self.scope_session = None    # the user UI session the scope table reads
+        # Values that flow from one step to the next (a page's transactions, an OAuth2 reference, a session)
+        # are pytest fixtures of the steps (`target_fixture`), not attributes of the scene.
         self.suffix = "" if target.simulator else " " + uuid.uuid4().hex[:8]
         if target.simulator:
             self.token, self.world = target.new_world(self.client)

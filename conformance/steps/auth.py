@@ -1,12 +1,14 @@
 """Steps of the authentication features: the scope table of spec §5 as calls, and bearer tokens (spec §5, §7)."""
 
-from pytest_bdd import given, parsers, then, when
+from pytest_bdd import given, then, when
 
+from .. import checks
 from ..scene import check
-from . import checks
-from .partners import child_id, create_child, keep_settings
 from .accounts import account_id, create_account
+from .partners import child_id, create_child, keep_settings
+from .tokens import DAY_S, create_own
 from .users import create_user, user_id
+from . import phrase
 
 SCOPED = "the scoped token"
 
@@ -43,7 +45,7 @@ def account(scene):
 
 
 def session(scene):
-    if not hasattr(scene, "scope_session"):
+    if scene.scope_session is None:
         reply = scene.must(scene.client.call("CreateUserUiSession", token=scene.token, json={}),
                            "open a user UI session")
         scene.scope_session = reply.body["id"]
@@ -92,25 +94,24 @@ CALLS = {
 }
 
 
-@given(parsers.parse('a token holding only "{scope}"'))
+@given(phrase('a token holding only "{scope}"'))
 def scoped_token(scene, scope):
-    from .tokens import DAY, create_own
-    scene.must(create_own(scene, SCOPED, scope, DAY), f"create a token holding only {scope!r}")
+    scene.must(create_own(scene, SCOPED, scope, DAY_S), f"create a token holding only {scope!r}")
 
 
-@given(parsers.parse('a user whose token holds only "{scope}"'))
+@given(phrase('a user whose token holds only "{scope}"'))
 def scoped_user_token(scene, scope):
     scene.must(create_user(scene, SCOPED, scope=scope), f"create a user whose token holds only {scope!r}")
 
 
-@when(parsers.parse("that token calls {operation}"))
+@when(phrase("that token calls {operation}"))
 def scoped_call(scene, operation):
     check(operation in CALLS, f"the scope table has no call for {operation}")
     CALLS[operation](scene)
     scene.reply = scene.replies[-1]
 
 
-@then(parsers.parse("the call is {outcome}"))
+@then(phrase("the call is {outcome}"))
 def call_outcome(scene, outcome):
     if outcome == "allowed":
         check(scene.reply.ok, f"the scope grants this operation; got {scene.reply.describe()}")
@@ -126,7 +127,7 @@ def no_token(scene):
     scene.call("GetOwnPartner", token=None)
 
 
-@when(parsers.parse('I read my partner settings with the Authorization header "{value}"'))
+@when(phrase('I read my partner settings with the Authorization header "{value}"'))
 def with_header(scene, value):
     scene.call("GetOwnPartner", token=None, headers={"Authorization": value})
 

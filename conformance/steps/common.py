@@ -2,11 +2,12 @@
 
 from datetime import datetime, timedelta, timezone
 
-from pytest_bdd import given, parsers, then, when
+from pytest_bdd import given, then, when
 
+from .. import checks
 from ..scene import check
 from ..timestamps import parse
-from . import checks
+from . import phrase
 
 
 @given("a partner")
@@ -40,28 +41,28 @@ def refused_forbidden_or_not_found(scene):
     check(scene.reply.status in (403, 404), f"expected 403 or 404, got {scene.reply.describe()}")
 
 
-@then(parsers.parse("the answer is a problem with status {status:d}"))
+@then(phrase("the answer is a problem with status {status:d}"))
 def answer_is_problem(scene, status):
     checks.problem(scene.reply, status)
 
 
-@then(parsers.parse('the problem type ends with "{slug}"'))
+@then(phrase('the problem type ends with "{slug}"'))
 def problem_type(scene, slug):
     kind = (scene.reply.body or {}).get("type", "")
     check(kind.endswith(slug), f"expected a problem type ending with {slug!r}, got {kind!r}")
 
 
-@then(parsers.parse("the response status is {status:d}"))
+@then(phrase("the response status is {status:d}"))
 def response_status(scene, status):
     check(scene.reply.status == status, f"expected {status}, got {scene.reply.describe()}")
 
 
-@when(parsers.parse("{seconds:d} seconds pass"))
+@when(phrase("{seconds:d} seconds pass"))
 def seconds_pass(scene, seconds):
     scene.time_passes(seconds)
 
 
-@given("the clock stands still at a whole minute")
+@given("the clock stands still at a whole minute", target_fixture="frozen_at")
 def clock_at_whole_minute(scene):
     """Freeze the world clock on the next whole minute, so a timestamp made now has a zero fraction."""
     reply = scene.must(scene.client.call("SandboxGetClock", token=scene.token), "read the world clock")
@@ -71,7 +72,7 @@ def clock_at_whole_minute(scene):
     target = moment.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
     scene.must(scene.client.call("SandboxSetClock", token=scene.token, json={"set": target, "freeze": True}),
                "set and freeze the clock")
-    scene.frozen_at = target
+    return target
 
 
 @then("every date-time in every response has seven fractional digits")
@@ -87,6 +88,6 @@ def seven_digits_everywhere(scene):
 
 
 @then("the new token was created at the whole minute with seven zero digits")
-def created_on_the_minute(scene):
+def created_on_the_minute(scene, frozen_at):
     created = (scene.reply.body or {}).get("createdAt")
-    check(created == scene.frozen_at, f"createdAt: expected {scene.frozen_at!r}, got {created!r}")
+    check(created == frozen_at, f"createdAt: expected {frozen_at!r}, got {created!r}")

@@ -1,10 +1,11 @@
 """Steps of the limits features: the global rate limit of spec §8 (the answer when exceeded is the simulator's)."""
 
-from pytest_bdd import parsers, then, when
+from pytest_bdd import then, when
 
+from .. import checks
 from ..client import retry_after
 from ..scene import check
-from . import checks
+from . import phrase
 
 
 def burst(scene, times):
@@ -16,9 +17,9 @@ def burst(scene, times):
     return replies
 
 
-@when(parsers.parse("I read my partner settings {times:d} times at once"))
+@when(phrase("I read my partner settings {times:d} times at once"), target_fixture="burst")
 def read_many(scene, times):
-    scene.burst = burst(scene, times)
+    return burst(scene, times)
 
 
 @when("I read my partner settings once more")
@@ -27,19 +28,20 @@ def read_once_more(scene):
 
 
 @then("every one of them succeeds")
-def all_succeed(scene):
-    failed = [r.status for r in scene.burst if not r.ok]
-    check(not failed, f"{len(failed)} of {len(scene.burst)} calls failed: {sorted(set(failed))}")
+def all_succeed(burst):
+    failed = [r.status for r in burst if not r.ok]
+    check(not failed, f"{len(failed)} of {len(burst)} calls failed: {sorted(set(failed))}")
 
 
-@then("the request is refused as rate limited with a time to retry")
+@then("the request is refused as rate limited with a time to retry", target_fixture="wait_s")
 def rate_limited(scene):
     checks.problem(scene.reply, 429)
     check("retry-after" in scene.reply.headers, "a 429 says when to retry with Retry-After")
-    scene.retry_after = retry_after(scene.reply.headers)
-    check(0 < scene.retry_after <= 60, f"Retry-After is within the 60 s window, got {scene.retry_after}")
+    wait_s = retry_after(scene.reply.headers)
+    check(0 < wait_s <= 60, f"Retry-After is within the 60 s window, got {wait_s}")
+    return wait_s
 
 
 @when("the time to retry passes")
-def retry_time_passes(scene):
-    scene.time_passes(scene.retry_after)
+def retry_time_passes(scene, wait_s):
+    scene.time_passes(wait_s)

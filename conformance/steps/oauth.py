@@ -6,40 +6,42 @@ simulator's dummy consent page, so the return step and CreateAccount with the re
 
 from urllib.parse import parse_qs, urlsplit
 
-from pytest_bdd import parsers, then, when
+from pytest_bdd import then, when
 
 from ..scene import check
 from .accounts import account_id
 from .users import user_id
+from . import phrase
 
 DECISIONS = {"approves": "approve", "reports a missing account": "notfound", "hits an error": "error"}
 
 
 def ask(scene, type_id, owner, redirect=None):
+    """Step 1 of the flow; what it answered (with the type and owner asked for) flows to the next steps."""
     body = {"accountTypeId": type_id, "userId": user_id(scene, owner)}
     if redirect:
         body["redirectUrl"] = redirect
     reply = scene.call("CreateOauthRedirectUrl", json=body)
-    if reply.ok and isinstance(reply.body, dict):
-        scene.oauth = {"type": type_id, "owner": owner, **reply.body}
-    return reply
+    answer = reply.body if reply.ok and isinstance(reply.body, dict) else {}
+    return {"type": type_id, "owner": owner, **answer}
 
 
-@when(parsers.parse('I ask for an OAuth2 redirect URL for a "{type_id}" account of "{owner}" returning to "{url}"'))
+@when(phrase('I ask for an OAuth2 redirect URL for a "{type_id}" account of "{owner}" returning to "{url}"'),
+      target_fixture="oauth")
 def ask_with_redirect(scene, type_id, owner, url):
-    ask(scene, type_id, owner, url)
+    return ask(scene, type_id, owner, url)
 
 
-@when(parsers.parse('I ask for an OAuth2 redirect URL for a "{type_id}" account of "{owner}"'))
+@when(phrase('I ask for an OAuth2 redirect URL for a "{type_id}" account of "{owner}"'),
+      target_fixture="oauth")
 def ask_plain(scene, type_id, owner):
-    ask(scene, type_id, owner)
+    return ask(scene, type_id, owner)
 
 
-@when(parsers.parse('I ask for an OAuth2 redirect URL to reconnect the account "{label}"'))
+@when(phrase('I ask for an OAuth2 redirect URL to reconnect the account "{label}"'), target_fixture="oauth")
 def ask_reconnect(scene, label):
     reply = scene.call("CreateAccountOauthRedirectUrl", params={"id": account_id(scene, label)}, json={})
-    if reply.ok:
-        scene.oauth = dict(reply.body)
+    return dict(reply.body) if reply.ok and isinstance(reply.body, dict) else {}
 
 
 @then("the response carries the provider's redirect URL and an authentication reference")
@@ -52,29 +54,29 @@ def carries_redirect(scene):
           "authReference is the authentication reference (spec §1 step 1)")
 
 
-@when(parsers.parse("the user {decision} at the provider"))
-def user_decides(scene, decision):
+@when(phrase("the user {decision} at the provider"))
+def user_decides(scene, oauth, decision):
     """The dummy provider's consent form, answered as a browser would post it."""
-    path = urlsplit(scene.oauth["redirectUrl"]).path
+    path = urlsplit(oauth["redirectUrl"]).path
     scene.reply = scene.client.request("POST", path, data=f"decision={DECISIONS[decision]}",
                                        headers={"Content-Type": "application/x-www-form-urlencoded"})
 
 
-@then(parsers.parse('the user is sent back to "{url}" with the reference and status "{status}"'))
-def sent_back(scene, url, status):
+@then(phrase('the user is sent back to "{url}" with the reference and status "{status}"'))
+def sent_back(scene, oauth, url, status):
     check(scene.reply.status in (301, 302, 303, 307), f"expected a redirect, got {scene.reply.describe()}")
     location = scene.reply.headers.get("location", "")
     check(location.startswith(url), f"the user returns to {url}, not {location}")
     query = parse_qs(urlsplit(location).query)
-    check(query.get("reference") == [scene.oauth["authReference"]], f"reference: {query.get('reference')}")
+    check(query.get("reference") == [oauth["authReference"]], f"reference: {query.get('reference')}")
     check(query.get("status") == [status], f"status: {query.get('status')}")
     check("message" in query, "the return carries a message for the user (spec §1 step 2)")
 
 
-@then(parsers.parse('the return step carries the reference and the status "{status}" in its headers'))
-def return_headers(scene, status):
+@then(phrase('the return step carries the reference and the status "{status}" in its headers'))
+def return_headers(scene, oauth, status):
     headers = scene.reply.headers
-    check(headers.get("x-service-authreference") == scene.oauth["authReference"], "X-Service-AuthReference")
+    check(headers.get("x-service-authreference") == oauth["authReference"], "X-Service-AuthReference")
     check(headers.get("x-service-authstatus") == status, f"X-Service-AuthStatus: {headers.get('x-service-authstatus')}")
     check("x-service-authmessage" in headers, "X-Service-AuthMessage is present (spec §1)")
 
@@ -85,16 +87,16 @@ def service_page(scene):
           f"without a redirect URL the user ends on a service page (spec §1 step 1), got {scene.reply.describe()}")
 
 
-@when(parsers.parse('I create the account "{label}" with the authentication reference'))
-def create_with_reference(scene, label):
-    body = {"accountTypeId": scene.oauth["type"], "userId": user_id(scene, scene.oauth["owner"]),
-            "authReference": scene.oauth["authReference"]}
+@when(phrase('I create the account "{label}" with the authentication reference'))
+def create_with_reference(scene, oauth, label):
+    body = {"accountTypeId": oauth["type"], "userId": user_id(scene, oauth["owner"]),
+            "authReference": oauth["authReference"]}
     reply = scene.call("CreateAccount", json=body)
     if reply.ok:
         scene.accounts[label] = reply.body
 
 
-@when(parsers.parse('I update the account "{label}" with the new authentication reference'))
-def update_with_reference(scene, label):
+@when(phrase('I update the account "{label}" with the new authentication reference'))
+def update_with_reference(scene, oauth, label):
     scene.call("UpdateAccount", params={"id": account_id(scene, label)},
-               json={"authReference": scene.oauth["authReference"]})
+               json={"authReference": oauth["authReference"]})

@@ -1,9 +1,10 @@
 """Steps of the partner features: own settings (UpdatePartner), child partners, their tokens, the deploy token."""
 
-from pytest_bdd import given, parsers, then, when
+from pytest_bdd import given, then, when
 
+from .. import checks
 from ..scene import check
-from . import checks
+from . import acting, phrase
 
 # Spec §4.1 rule 2, §8: "6 months"; any deployment's six months lie between 181 and 184 days.
 SIX_MONTHS = (181 * 86400, 184 * 86400)
@@ -35,97 +36,77 @@ def create_child_token(scene, child, name, scope, lifetime=None, by="I"):
 
 
 # -- child partners ----------------------------------------------------------------------------------------
-@given(parsers.parse('a child partner "{label}"'))
+@given(phrase('a child partner "{label}"'))
 def given_child(scene, label):
     scene.must(create_child(scene, label), f"create the child partner {label!r}")
 
 
-@given(parsers.parse('a child partner "{label}" created by "{actor}"'))
+@given(phrase('a child partner "{label}" created by "{actor}"'))
 def given_child_by(scene, label, actor):
     scene.must(create_child(scene, label, by=actor), f"create the child partner {label!r} as {actor!r}")
 
 
-@when(parsers.parse('I create a child partner "{label}"'))
-def i_create_child(scene, label):
-    create_child(scene, label)
-
-
-@when(parsers.parse('"{actor}" creates a child partner "{label}"'))
-def actor_creates_child(scene, actor, label):
+@when(acting('{actor} creates a child partner "{label}"'))
+def creates_child(scene, actor, label):
     create_child(scene, label, by=actor)
 
 
-@when(parsers.parse('"{actor}" reads the child partner "{label}"'))
-def actor_reads_child(scene, actor, label):
+@when(acting('{actor} reads the child partner "{label}"'))
+def reads_child(scene, actor, label):
     scene.call("GetPartner", actor, params={"id": child_id(scene, label)})
 
 
-@when(parsers.parse('I read the child partner "{label}"'))
-def i_read_child(scene, label):
-    scene.call("GetPartner", params={"id": child_id(scene, label)})
-
-
-@when(parsers.parse('"{actor}" lists the child partners'))
-def actor_lists_children(scene, actor):
+@when(acting("{actor} lists the child partners", me="list my child partners"))
+def lists_children(scene, actor):
     scene.call("GetPartners", actor)
 
 
-@when("I list my child partners")
-def i_list_children(scene):
-    scene.call("GetPartners")
-
-
-@when(parsers.parse('I rename the child partner "{label}" to "{new}"'))
+@when(phrase('I rename the child partner "{label}" to "{new}"'))
 def rename_child(scene, label, new):
     scene.call("UpdateChildPartner", params={"id": child_id(scene, label)}, json={"name": scene.name(new)})
 
 
-@when(parsers.parse('I delete the child partner "{label}"'))
+@when(phrase('I delete the child partner "{label}"'))
 def delete_child(scene, label):
     scene.call("DeleteChildPartner", params={"id": child_id(scene, label)})
 
 
-@then(parsers.parse('the partner is named "{name}"'))
+@then(phrase('the partner is named "{name}"'))
 def partner_named(scene, name):
     check(scene.reply.ok, f"expected a partner, got {scene.reply.describe()}")
     check(scene.reply.body.get("name") == scene.name(name),
           f"name: expected {scene.name(name)!r}, got {scene.reply.body.get('name')!r}")
 
 
-@then(parsers.parse('the list shows the child partner "{label}"'))
+@then(phrase('the list shows the child partner "{label}"'))
 def list_shows_child(scene, label):
     check(child_id(scene, label) in checks.ids_of(scene.reply, "child partners"),
           f"the child partner {label!r} is not listed")
 
 
-@then(parsers.parse('the list does not show the child partner "{label}"'))
+@then(phrase('the list does not show the child partner "{label}"'))
 def list_lacks_child(scene, label):
     check(child_id(scene, label) not in checks.ids_of(scene.reply, "child partners"),
           f"the child partner {label!r} is still listed")
 
 
 # -- tokens of child partners ------------------------------------------------------------------------------
-@given(parsers.parse('a token "{name}" of the child partner "{child}" with scope "{scope}"'))
+@given(phrase('a token "{name}" of the child partner "{child}" with scope "{scope}"'))
 def given_child_token(scene, name, child, scope):
     scene.must(create_child_token(scene, child, name, scope), f"create a token for the child partner {child!r}")
 
 
-@when(parsers.parse('I create a token "{name}" for the child partner "{child}" with scope "{scope}"'))
-def i_create_child_token(scene, name, child, scope):
-    create_child_token(scene, child, name, scope)
-
-
-@when(parsers.parse('"{actor}" creates a token "{name}" for the child partner "{child}" with scope "{scope}"'))
-def actor_creates_child_token(scene, actor, name, child, scope):
+@when(acting('{actor} creates a token "{name}" for the child partner "{child}" with scope "{scope}"'))
+def creates_child_token(scene, actor, name, child, scope):
     create_child_token(scene, child, name, scope, by=actor)
 
 
-@when(parsers.parse('I list the tokens of the child partner "{child}"'))
+@when(phrase('I list the tokens of the child partner "{child}"'))
 def list_child_tokens(scene, child):
     scene.call("GetPartnerTokens", params={"id": child_id(scene, child)})
 
 
-@when(parsers.parse('I revoke the token "{name}" of the child partner "{child}"'))
+@when(phrase('I revoke the token "{name}" of the child partner "{child}"'))
 def revoke_child_token(scene, name, child):
     scene.call("RevokePartnerToken", params={"id": child_id(scene, child), "tokenId": scene.token_id(name)})
 
@@ -142,24 +123,24 @@ def lasts_six_months(scene):
 
 
 # -- own settings ------------------------------------------------------------------------------------------
-@when("I read my partner settings")
-def read_settings(scene):
-    scene.call("GetOwnPartner")
+@when(acting("{actor} reads the partner's settings", me="read my partner settings"))
+def read_settings(scene, actor):
+    scene.call("GetOwnPartner", actor)
 
 
-@when(parsers.parse('I change my e-mail address to "{email}"'))
-def change_email(scene, email):
+@when(acting('{actor} changes the e-mail address to "{email}"', me='change my e-mail address to "{email}"'))
+def change_email(scene, actor, email):
     keep_settings(scene)
-    scene.call("UpdatePartner", json={"email": email})
+    scene.call("UpdatePartner", actor, json={"email": email})
 
 
-@when(parsers.parse('I set my redirect URLs to "{first}" and "{second}"'))
+@when(phrase('I set my redirect URLs to "{first}" and "{second}"'))
 def set_redirects(scene, first, second):
     keep_settings(scene)
     scene.call("UpdatePartner", json={"redirectUrls": [first, second]})
 
 
-@when(parsers.parse('I set my Account UI styling to primary colour "{colour}"'))
+@when(phrase('I set my Account UI styling to primary colour "{colour}"'))
 def set_styling(scene, colour):
     keep_settings(scene)
     scene.call("UpdatePartner", json={"uiSettings": {"styling": {"primaryColor": colour}}})
@@ -175,19 +156,19 @@ def settings_fields(scene):
     check(isinstance(body["userTokenExpirySeconds"], int), "userTokenExpirySeconds is a number of seconds")
 
 
-@then(parsers.parse('the settings show the e-mail address "{email}"'))
+@then(phrase('the settings show the e-mail address "{email}"'))
 def settings_email(scene, email):
     check(scene.reply.ok and scene.reply.body.get("email") == email,
           f"email: expected {email!r}, got {scene.reply.describe()}")
 
 
-@then(parsers.parse('the settings show the redirect URLs "{first}" and "{second}"'))
+@then(phrase('the settings show the redirect URLs "{first}" and "{second}"'))
 def settings_redirects(scene, first, second):
     check(scene.reply.ok and scene.reply.body.get("redirectUrls") == [first, second],
           f"redirectUrls: expected {[first, second]}, got {scene.reply.describe()}")
 
 
-@then(parsers.parse('the settings show the Account UI styling primary colour "{colour}"'))
+@then(phrase('the settings show the Account UI styling primary colour "{colour}"'))
 def settings_styling(scene, colour):
     styling = ((scene.reply.body or {}).get("uiSettings") or {}).get("styling") or {}
     check(styling.get("primaryColor") == colour, f"uiSettings.styling: got {styling!r}")
@@ -195,16 +176,10 @@ def settings_styling(scene, colour):
 
 def keep_settings(scene):
     """On a deployment, put the partner's settings back as they were once the scenario ends."""
-    if scene.target.simulator or getattr(scene, "_settings_kept", False):
+    if scene.target.simulator or scene.settings_kept:
         return
     reply = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings")
     original = {k: reply.body[k] for k in ("email", "redirectUrls", "uiSettings", "userTokenExpirySeconds")
                 if k in reply.body}
-    scene._settings_kept = True
+    scene.settings_kept = True
     scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))
-
-
-@when(parsers.parse('"{actor}" changes the e-mail address to "{email}"'))
-def actor_changes_email(scene, actor, email):
-    keep_settings(scene)
-    scene.call("UpdatePartner", actor, json={"email": email})

@@ -1,11 +1,12 @@
 """Steps of the token features (spec §2 token record, §3 token states, §4.1 token endpoints, §5 rules 2-3)."""
 
-from pytest_bdd import given, parsers, then, when
+from pytest_bdd import given, then, when
 
+from .. import checks
 from ..scene import check, listed_tokens
-from . import checks
+from . import acting, phrase
 
-DAY = 86400
+DAY_S = 86400
 
 
 def create_own(scene, name, scope, lifetime, by="I"):
@@ -16,56 +17,41 @@ def create_own(scene, name, scope, lifetime, by="I"):
     return reply
 
 
-@given(parsers.parse('a token "{name}" with scope "{scope}"'))
+@given(phrase('a token "{name}" with scope "{scope}"'))
 def given_token(scene, name, scope):
-    scene.must(create_own(scene, name, scope, DAY), f"create a token with scope {scope!r}")
+    scene.must(create_own(scene, name, scope, DAY_S), f"create a token with scope {scope!r}")
 
 
-@given(parsers.parse('a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
+@given(phrase('a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
 def given_token_lasting(scene, name, scope, seconds):
     scene.must(create_own(scene, name, scope, seconds), f"create a token lasting {seconds} s")
 
 
-@when(parsers.parse('I create a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
-def create_token(scene, name, scope, seconds):
-    create_own(scene, name, scope, seconds)
-
-
-@when(parsers.parse('"{actor}" creates a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
-def actor_creates_token(scene, actor, name, scope, seconds):
+@when(acting('{actor} creates a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
+def create_token(scene, actor, name, scope, seconds):
     create_own(scene, name, scope, seconds, by=actor)
 
 
-@when(parsers.parse('"{actor}" lists the partner\'s tokens'))
+@when(acting("{actor} lists the partner's tokens"))
 def list_tokens(scene, actor):
     scene.call("GetOwnPartnerTokens", actor)
 
 
-@when("I list my tokens")
-def list_my_tokens(scene):
-    scene.call("GetOwnPartnerTokens")
-
-
-@when(parsers.parse('"{actor}" revokes the token "{name}"'))
+@when(acting('{actor} revokes the token "{name}"'))
 def revoke(scene, actor, name):
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(name)})
 
 
-@when(parsers.parse('"{actor}" revokes my initial token'))
+@when(acting("{actor} revokes my initial token"))
 def revoke_initial(scene, actor):
     """Only on a simulator: the initial token is the world's own; a deployment's given token is never revoked."""
     check(scene.target.simulator, "the harness never revokes the token it was given")
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.world["token"]["id"]})
 
 
-@when(parsers.parse('"{actor}" tries to revoke itself'))
+@when(acting("{actor} tries to revoke itself"))
 def revoke_itself(scene, actor):
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(actor)})
-
-
-@when(parsers.parse('"{actor}" reads the partner\'s settings'))
-def read_settings_as(scene, actor):
-    scene.call("GetOwnPartner", actor)
 
 
 # -- the token record of a creating response --------------------------------------------------------------
@@ -104,7 +90,7 @@ def new_token_has_no_id(scene):
     check(created(scene).get("id") is None, "a partner token living one hour or less has no id (spec §8)")
 
 
-@then(parsers.parse('the new token is named "{name}" with scope "{scope}"'))
+@then(phrase('the new token is named "{name}" with scope "{scope}"'))
 def new_token_name_scope(scene, name, scope):
     record = created(scene)
     check(record.get("name") == scene.name(name), f"name: expected {scene.name(name)!r}, got {record.get('name')!r}")
@@ -114,7 +100,7 @@ def new_token_name_scope(scene, name, scope):
           f"scopes are separated by a single space (spec §2): {record['scope']!r}")
 
 
-@then(parsers.parse("the new token lives {seconds:d} seconds"))
+@then(phrase("the new token lives {seconds:d} seconds"))
 def new_token_lifetime(scene, seconds):
     assert_lifetime(created(scene), seconds)
 
@@ -133,7 +119,7 @@ def assert_lifetime(record, seconds):
 
 
 # -- token lists -------------------------------------------------------------------------------------------
-@then(parsers.parse('the list shows the token "{name}"'))
+@then(phrase('the list shows the token "{name}"'))
 def list_shows(scene, name):
     check(scene.reply.ok, f"expected the token list, got {scene.reply.describe()}")
     scene.find_listed(name)
@@ -147,12 +133,12 @@ def no_access_tokens(scene):
     check(not carrying, f"accessToken appears in the list for {carrying} (spec §2: only in the creating response)")
 
 
-@then(parsers.parse('the listed token "{name}" is valid'))
+@then(phrase('the listed token "{name}" is valid'))
 def listed_valid(scene, name):
     assert_valid(scene.find_listed(name))
 
 
-@then(parsers.parse('the listed token "{name}" is revoked'))
+@then(phrase('the listed token "{name}" is revoked'))
 def listed_revoked(scene, name):
     record = scene.find_listed(name)
     check(record.get("isRevoked") is True, f"isRevoked: expected true, got {record.get('isRevoked')!r}")
@@ -161,7 +147,7 @@ def listed_revoked(scene, name):
     check(checks.seconds_between(record["createdAt"], record["revokedAt"]) >= 0, "revokedAt is not before createdAt")
 
 
-@then(parsers.parse('the listed token "{name}" is expired'))
+@then(phrase('the listed token "{name}" is expired'))
 def listed_expired(scene, name):
     record = scene.find_listed(name)
     check(record.get("isExpired") is True, f"isExpired: expected true, got {record.get('isExpired')!r}")
@@ -169,14 +155,14 @@ def listed_expired(scene, name):
     check(record.get("isRevoked") is False, f"isRevoked: expected false, got {record.get('isRevoked')!r}")
 
 
-@then(parsers.parse('the listed token "{name}" has been used'))
+@then(phrase('the listed token "{name}" has been used'))
 def listed_used(scene, name):
     record = scene.find_listed(name)
     check(isinstance(record.get("lastUsedAt"), str), f"lastUsedAt is set once used, got {record.get('lastUsedAt')!r}")
     check(checks.seconds_between(record["createdAt"], record["lastUsedAt"]) >= 0, "lastUsedAt is not before createdAt")
 
 
-@then(parsers.parse('the listed token "{name}" has never been used'))
+@then(phrase('the listed token "{name}" has never been used'))
 def listed_unused(scene, name):
     record = scene.find_listed(name)
     check(record.get("lastUsedAt", "missing") is None, f"lastUsedAt: expected null, got {record.get('lastUsedAt')!r}")

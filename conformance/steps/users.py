@@ -1,9 +1,11 @@
 """Steps of the user features: users of a partner and their tokens (spec §4.2 notes 1-3, §4.3, §5 rule 6)."""
 
-from pytest_bdd import given, parsers, then, when
+from pytest_bdd import given, then, when
 
+from .. import checks
 from ..scene import check
-from . import checks
+from . import acting, phrase
+from .partners import keep_settings
 
 REFRESHING = "account:all transaction:all user.token:create"
 
@@ -32,35 +34,34 @@ def users_listed(scene):
     return {item.get("id"): item for item in checks.items(scene.reply, "users")}
 
 
-@given(parsers.parse('a user "{label}"'))
+@given(phrase('a user "{label}"'))
 def given_user(scene, label):
     scene.must(create_user(scene, label), f"create the user {label!r}")
 
 
-@given(parsers.parse('a user "{label}" whose token may refresh itself'))
+@given(phrase('a user "{label}" whose token may refresh itself'))
 def given_refreshing_user(scene, label):
     scene.must(create_user(scene, label, scope=REFRESHING), f"create the user {label!r}")
 
 
-@given(parsers.parse("my users' tokens last {seconds:d} seconds"))
+@given(phrase("my users' tokens last {seconds:d} seconds"))
 def user_token_lifetime(scene, seconds):
-    from .partners import keep_settings
     keep_settings(scene)
     scene.must(scene.client.call("UpdatePartner", token=scene.token, json={"userTokenExpirySeconds": seconds}),
                "set userTokenExpirySeconds")
 
 
-@when(parsers.parse('I create a user "{label}"'))
+@when(phrase('I create a user "{label}"'))
 def i_create_user(scene, label):
     create_user(scene, label)
 
 
-@when(parsers.parse('I create a user "{label}" with the e-mail address "{email}"'))
+@when(phrase('I create a user "{label}" with the e-mail address "{email}"'))
 def i_create_user_email(scene, label, email):
     create_user(scene, label, email=email)
 
 
-@when(parsers.parse('I create a user "{label}" with scope "{scope}"'))
+@when(phrase('I create a user "{label}" with scope "{scope}"'))
 def i_create_user_scope(scene, label, scope):
     create_user(scene, label, scope=scope)
 
@@ -74,39 +75,34 @@ def carries_id_and_token(scene):
           "CreateUser answers the first user token (spec §4.2 note 1)")
 
 
-@then(parsers.parse('the user token of "{label}" holds exactly "{scope}"'))
+@then(phrase('the user token of "{label}" holds exactly "{scope}"'))
 def user_token_scope(scene, label, scope):
     record = scene.users[label]["token"]
     check(checks.scope_set(record.get("scope")) == set(scope.split()),
           f"the user token's scope: expected {scope!r}, got {record.get('scope')!r}")
 
 
-@then(parsers.parse('the user token of "{label}" lasts {seconds:d} seconds'))
+@then(phrase('the user token of "{label}" lasts {seconds:d} seconds'))
 def user_token_lasts(scene, label, seconds):
     record = scene.users[label]["token"]
     check(record.get("expiresIn") == seconds,
           f"the user token lasts userTokenExpirySeconds (spec §5 rule 6): expiresIn {record.get('expiresIn')!r}")
 
 
-@then(parsers.parse('the response shows the e-mail address "{email}"'))
+@then(phrase('the response shows the e-mail address "{email}"'))
 def response_email(scene, email):
     check(scene.reply.ok and scene.reply.body.get("email") == email,
           f"email: expected {email!r}, got {scene.reply.describe()}")
 
 
-@when(parsers.parse('"{label}" creates a token for itself'))
-def user_creates_own(scene, label):
-    scene.call("CreateOwnUserToken", label, json={"name": scene.name("refresh")})
+@when(acting("{actor} creates a token for itself"))
+def user_creates_own(scene, actor):
+    scene.call("CreateOwnUserToken", actor, json={"name": scene.name("refresh")})
 
 
-@when(parsers.parse('"{actor}" creates a token for the user "{label}"'))
-def actor_creates_user_token(scene, actor, label):
+@when(acting('{actor} creates a token for the user "{label}"'))
+def creates_user_token(scene, actor, label):
     scene.call("CreateUserToken", actor, params={"id": user_id(scene, label)}, json={"name": scene.name("refresh")})
-
-
-@when(parsers.parse('I create a token for the user "{label}"'))
-def i_create_user_token(scene, label):
-    scene.call("CreateUserToken", params={"id": user_id(scene, label)}, json={"name": scene.name("refresh")})
 
 
 @then("the response carries a new user token")
@@ -116,28 +112,23 @@ def new_user_token(scene):
     check(record is not None, "the response carries the new token's accessToken")
 
 
-@when(parsers.parse('I read the user "{label}"'))
-def read_user(scene, label):
-    scene.call("GetUser", params={"id": user_id(scene, label)})
-
-
-@when(parsers.parse('"{actor}" reads the user "{label}"'))
-def actor_reads_user(scene, actor, label):
+@when(acting('{actor} reads the user "{label}"'))
+def read_user(scene, actor, label):
     scene.call("GetUser", actor, params={"id": user_id(scene, label)})
 
 
-@then(parsers.parse('the user is named "{name}"'))
+@then(phrase('the user is named "{name}"'))
 def user_named(scene, name):
     check(scene.reply.ok and scene.reply.body.get("name") == scene.name(name),
           f"name: expected {scene.name(name)!r}, got {scene.reply.describe()}")
 
 
-@when(parsers.parse('I rename the user "{label}" to "{new}"'))
+@when(phrase('I rename the user "{label}" to "{new}"'))
 def rename_user(scene, label, new):
     scene.call("UpdateUser", params={"id": user_id(scene, label)}, json={"name": scene.name(new)})
 
 
-@when(parsers.parse('I delete the user "{label}"'))
+@when(phrase('I delete the user "{label}"'))
 def delete_user(scene, label):
     scene.call("DeleteUser", params={"id": user_id(scene, label)})
 
@@ -147,38 +138,38 @@ def list_users(scene):
     scene.call("GetUsers")
 
 
-@when(parsers.parse('I list my users named "{name}"'))
+@when(phrase('I list my users named "{name}"'))
 def list_users_named(scene, name):
     scene.call("GetUsers", query={"name": scene.name(name)})
 
 
-@when(parsers.parse('I list my users with the e-mail address "{email}"'))
+@when(phrase('I list my users with the e-mail address "{email}"'))
 def list_users_email(scene, email):
     scene.call("GetUsers", query={"email": email})
 
 
-@when(parsers.parse('I search my users for "{text}"'))
+@when(phrase('I search my users for "{text}"'))
 def search_users(scene, text):
     scene.call("GetUsers", query={"search": text})
 
 
-@when(parsers.parse('I search my users for the name of "{label}"'))
+@when(phrase('I search my users for the name of "{label}"'))
 def search_users_by_name(scene, label):
     """Spec §4.3 names the search parameter, not how it matches: a user's whole name is what any search finds."""
     scene.call("GetUsers", query={"search": scene.name(label)})
 
 
-@then(parsers.parse('the user "{label}" is listed'))
+@then(phrase('the user "{label}" is listed'))
 def user_listed(scene, label):
     check(user_id(scene, label) in users_listed(scene), f"the user {label!r} is not listed")
 
 
-@then(parsers.parse('the user "{label}" is not listed'))
+@then(phrase('the user "{label}" is not listed'))
 def user_not_listed(scene, label):
     check(user_id(scene, label) not in users_listed(scene), f"the user {label!r} is listed")
 
 
-@then(parsers.parse('the user "{label}" is listed as deleted'))
+@then(phrase('the user "{label}" is listed as deleted'))
 def user_listed_deleted(scene, label):
     listed = users_listed(scene)
     check(user_id(scene, label) in listed, f"the deleted user {label!r} is not listed")
@@ -187,7 +178,7 @@ def user_listed_deleted(scene, label):
           f"a deleted user carries deletedAt (spec §4.3 GetUsers), got {deleted!r}")
 
 
-@then(parsers.parse('the user "{label}" is listed without deletedAt'))
+@then(phrase('the user "{label}" is listed without deletedAt'))
 def user_listed_live(scene, label):
     listed = users_listed(scene)
     check(listed.get(user_id(scene, label), {}).get("deletedAt") is None, f"the live user {label!r} has deletedAt")

@@ -2,14 +2,15 @@
 
 import re
 
-from pytest_bdd import parsers, then, when
+from pytest_bdd import then, when
 
 from ..scene import check
+from . import phrase
 
 GONE = (404, 405, 410)
 
 
-@when(parsers.parse('I call the removed path {method} {path}'))
+@when(phrase('I call the removed path {method} {path}'))
 def call_removed(scene, method, path):
     """A removed path is addressed under the prefix the document uses for its collection (/users, /partners)."""
     collection = "/" + path.strip("/").split("/")[0]
@@ -30,7 +31,7 @@ def not_served(scene):
     check(scene.reply.status in GONE, f"a removed path is not served (spec §4.2 note 6); got {scene.reply.describe()}")
 
 
-@then(parsers.parse("the operation {operation} is served at {method} {path}"))
+@then(phrase("the operation {operation} is served at {method} {path}"))
 def served_at(scene, operation, method, path):
     ops = scene.target.operations
     check(operation in ops, f"the target's document does not offer {operation}")
@@ -39,24 +40,24 @@ def served_at(scene, operation, method, path):
           f"{operation} is at {have_method} {have_path}, the spec says {method} {path}")
 
 
-@when("I read the target's OpenAPI document")
+@when("I read the target's OpenAPI document", target_fixture="document")
 def read_document(scene):
-    scene.document = scene.target.operations.document
+    return scene.target.operations.document
 
 
 @then("no response schema of the document forbids properties it does not name")
-def open_schemas(scene):
+def open_schemas(document):
     """Spec §9 rule 2 (2.9.0): no additionalProperties restriction, so clients must tolerate new properties in
     responses. Request bodies may still be strict: what a client sends is the service's to restrict."""
     closed = []
     seen = set()
-    for path, item in scene.document.get("paths", {}).items():
+    for path, item in document.get("paths", {}).items():
         if path.startswith("/_sandbox"):
             continue
         for method, operation in item.items():
             for status, response in (operation.get("responses") or {}).items() if isinstance(operation, dict) else ():
                 where = f"{method.upper()} {path} {status}"
-                closed += closed_schemas(scene.document, response, where, seen)
+                closed += closed_schemas(document, response, where, seen)
     check(not closed, "response schemas with additionalProperties false: " + ", ".join(closed[:10]))
 
 

@@ -38,7 +38,7 @@ Feature: Webhooks and test events
   Scenario: Creating an account notifies AccountCreated
     Given a user "Jane's Bakery"
     And a webhook "sync" for AccountCreated notifications sent to an inbox
-    When I create a "dummy" account "shop" for the user "Jane's Bakery"
+    When I create a "dummy" account "shop" for the user "Jane's Bakery" from its account type's fields
     Then the inbox receives the AccountCreated notification
 
   @sandbox

@@ -2,8 +2,8 @@
 
 import re
 
-from ..scene import check
-from ..timestamps import parse
+from .scene import check
+from .timestamps import parse
 
 DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 SEVEN_DIGITS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$")

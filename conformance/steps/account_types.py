@@ -1,0 +1,97 @@
+"""Steps of the account type features (spec §1 capability 3, §2 account type resource, §4.3 GetAccountType(s)).
+
+The spec shows what accountFields carry (Type, isDeprecated, deprecationReason) but not the payload of
+CreateAccount; the credentials a client sends are built here, in one place, from each field (`form_for`),
+never from a hard-coded account type.
+"""
+
+import base64
+
+from pytest_bdd import then, when
+
+from ..checks import items, reports_problems
+from ..scene import check
+from . import acting, phrase
+
+SAMPLE_VALUES = {"Text": "conformance", "Secret": "s3cret-value", "Number": 1,
+                 "File": base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode()}
+
+
+def uses_oauth(account_type):
+    """Spec §1: an account type uses OAuth2 when an accountFields element has Type Auth."""
+    return any(f.get("Type") == "Auth" for f in account_type.get("accountFields", []))
+
+
+def form_for(account_type):
+    """Credentials for every required, non-deprecated field, by its Type (the form a client builds)."""
+    values = {}
+    for field in account_type.get("accountFields", []):
+        kind = field.get("Type")
+        if kind == "Auth" or field.get("isDeprecated") or not field.get("isRequired", True):
+            continue
+        values[field["name"]] = field.get("options", [None])[0] if kind == "Choice" else SAMPLE_VALUES.get(kind, "x")
+    return values
+
+
+def account_type(scene, type_id):
+    """The account type's detail (GetAccountType), read once per scenario."""
+    cache = scene.account_types
+    if type_id not in cache:
+        reply = scene.must(scene.client.call("GetAccountType", token=scene.token, params={"id": type_id}),
+                           f"read the account type {type_id}")
+        cache[type_id] = reply.body
+    return cache[type_id]
+
+
+@when(acting("{actor} lists the account types"))
+def list_types(scene, actor):
+    scene.call("GetAccountTypes", actor)
+
+
+@when(acting('{actor} reads the account type "{type_id}"'))
+def read_type(scene, actor, type_id):
+    scene.call("GetAccountType", actor, params={"id": type_id})
+
+
+@then(phrase('the list has the account types "{first}", "{second}" and "{third}"'))
+def list_has_types(scene, first, second, third):
+    ids = {t.get("id") for t in items(scene.reply, "account types")}
+    missing = {first, second, third} - ids
+    check(not missing, f"account types missing from GetAccountTypes: {sorted(missing)}")
+
+
+@then("every account type describes its fields, help, reports and provider status")
+def every_type_described(scene):
+    for entry in items(scene.reply, "account types"):
+        check_type(entry)
+
+
+@then("the account type describes its fields, help, reports and provider status")
+def type_described(scene):
+    check(scene.reply.ok, f"expected the account type, got {scene.reply.describe()}")
+    check_type(scene.reply.body)
+
+
+def check_type(entry):
+    name = entry.get("id")
+    for field in ("accountFields", "transactionFields", "helpUrls", "hasPspReports", "state", "errors", "warnings"):
+        check(field in entry, f"the account type {name} has {field} (spec §2)")
+    for field in entry["accountFields"]:
+        for key in ("Type", "isDeprecated", "deprecationReason"):
+            check(key in field, f"{name}: every accountFields element has {key} (spec §2)")
+    for field in entry["transactionFields"]:
+        for key in ("isDeprecated", "deprecationReason"):
+            check(key in field, f"{name}: every transactionFields element has {key} (spec §2)")
+    reports_problems(entry, f"the account type {name}")
+
+
+@then(phrase("the account type {uses} OAuth2"))
+def type_oauth(scene, uses):
+    check(uses_oauth(scene.reply.body) == (uses == "uses"),
+          f"{scene.reply.body.get('id')}: an accountFields element of Type Auth means OAuth2 (spec §1)")
+
+
+@then(phrase("the account type {has} reports"))
+def type_reports(scene, has):
+    check(scene.reply.body.get("hasPspReports") is (has == "has"),
+          f"hasPspReports of {scene.reply.body.get('id')}: {scene.reply.body.get('hasPspReports')!r}")

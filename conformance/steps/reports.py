@@ -1,0 +1,45 @@
+"""Steps of the report features: reports of an account and the transactions that link to them (spec §1
+capability 6, §2 transaction and report resources, §4.3 GetReports, GetReport, the reportId search)."""
+
+from pytest_bdd import then, when
+
+from ..scene import check
+from .accounts import account_id
+from .dataimports import every_entry_reports
+from .transactions import transactions
+from . import phrase
+
+
+@when(phrase('I list the reports of the account "{label}"'))
+def list_reports(scene, label):
+    scene.call("GetReports", params={"id": account_id(scene, label)})
+
+
+@then("every report reports errors and warnings", target_fixture="report")
+def reports_report(scene):
+    return every_entry_reports(scene, "reports", "a type with reports has reports once time has passed")
+
+
+@when("I read that report")
+def read_report(scene, report):
+    scene.call("GetReport", params={"id": report["id"]})
+
+
+@then("some transaction links to a report", target_fixture="linked_report")
+def links_report(scene):
+    linked = [t for t in transactions(scene.reply) if t.get("reportId")]
+    check(linked, "transactions of a type with reports carry a reportId link (spec §2)")
+    return linked[0]["reportId"]
+
+
+@when(phrase('I search the transactions of the account "{label}" by that report'))
+def search_by_report(scene, label, linked_report):
+    scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"reportId": linked_report})
+
+
+@then("every transaction found links to that report")
+def all_linked(scene, linked_report):
+    rows = transactions(scene.reply)
+    check(rows, "the search by reportId finds the transactions of that report")
+    others = {t.get("reportId") for t in rows} - {linked_report}
+    check(not others, f"the reportId search returned transactions of other reports: {sorted(map(str, others))}")
