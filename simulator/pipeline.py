@@ -17,7 +17,6 @@ from .problems import (BadRequest, Forbidden, InvalidBody, InvalidParameter, Una
                        UnsupportedMediaType)
 from .sandbox import current_sandbox
 from .timestamps import parse as parse_time
-from .tokens.models import authenticate
 
 
 def handle(op, params):
@@ -31,7 +30,7 @@ def handle(op, params):
         else:
             sandbox.limiter.hit(world.id, ctx.now, op.id)
             with sandbox.store.transaction():
-                principal = authenticate(ctx, claims)
+                principal = sandbox.authenticate(ctx, claims)
             authorize(op, principal)
             sandbox.catch_up(world)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)

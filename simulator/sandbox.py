@@ -32,6 +32,8 @@ class Sandbox:
         self.limiter = RateLimiter(config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"], config["OPERATION_LIMITS"])
         self._traces = itertools.count(1)
         self.services = []      # background parts (the webhook dispatcher) started and stopped with the app
+        # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
+        self.authenticate = None    # function(ctx, claims) -> Principal: the tokens area's rules
         self.catch_ups = []     # functions(ctx) bringing a world's lazy processes (imports) up to its clock
 
     def ctx(self, world):

@@ -8,7 +8,7 @@ from ..openapi import SPEC_VERSION
 from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
 from ..pipeline import bearer_world, control_principal
 from ..problems import BadRequest, Forbidden
-from ..timestamps import parse, render
+from ..timestamps import parse
 from ..partners import models as partners
 from . import models
 
@@ -20,15 +20,6 @@ component("SandboxWorld", {"type": "object", "properties": {
     "world": {"type": "object", "properties": {"id": {"type": "string"}, "seed": {"type": "integer"},
                                                "clock": CLOCK}}},
     "required": ["partner", "accessToken", "token", "world"]})
-
-
-def clock_of(sandbox, world):
-    return {"now": render(sandbox.worlds.now(world)), "frozen": world.frozen}
-
-
-def world_body(sandbox, world, partner, token):
-    return {"partner": partner, "accessToken": token["accessToken"], "token": token,
-            "world": {"id": world.id, "seed": world.seed, "clock": clock_of(sandbox, world)}}
 
 
 @operation("SandboxHealth", "GET", "/_sandbox/health", tokens=NO_AUTH, control=True, responses={200: {
@@ -60,14 +51,14 @@ def create_partner(call):
         except ValueError as error:
             raise BadRequest(str(error)) from None
     world, _, partner, token = models.create_world(call.sandbox, values)
-    return Reply(201, world_body(call.sandbox, world, partner, token))
+    return Reply(201, models.world_body(call.sandbox, world, partner, token))
 
 
 @operation("SandboxGetClock", "GET", "/_sandbox/clock", tokens=WORLD_AUTH, control=True,
            responses={200: "Clock"})
 def get_clock(call):
     """The caller's world clock."""
-    return clock_of(call.sandbox, call.ctx.world)
+    return models.clock_of(call.sandbox, call.ctx.world)
 
 
 @operation("SandboxSetClock", "POST", "/_sandbox/clock", tokens=WORLD_AUTH, control=True,
@@ -92,7 +83,7 @@ def set_clock(call):
     advance = round(body["advance"] * 1_000_000) if "advance" in body else None
     call.sandbox.worlds.move(call.ctx.world, freeze=body.get("freeze"), advance=advance, set_to=set_to)
     call.sandbox.catch_up(call.ctx.world)
-    return clock_of(call.sandbox, call.ctx.world)
+    return models.clock_of(call.sandbox, call.ctx.world)
 
 
 @operation("SandboxReset", "POST", "/_sandbox/reset", tokens=NO_AUTH, control=True, responses={200: {

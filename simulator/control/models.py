@@ -2,6 +2,7 @@
 
 from .. import scopes
 from ..partners import models as partners
+from ..timestamps import render
 from ..tokens import models as tokens
 
 
@@ -54,3 +55,12 @@ def wipe_everything(sandbox):
         store.execute("DELETE FROM counters WHERE world != ''")
         sandbox.worlds.forget()      # in the transaction: no request caches a world being deleted
     sandbox.limiter.forget()
+
+
+def clock_of(sandbox, world):
+    return {"now": render(sandbox.worlds.now(world)), "frozen": world.frozen}
+
+
+def world_body(sandbox, world, partner, token):
+    return {"partner": partner, "accessToken": token["accessToken"], "token": token,
+            "world": {"id": world.id, "seed": world.seed, "clock": clock_of(sandbox, world)}}

@@ -45,7 +45,6 @@ def catalogue():
 
 def load(sandbox, name, seed=None):
     """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens."""
-    from ..control.http import world_body
     plan = spec(name)
     with sandbox.store.transaction():
         world, ctx, partner, token = control.create_world(sandbox, {
@@ -66,4 +65,4 @@ def load(sandbox, name, seed=None):
             people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
         sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND))
         sandbox.catch_up(world)
-    return {**world_body(sandbox, world, partner, token), "scenario": name, "users": people}
+    return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}

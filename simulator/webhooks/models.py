@@ -12,13 +12,12 @@ import hashlib
 import json
 import re
 
-from ptas_sandbox.webhooks import PREFIX, sign
-
 from ..events import ACTIVE, RETIRED
 from ..partners.models import absolute_url
 from ..problems import BadRequest, not_found
 from ..timestamps import SECOND, render
 from ..worlds import derived_id
+from .signatures import PREFIX, sign
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS webhooks (
