@@ -45,11 +45,12 @@ class Operation:
 
 
 def operation(operation_id, method, path, **options):
-    """Register the decorated function as the handler of `operation_id` (its area is its package)."""
+    """Register the decorated function as the handler of `operation_id`. Its area (the document's tag) is its
+    package, or `area` for an operation that lives with the area it depends on (DeleteChildPartner: users)."""
     def register(handler):
         if operation_id in REGISTRY:
             raise RuntimeError(f"operation {operation_id} registered twice")
-        area = handler.__module__.rsplit(".", 2)[-2]
+        area = options.pop("area", None) or handler.__module__.rsplit(".", 2)[-2]
         summary = options.pop("summary", None) or (handler.__doc__ or "").strip().split("\n")[0]
         REGISTRY[operation_id] = Operation(operation_id, method, path, handler, area, summary=summary, **options)
         return handler

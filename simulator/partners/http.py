@@ -1,4 +1,7 @@
-"""HTTP layer of the partner operations: own settings (UpdatePartner) and child partners."""
+"""HTTP layer of the partner operations: own settings (UpdatePartner) and child partners.
+
+DeleteChildPartner is in users/http.py: deleting a partner deletes its users, and users sit above partners.
+"""
 
 from ..operations import PARTNER_ONLY, Reply, component, operation
 from . import models
@@ -76,12 +79,3 @@ def update_child_partner(call):
     """Update a child partner's settings, its name included (spec §9, 2.1.4)."""
     child = models.child(call.ctx, call.principal.partner_id, call.params["id"])
     return models.record(models.update(call.ctx, child["id"], call.body))
-
-
-@operation("DeleteChildPartner", "DELETE", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:delete",),
-           responses={204: None})
-def delete_child_partner(call):
-    """Delete a child partner with its tokens and users."""
-    child = models.child(call.ctx, call.principal.partner_id, call.params["id"])
-    models.delete(call.ctx, child["id"])
-    return Reply(204)

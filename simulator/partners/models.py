@@ -5,7 +5,6 @@ import re
 
 from ..problems import BadRequest, not_found
 from ..timestamps import render
-from ..tokens.models import revoke_all
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS partners (
@@ -112,8 +111,5 @@ def update(ctx, partner_id, values):
 
 
 def delete(ctx, partner_id):
-    """Delete a child partner: its tokens stop working, its users and their tokens go with it."""
+    """Mark a child partner deleted (its users and tokens go with it: users.models.delete_partner)."""
     ctx.store.update("partners", {"id": partner_id}, deleted_at=ctx.now)
-    revoke_all(ctx, partner_id=partner_id)
-    ctx.store.execute("UPDATE users SET deleted_at = ? WHERE world = ? AND partner_id = ? AND deleted_at IS NULL",
-                      (ctx.now, ctx.world.id, partner_id))

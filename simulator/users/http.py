@@ -95,3 +95,12 @@ def create_own_user_token(call):
     partner = partners.get(call.ctx, call.principal.partner_id)
     user = models.get(call.ctx, partner["id"], call.principal.user_id, live=True)
     return Reply(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
+
+
+@operation("DeleteChildPartner", "DELETE", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:delete",),
+           responses={204: None}, area="partners")
+def delete_child_partner(call):
+    """Delete a child partner with its tokens and users."""
+    child = partners.child(call.ctx, call.principal.partner_id, call.params["id"])
+    models.delete_partner(call.ctx, child["id"])
+    return Reply(204)

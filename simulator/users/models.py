@@ -1,7 +1,7 @@
 """User rules: a partner registers users; a user sees only its own data. No Flask here."""
 
 from .. import scopes
-from ..partners.models import EMAIL
+from ..partners import models as partners
 from ..problems import BadRequest, not_found
 from ..timestamps import render
 from ..tokens import models as tokens
@@ -36,7 +36,7 @@ def checked(values):
     if "name" in values:
         columns["name"] = values["name"]
     if "email" in values:
-        if values["email"] is not None and not EMAIL.match(values["email"]):
+        if values["email"] is not None and not partners.EMAIL.match(values["email"]):
             raise BadRequest(f"`email` {values['email']!r} is not an e-mail address.")
         columns["email"] = values["email"]
     return columns
@@ -98,6 +98,14 @@ def delete(ctx, partner_id, user_id):
     get(ctx, partner_id, user_id, live=True)
     ctx.store.update("users", {"id": user_id}, deleted_at=ctx.now, updated_at=ctx.now)
     tokens.revoke_all(ctx, user_id=user_id)
+
+
+def delete_partner(ctx, partner_id):
+    """Delete a child partner: its tokens stop working, its users and their tokens go with it."""
+    partners.delete(ctx, partner_id)
+    ctx.store.execute("UPDATE users SET deleted_at = ? WHERE world = ? AND partner_id = ? AND deleted_at IS NULL",
+                      (ctx.now, ctx.world.id, partner_id))
+    tokens.revoke_all(ctx, partner_id=partner_id)
 
 
 def create_token(ctx, principal, partner, user, values):
