@@ -3,6 +3,9 @@
 import re
 
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+# What is left of a JWT cut short (by an excerpt, a log line, a server's own truncation): its header alone, or
+# the header and part of the payload. Masked too, so no part of a token's payload is ever shown.
+PARTIAL_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?")
 _secrets = set()
 
 
@@ -25,7 +28,15 @@ def redact(text):
         text = str(text)
     for secret in _secrets:
         text = text.replace(secret, mask(secret))
-    return JWT.sub(lambda m: mask(m.group(0)), text)
+    text = JWT.sub(lambda m: mask(m.group(0)), text)
+    return PARTIAL_JWT.sub(lambda m: mask(m.group(0)), text)
+
+
+def excerpt(text, limit=300):
+    """At most `limit` characters of `text`, tokens masked before it is cut (a token cut in half by the excerpt
+    would otherwise escape the patterns that recognise whole tokens)."""
+    cleaned = redact(text or "")
+    return cleaned if len(cleaned) <= limit else redact(cleaned[:limit]) + f"… ({len(cleaned)} characters)"
 
 
 def redact_file(path):

@@ -8,11 +8,27 @@ the partner token it was given, so only `@contract` scenarios run, paced under t
 import os
 
 from .client import Client, HttpTransport, Throttle, WsgiTransport, parse_json
-from .operations import Operations, load_document
-from .redact import mask, remember
+from .operations import Operations, UnknownOperation, load_document
+from .redact import excerpt, mask, remember
 
-# Requests per 60 s the harness allows itself on a shared target: under the spec's 100 (spec §8).
-PACE = 90
+# Requests per window the harness allows itself on a shared target: under the spec's 100 per 60 s (spec §8).
+PACE = (90, 60)
+# The operation of the access check: its path is fixed by spec §4.1, and any partner token may try it.
+ACCESS_CHECK = ("GetOwnPartnerTokens", "GET", "/partner/v2/partners/self/tokens")
+
+
+def parse_pace(text):
+    """`REQUESTS/SECONDS` (e.g. 90/60, or 450/60 for a deployment with a higher limit); a bare number is per 60 s."""
+    if isinstance(text, tuple):
+        return text
+    count, _, seconds = str(text).partition("/")
+    try:
+        pace = (int(count), float(seconds or 60))
+    except ValueError:
+        raise TargetError(f"--pace {text!r}: write REQUESTS/SECONDS, e.g. 90/60") from None
+    if pace[0] < 1 or pace[1] <= 0:
+        raise TargetError(f"--pace {text!r}: both numbers must be positive")
+    return pace
 
 
 class TargetError(RuntimeError):
@@ -27,9 +43,10 @@ class Target:
         self.simulator = simulator      # has the control API: fresh worlds, a movable clock, sandbox choices
         self.token = token              # the partner token given to the run (deployments)
         self.app = app
-        self._pace = pace
+        self.options = {}               # what the steps read beyond the target: receiver, budgets (runner sets it)
+        self._pace = parse_pace(pace) if pace else None
         # A deployment has one rate-limit window for the whole run; simulator worlds each have their own.
-        self._shared_throttle = Throttle(pace) if not simulator and pace else None
+        self._shared_throttle = Throttle(*self._pace) if not simulator and self._pace else None
         if token:
             remember(token)
 
@@ -42,8 +59,43 @@ class Target:
         if self.in_process:
             throttle = None
         else:
-            throttle = self._shared_throttle or (Throttle(self._pace) if self._pace else None)
+            throttle = self._shared_throttle or (Throttle(*self._pace) if self._pace else None)
         return Client(self.transport, self.operations, throttle)
+
+    @property
+    def pace(self):
+        """(requests, seconds) when the run paces itself (a deployment over the network), else None."""
+        return None if self.in_process or self.simulator else self._pace
+
+    def check_access(self):
+        """One request with the given token before any scenario: a refused token or a target that answers
+        nothing useful ends the run at once (TargetError) instead of failing every scenario with a 401.
+        Returns a note for the output (a token that is valid but lacks partner:read, say)."""
+        if not self.token:
+            return None
+        operation, method, path = ACCESS_CHECK
+        client = self.client()
+        try:
+            method, path = self.operations.resolve(operation)
+        except (UnknownOperation, KeyError):
+            pass
+        try:
+            reply = client.request(method, path, token=self.token, operation=operation, honour_429=False)
+        except Exception as error:          # noqa: BLE001 - any transport failure means the target is unusable
+            raise TargetError(f"cannot reach {self.name}: {error.__class__.__name__}") from None
+        if reply.status == 401:
+            raise TargetError(f"the target refused the token ({method} {path} answered 401: "
+                              f"{excerpt(reply.text, 200)}); check --token or PTAS_TOKEN")
+        if reply.status == 403:
+            return (f"the token is valid but {operation} answered 403: it lacks partner:read, so scenarios "
+                    "that list tokens will fail")
+        if reply.status == 404 and not self.simulator:
+            raise TargetError(f"{method} {path} answered 404: is {self.name} the service's base URL? "
+                              "(spec §4.1 fixes this path under /partner/v2)")
+        if reply.status >= 500:
+            raise TargetError(f"the target is not healthy: {method} {path} answered {reply.status}: "
+                              f"{excerpt(reply.text, 200)}")
+        return None
 
     def new_world(self, client, name="Conformance Partner"):
         """A fresh world through the control API: (initial partner token, the whole answer)."""
@@ -70,30 +122,43 @@ def simulator_app():
     return create_app({"STATE": ":memory:", "START_SERVICES": False})
 
 
-def in_process(app=None, openapi=None, simulator=True, name="sim"):
-    """The simulator (or any WSGI app standing in for it) in this process: no network, no pacing."""
+def in_process(app=None, openapi=None, simulator=None, name="sim", token=None):
+    """The simulator (or any WSGI app standing in for it) in this process: no network, no pacing. An app that
+    hides `/_sandbox` is a deployment, as over HTTP: it needs `token` (the project's tests run the deployment
+    mode this way, without waiting on the pace a shared target needs)."""
     flask_app = app if app is not None else simulator_app()
     transport = WsgiTransport(flask_app)
+    if simulator is None:
+        simulator = is_simulator(transport)
+    if not simulator and not token:
+        raise TargetError("a deployment needs a partner token: --token or PTAS_TOKEN")
     document = load_document(openapi) if openapi else fetch_document(transport, "/openapi.json")
-    return Target(name, transport, Operations(document), simulator=simulator, app=flask_app)
+    return Target(name, transport, Operations(document), simulator=simulator, app=flask_app,
+                  token=token)
 
 
-def over_http(base_url, token=None, openapi=None, pace=None):
-    """A URL: a simulator when `/_sandbox/health` says so, otherwise a deployment that needs a partner token."""
+def is_simulator(transport):
+    """A simulator answers `GET /_sandbox/health` with its name (DESIGN.md); a deployment does not."""
+    status, _, text = transport.send("GET", "/_sandbox/health", {"Accept": "application/json"}, None, None)
+    health = parse_json(text) if status == 200 else None
+    return isinstance(health, dict) and health.get("service") == "ptas-sandbox"
+
+
+def over_http(base_url, token=None, openapi=None, pace=None, as_deployment=False):
+    """A URL: a simulator when `/_sandbox/health` says so (unless `as_deployment`), otherwise a deployment that
+    needs a partner token."""
     import requests
     transport = HttpTransport(base_url)
     try:
-        status, _, text = transport.send("GET", "/_sandbox/health", {"Accept": "application/json"}, None, None)
+        simulator = is_simulator(transport) and not as_deployment
     except requests.RequestException as error:
         raise TargetError(f"cannot reach {base_url}: {error.__class__.__name__}") from None
-    health = parse_json(text) if status == 200 else None
-    simulator = isinstance(health, dict) and health.get("service") == "ptas-sandbox"
     if not simulator and not token:
         raise TargetError("a deployment needs a partner token: --token or PTAS_TOKEN")
     fetch = (lambda url: fetch_document(HttpTransport(url), ""))
     document = load_document(openapi, fetch) if openapi else fetch_document(transport, "/openapi.json")
     if pace is None:
-        pace = int(os.environ.get("PTAS_CONFORM_PACE", PACE))
+        pace = os.environ.get("PTAS_CONFORM_PACE") or PACE
     return Target(base_url, transport, Operations(document), simulator=simulator, token=token, pace=pace)
 
 
@@ -105,9 +170,9 @@ def fetch_document(transport, path):
     return document
 
 
-def open_target(target="sim", token=None, openapi=None):
+def open_target(target="sim", token=None, openapi=None, pace=None, as_deployment=False):
     if target in (None, "", "sim"):
-        return in_process(openapi=openapi)
+        return in_process(openapi=openapi, simulator=True)
     if target.startswith(("http://", "https://")):
-        return over_http(target, token=token, openapi=openapi)
+        return over_http(target, token=token, openapi=openapi, pace=pace, as_deployment=as_deployment)
     raise TargetError(f"unknown target {target!r}: `sim` or a base URL")

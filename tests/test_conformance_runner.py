@@ -8,7 +8,7 @@ from ptas_sandbox.cli import main
 def test_a_tag_expression_selecting_nothing_fails(capsys):
     assert main(["conform", "--tags", "@contract and @sandbox"]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
-    assert "no scenario was selected (check --tags)" in lines and lines[-1] == "0 passed, 0 failed"
+    assert "no scenario was selected (check --tags)" in lines and lines[-1] == "0 passed, 0 failed, 0 skipped"
 
 
 def test_an_unknown_tag_is_named(capsys):
@@ -29,3 +29,139 @@ def test_a_deployment_without_a_token_is_refused(capsys, monkeypatch):
     monkeypatch.delenv("PTAS_TOKEN", raising=False)
     from ptas_sandbox.conformance import runner
     assert runner.run(target="http://127.0.0.1:1") == 2
+
+
+# -- issue 9 item 7: the runner as a QA engineer expects ------------------------------------------------------
+import json as _json  # noqa: E402
+import re  # noqa: E402
+from xml.etree import ElementTree  # noqa: E402
+
+import pytest  # noqa: E402
+
+from ptas_sandbox.conformance import runner  # noqa: E402
+from ptas_sandbox.conformance.redact import excerpt  # noqa: E402
+from ptas_sandbox.simulator import create_app  # noqa: E402
+
+
+class Deployment:
+    """The simulator as a deployment looks to the harness: /_sandbox hidden; `change` may break a response."""
+
+    def __init__(self, app, change=None):
+        self.app, self.change = app, change
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO", "").startswith("/_sandbox"):
+            start_response("404 Not Found", [("Content-Type", "application/problem+json")])
+            return [b'{"status": 404, "title": "Not Found"}']
+        if self.change is None:
+            return self.app(environ, start_response)
+        captured = {}
+
+        def capture(status, headers, exc_info=None):
+            captured.update(status=status, headers=headers)
+        body = b"".join(self.app(environ, capture))
+        body = self.change(environ, body)
+        headers = [(k, v) for k, v in captured["headers"] if k.lower() != "content-length"]
+        start_response(captured["status"], headers + [("Content-Length", str(len(body)))])
+        return [body]
+
+
+@pytest.fixture
+def app():
+    simulator = create_app({"STATE": ":memory:", "START_SERVICES": False, "RATE_LIMIT": 100_000})
+    yield simulator
+    simulator.extensions["ptas"].close()
+
+
+@pytest.fixture
+def token(app):
+    return app.test_client().post("/_sandbox/partners", json={}).json["accessToken"]
+
+
+def test_a_refused_token_ends_the_run_at_once_with_exit_2(app, capsys):
+    status = runner.run(app=Deployment(app), token="eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJub2JvZHkifQ.c2lnbmF0dXJlcw")
+    output = capsys.readouterr().out
+    assert status == 2, output
+    assert "the target refused the token" in output and "401" in output and "scenarios selected" not in output
+    assert "eyJzdWIiOiJub2JvZHkifQ" not in output
+
+
+def test_a_deployment_given_no_token_is_refused_before_anything_runs(app, capsys):
+    assert runner.run(app=Deployment(app)) == 2
+    assert "needs a partner token" in capsys.readouterr().out
+
+
+def test_a_token_given_for_a_simulator_target_is_checked_and_the_output_says_it_is_not_used(app, token, capsys):
+    status = runner.run(app=app, token=token, tags_expression="contract and userui")
+    output = capsys.readouterr().out
+    assert status == 0, output[-2000:]
+    assert "the token was only checked, not used" in output and "--as-deployment" in output
+
+
+def test_a_missing_field_is_said_in_words_with_the_last_request_and_response(app, token, capsys, tmp_path):
+    def without_expires_at(environ, body):
+        return re.sub(rb'"expiresAt": "[^"]*", ', b"", body)
+    status = runner.run(app=Deployment(app, without_expires_at), token=token, tags_expression="contract and tokens",
+                        report_dir=str(tmp_path))
+    output = capsys.readouterr().out
+    assert status == 1
+    assert "Traceback" not in output and "KeyError: " not in output and 'File "' not in output
+    failure = output[output.index("] FAILED "):]
+    assert "at step “" in failure and "expected: " in failure
+    assert re.search(r"last request: (GET|POST|PUT|DELETE|PATCH) /partner/v2/", failure), failure[:1500]
+    assert re.search(r"last response: \d{3}, traceId \S+", failure) or "last response: 2" in failure, failure[:1500]
+    assert token not in output and token[:40] not in output
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "Traceback" not in junit and token[:40] not in junit
+    last = output.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d+ passed, [1-9]\d* failed, \d+ skipped", last), last
+
+
+def test_junit_has_one_testsuite_per_area_and_the_feature_as_classname(app, token, capsys, tmp_path):
+    runner.run(app=Deployment(app), token=token, tags_expression="tokens or limits", report_dir=str(tmp_path))
+    capsys.readouterr()
+    root = ElementTree.parse(tmp_path / "junit.xml").getroot()
+    suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+    from ptas_sandbox.conformance.tags import AREAS
+    assert "tokens" in suites and set(suites) <= set(AREAS) and len(root.findall("testsuite")) == len(suites)
+    features = {case.get("classname") for case in suites["tokens"].iter("testcase")}
+    assert "A partner's own tokens" in features and len(features) > 1
+    skipped = [case for case in suites["tokens"].iter("testcase") if case.find("skipped") is not None]
+    assert skipped and all(case.find("skipped").get("message") for case in skipped)   # sim-only, with the reason
+    summary = _json.loads((tmp_path / "summary.json").read_text())
+    assert summary["areas"]["tokens"]["passed"] > 5
+
+
+def test_a_token_cut_by_an_excerpt_shows_none_of_its_payload():
+    token = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwYXJ0bmVyIiwic2NvcGUiOiJwYXJ0bmVyOmFsbCJ9."
+             "c2lnbmF0dXJlc2lnbmF0dXJl")
+    for cut in (20, 45, 60, 100):
+        shown = excerpt('{"accessToken": "' + token + '"}', cut)
+        assert "eyJzdWIi" not in shown and "InR5cCI6" not in shown, shown
+
+
+def test_a_paced_run_gives_an_estimate_before_it_starts(capsys):
+    from ptas_sandbox.conformance.runner import Reporter
+
+    class Paced:
+        pace = (90, 60.0)
+
+        def describe(self):
+            return "a deployment"
+
+    class Session:
+        items = []
+    reporter = Reporter(None, Paced(), False)
+    reporter.out = __import__("sys").stdout
+    Session.items = [type("Item", (), {"nodeid": str(n)})() for n in range(100)]
+    reporter.pytest_collection_finish(Session)
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("estimate: about ") and "90 requests per 60 s" in line and "min" in line
+
+
+def test_pace_is_read_as_requests_per_seconds():
+    from ptas_sandbox.conformance.targets import TargetError, parse_pace
+    assert parse_pace("90/60") == (90, 60.0) and parse_pace("450/60") == (450, 60.0) and parse_pace("50") == (50, 60)
+    for bad in ("fast", "0/60", "10/0"):
+        with pytest.raises(TargetError):
+            parse_pace(bad)
