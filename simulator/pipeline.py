@@ -7,7 +7,7 @@ parse input → domain operation (one transaction) → render.
 
 import json
 
-from flask import Response, request
+from flask import Response, current_app, request
 from jsonschema import Draft202012Validator
 
 from . import scopes
@@ -21,13 +21,16 @@ from .timestamps import parse as parse_time
 
 def handle(op, params):
     sandbox = current_sandbox()
-    ctx = principal = None
+    ctx = principal = injection = None
     if op.tokens != NO_AUTH:
         claims, ctx = bearer_world(sandbox, request.headers)
         world = ctx.world
         if op.tokens == WORLD_AUTH:
             principal = control_principal(ctx, claims)
         else:
+            injection, ctx, answer = intercept(sandbox, ctx, op, claims)
+            if answer is not None:
+                return answer
             sandbox.limiter.hit(world.id, ctx.now, op.id)
             with sandbox.store.transaction():
                 principal = sandbox.authenticate(ctx, claims)
@@ -39,7 +42,18 @@ def handle(op, params):
             result = op.handler(call)
     else:
         result = op.handler(call)
-    return render(result)
+    response = render(result)
+    return injection.shape(response, request.environ) if injection else response
+
+
+def intercept(sandbox, ctx, op, claims):
+    """A fault the world asked for (docs/chaos.md), before the rate-limit budget is used: (the injection or
+    None, the context to go on with, an answer instead of the operation or None)."""
+    for hook in current_app.extensions.get("ptas.interceptors", ()):
+        injection = hook(sandbox, ctx, op, claims, request)
+        if injection is not None:
+            return injection, *injection.before(sandbox, ctx, request.environ)
+    return None, ctx, None
 
 
 def bearer_world(sandbox, headers):

@@ -72,6 +72,10 @@ MAX_ATTEMPTS = 1 + len(BACKOFF)
 RESPONSE_BODY_KEPT = 2048       # characters of a receiver's answer kept in the log
 # A Standard Webhooks secret (whsec_ and base64 of 15+ bytes) or 16+ printable ASCII characters; plain ASCII so
 # jsonschema, the document and the model apply the same rule.
+# Plug-ins at the outbox (issue 14's webhook faults): f(store, attempt-1 row, insert) after fan-out writes the
+# row, and f(store, row, headers) -> headers when an attempt is signed.
+FAN_OUT_HOOKS = []
+SIGNING_HOOKS = []
 SECRET = re.compile(r"^(whsec_([A-Za-z0-9+/]{4}){5,}([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?!whsec_)[!-~]{16,200})$")
 
 
@@ -201,7 +205,10 @@ def fan_out(store, limit=500):
                           (event["world"], event["partner_id"], event["seq"]))
         for hook in hooks:
             if event["kind"] in ACTIVE and event["kind"] in json.loads(hook["events"]):
-                store.insert("webhook_deliveries", **attempt_row(event, hook, payload(event)))
+                row = attempt_row(event, hook, payload(event))
+                store.insert("webhook_deliveries", **row)
+                for adjust in FAN_OUT_HOOKS:
+                    adjust(store, row, lambda extra: store.insert("webhook_deliveries", **extra))
                 written += 1
         cursor = event["seq"]
     if events:
@@ -250,6 +257,8 @@ def claim(store, world, now, busy=None, per_webhook=2):
         headers = {"Content-Type": "application/json", "User-Agent": "ptas-sandbox-webhooks/1.3.0",
                    "webhook-id": row["event_id"], "webhook-timestamp": str(stamp),
                    "webhook-signature": sign(row["secret"], row["event_id"], stamp, row["request_body"])}
+        for tamper in SIGNING_HOOKS:
+            headers = tamper(store, row, headers)
         store.update("webhook_deliveries", {"id": row["id"]}, status="sending", attempted_at=now,
                      url=row["callback_url"], request_headers=json.dumps(headers))
         jobs.append({"id": row["id"], "world": world, "webhook_id": row["webhook_id"], "url": row["callback_url"],
