@@ -266,3 +266,12 @@ def test_a_bad_signature_fails_verification_once(world):
     assert verify(hook["secret"], second["headers"], second["body"], now=at)["eventType"] == "AccountCreated"
     [injection] = world.api.get("/_sandbox/faults").json["injections"]
     assert injection["effect"] == "bad-signature" and injection["deliveryId"]
+
+
+def test_injected_calls_are_marked_in_the_journal(world):
+    made = fault(world, match={"operationId": "GetUsers"}, effect={"type": "status", "status": 503})
+    world.api.get("/users")
+    world.api.get("/users")
+    first, second = world.api.get("/_sandbox/requests?operationId=GetUsers&order=asc").json["requests"][-2:]
+    assert first["status"] == 503 and first["marks"]["injected"]["faultId"] == made["id"]
+    assert second["status"] == 200 and "injected" not in second["marks"]

@@ -4,10 +4,10 @@ a fault asks for (a problem, a dropped connection, a cut or garbled body, a 500 
 import socket
 import time
 
-from flask import Response, g
+from flask import Response
 
-from ..operations import WORLD_AUTH, component, operation
-from ..pipeline import Reply
+from ..journal import models as journal
+from ..operations import WORLD_AUTH, Reply, component, operation
 from ..problems import Forbidden, Problem
 from . import models
 
@@ -148,7 +148,7 @@ class Injection:
 
     def __init__(self, fault, sleep):
         self.fault, self.effect, self.sleep = fault, fault.effect, sleep
-        g.ptas_fault = {"faultId": fault.id, "effect": self.effect["type"]}    # the journal marks it injected
+        journal.annotate("injected", {"faultId": fault.id, **self.effect})      # the journal says it was on purpose
 
     def before(self, sandbox, ctx, environ):
         """The context to go on with, or an answer instead of the operation (a problem is raised)."""
@@ -162,7 +162,7 @@ class Injection:
                 self.sleep(min(self.effect["seconds"], models.MAX_WALL_SECONDS))
             else:
                 sandbox.worlds.move(ctx.world, advance=round(self.effect["seconds"] * 1_000_000))
-                sandbox.settle(ctx.world)
+                sandbox.catch_up(ctx.world)
                 return sandbox.ctx(ctx.world), None
         return ctx, None
 
