@@ -6,13 +6,23 @@ import signal
 import sys
 
 
+def private_callbacks_default(host):
+    """A sandbox only this machine can reach may call this machine's receivers; one bound to other interfaces
+    (a team's shared sandbox) must not be a way into its network."""
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
 def serve(args):
     from ptas_sandbox.simulator import create_app
 
     state = args.state
     if state != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
-    config = {"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY")}
+    allow_private = args.allow_private_callbacks
+    if allow_private is None:
+        allow_private = private_callbacks_default(args.host)
+    config = {"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY"),
+              "WEBHOOK_TIMEOUT_SECONDS": args.webhook_timeout, "ALLOW_PRIVATE_CALLBACKS": allow_private}
     if args.rate_limit:
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
@@ -95,6 +105,11 @@ def main(argv=None):
                    help="the global limit per world (default 100/60, spec §8)")
     s.add_argument("--operation-limit", type=operation_rate, action="append", metavar="OP=N/SECONDS",
                    help="an extra limit on one operation, e.g. CreateUser=10/60 (repeatable)")
+    s.add_argument("--webhook-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="whole-attempt deadline of a webhook delivery: connect, send and answer (default 10)")
+    s.add_argument("--allow-private-callbacks", action=argparse.BooleanOptionalAction, default=None,
+                   help="let webhooks call loopback, private and link-local addresses (default: on when bound "
+                        "to 127.0.0.1, off otherwise; the sandbox's own echo receiver is always allowed)")
     s.set_defaults(func=serve)
 
     c = commands.add_parser("conform", help="run the conformance suites against a target")

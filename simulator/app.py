@@ -33,6 +33,8 @@ DEFAULTS = {
     "JOURNAL_LIMIT": 1000,              # request journal: entries kept per world (journal/models.py)
     "JOURNAL_RETENTION_SECONDS": 7 * 86400,  # ... and none older than this on the world clock
     "JOURNAL_BODY_LIMIT": 4096,         # ... characters of each body kept
+    "WEBHOOK_TIMEOUT_SECONDS": 10,      # whole-attempt deadline of a webhook delivery
+    "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
 }
 
 # Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape

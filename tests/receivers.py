@@ -15,19 +15,20 @@ class Receiver:
     """A werkzeug server answering `status`, after holding each request up to `hold` seconds (or until
     `release()`): slow receivers are receivers that hold longer than the dispatcher's timeout."""
 
-    def __init__(self, status=200, hold=0.0, answer="received"):
+    def __init__(self, status=200, hold=0.0, answer="received", host="127.0.0.1"):
         self.status, self.hold, self.answer = status, hold, answer
         self.requests = []
         self.arrived = threading.Event()
         self._count = threading.Condition()
         self._released = threading.Event()
-        self.server = make_server("127.0.0.1", 0, self._app, threaded=True)
+        self.host = host
+        self.server = make_server(host, 0, self._app, threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.server.server_port}/hook"
+        return f"http://{self.host}:{self.server.server_port}/hook"
 
     def _app(self, environ, start_response):
         request = Request(environ)

@@ -1,7 +1,10 @@
 """Webhook state over time: nothing is lost across a restart, a reset clears a world's webhooks and log, and a
-replayed world signs the same bytes."""
+replayed world sends the same bytes under a fresh secret."""
+
+import pytest
 
 from ptas_sandbox.simulator import create_app
+from ptas_sandbox.webhooks import InvalidSignature, verify
 from tests.conftest import Api, new_world
 
 
@@ -67,5 +70,14 @@ def _replay(config):
     return hook["secret"], attempt["request"], attempt["id"]
 
 
-def test_a_replayed_world_sends_the_same_signed_bytes(config):
-    assert _replay(config) == _replay(config)
+def test_a_replayed_world_sends_the_same_bytes_signed_with_a_fresh_secret(config):
+    """Seeds make data and ids reproducible, never secrets: knowing the seed must not let anyone forge a
+    notification that passes `verify` (issue 11 item 4)."""
+    (secret_a, sent_a, id_a), (secret_b, sent_b, id_b) = _replay(config), _replay(config)
+    assert (sent_a["body"], id_a) == (sent_b["body"], id_b)
+    assert secret_a != secret_b
+    headers_a, headers_b = dict(sent_a["headers"]), dict(sent_b["headers"])
+    assert headers_a.pop("webhook-signature") != headers_b.pop("webhook-signature")
+    assert headers_a == headers_b
+    with pytest.raises(InvalidSignature):
+        verify(secret_a, sent_b["headers"], sent_b["body"], tolerance_seconds=None)

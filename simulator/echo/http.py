@@ -34,8 +34,9 @@ ATTEMPT = component("DeliveryAttempt", {
         "attemptedAt": {"type": ["string", "null"], "format": "date-time"},
         "request": {"type": "object", "properties": {"headers": {"type": ["object", "null"]},
                                                      "body": {"type": "string"}}},
-        "response": {"type": ["object", "null"], "properties": {"status": {"type": "integer"},
-                                                                "body": {"type": ["string", "null"]}}},
+        "response": {"type": ["object", "null"], "properties": {
+            "status": {"type": "integer"}, "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+            "body": {"type": ["string", "null"], "description": "the first 256 bytes of the answer"}}},
         "error": {"type": ["string", "null"]}, "durationMs": {"type": ["number", "null"]},
         "nextRetryAt": {"type": ["string", "null"], "format": "date-time"}, "final": {"type": "boolean"}},
     "required": ["id", "webhookId", "eventId", "eventType", "attempt", "status", "dueAt", "request", "final"],

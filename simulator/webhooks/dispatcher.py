@@ -1,7 +1,8 @@
 """The webhook dispatcher: a background thread that fans outbox events out to subscriptions and sends due
 attempts over HTTP from a small thread pool, so the API call that caused an event never waits and one slow or
-dead receiver never holds up the others (at most WEBHOOK_PARALLEL_PER_WEBHOOK of its attempts are on the wire;
-its backlog waits in the store, not in the pool's queue).
+dead receiver never holds up the others (at most WEBHOOK_PARALLEL_PER_WEBHOOK of its attempts, and at most
+WEBHOOK_PARALLEL_PER_DESTINATION to its host, are on the wire; its backlog waits in the store, not in the pool's
+queue). The HTTP of one attempt (deadline, address checks, what is kept of the answer) is `sender`'s.
 
 The store is one connection behind a lock: claiming and recording are short transactions, and no transaction
 is held while a request is on the wire. World clocks decide when an attempt is due; the thread wakes every
@@ -15,12 +16,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
-import requests
-
 from . import models
+from .sender import BODY_KEPT, Outcome, Sender, destination
 
 log = logging.getLogger("ptas.webhooks")
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+ECHO_PATH = "/_sandbox/echo/"
 
 
 class Dispatcher:
@@ -29,9 +30,13 @@ class Dispatcher:
         self.app = app
         self.sandbox = sandbox
         self.store = sandbox.store
-        self.timeout = float(config.get("WEBHOOK_TIMEOUT_SECONDS", 2))
+        self.timeout = float(config.get("WEBHOOK_TIMEOUT_SECONDS", 10))
         self.poll = float(config.get("WEBHOOK_POLL_SECONDS", 0.1))
         self.per_webhook = int(config.get("WEBHOOK_PARALLEL_PER_WEBHOOK", 2))
+        self.per_destination = int(config.get("WEBHOOK_PARALLEL_PER_DESTINATION", 4))
+        allow = config.get("ALLOW_PRIVATE_CALLBACKS")
+        self.allow_private = True if allow is None else bool(allow)
+        self.sender = Sender(self.timeout, self.allow_private)
         self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
         self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
@@ -43,6 +48,7 @@ class Dispatcher:
         self._idle = threading.Condition()
         self._in_flight = {}         # world id -> attempts on the wire
         self._busy = {}              # webhook id -> attempts on the wire
+        self._hosts = {}             # destination host -> attempts on the wire
         self._last_catch_up = 0.0
         with self.store.transaction():
             models.requeue_interrupted(self.store)
@@ -98,10 +104,12 @@ class Dispatcher:
                     continue
                 with self._idle:
                     claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
-                                           self.per_webhook)
+                                           self.per_webhook, self._hosts, self.per_destination)
                     for job in claimed:
                         self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
                         self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1
+                        host = destination(job["url"])
+                        self._hosts[host] = self._hosts.get(host, 0) + 1
                 jobs += claimed
         return [self.pool.submit(self._send, job) for job in jobs]
 
@@ -127,22 +135,17 @@ class Dispatcher:
 
     def _send(self, job):
         started = time.perf_counter()
-        status = body = error = None
         try:
-            status, body = self._post(job)
-        except requests.Timeout:
-            error = f"timeout: no answer within {self.timeout:g} s"
-        except requests.ConnectionError as failure:
-            error = f"connection failed: {type(failure).__name__}: {str(failure)[:300]}"
+            outcome = self._post(job)
         except Exception as failure:  # an attempt must always end in the log, whatever went wrong
-            error = f"{type(failure).__name__}: {str(failure)[:300]}"
+            outcome = Outcome(error=f"{type(failure).__name__}: {str(failure)[:300]}")
         duration_ms = round((time.perf_counter() - started) * 1000, 3)
         try:
             world = self.sandbox.worlds.get(job["world"])
             if world is not None:
                 with self.store.transaction():
-                    models.record_outcome(self.store, job, self.sandbox.worlds.now(world), status, body, error,
-                                          duration_ms)
+                    models.record_outcome(self.store, job, self.sandbox.worlds.now(world), outcome.status,
+                                          outcome.body, outcome.error, duration_ms, outcome.headers)
         except Exception:
             log.exception("could not record webhook attempt %s", job["id"])
         finally:
@@ -151,6 +154,10 @@ class Dispatcher:
                 self._busy[job["webhook_id"]] -= 1
                 if not self._busy[job["webhook_id"]]:
                     del self._busy[job["webhook_id"]]
+                host = destination(job["url"])
+                self._hosts[host] -= 1
+                if not self._hosts[host]:
+                    del self._hosts[host]
                 self._idle.notify_all()
 
     def _post(self, job):
@@ -161,12 +168,9 @@ class Dispatcher:
             response = client.post(parts.path + (f"?{parts.query}" if parts.query else ""),
                                    base_url=f"{parts.scheme}://{parts.netloc}",     # the Host the URL names
                                    data=job["body"].encode(), headers=job["headers"])
-            return response.status_code, response.get_data(as_text=True)
-        # Streamed, and only the start of the answer read: a receiver answering a huge body costs nothing.
-        with requests.post(url, data=job["body"].encode(), headers=job["headers"], timeout=self.timeout,
-                           allow_redirects=False, stream=True) as response:
-            head = response.raw.read(models.RESPONSE_BODY_KEPT, decode_content=True)
-            return response.status_code, head.decode(response.encoding or "utf-8", "replace")
+            return Outcome(response.status_code, dict(list(response.headers.items())[:32]),
+                           response.get_data()[:BODY_KEPT].decode("utf-8", "replace"))
+        return self.sender.send(url, job["body"].encode(), job["headers"])
 
     def _in_process(self, url):
         """A callback at the app itself is called through WSGI: at the Flask test client's base URL while no
@@ -176,6 +180,9 @@ class Dispatcher:
         parts = urlsplit(url)
         if self.served:
             port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-            return parts.hostname in LOOPBACK and str(port) in self.own_ports
-        base = urlsplit(self.in_process_base)
-        return (parts.scheme, parts.hostname, parts.port) == (base.scheme, base.hostname, base.port)
+            own = parts.hostname in LOOPBACK and str(port) in self.own_ports
+        else:
+            base = urlsplit(self.in_process_base)
+            own = (parts.scheme, parts.hostname, parts.port) == (base.scheme, base.hostname, base.port)
+        # Its own echo receiver is always allowed; its other paths only where private callbacks are.
+        return own and (self.allow_private or parts.path.startswith(ECHO_PATH))

@@ -8,15 +8,17 @@ runs out. Retries and first attempts share one code path, and every attempt stay
 """
 
 import base64
-import hashlib
 import json
 import re
+import secrets
+from urllib.parse import urlsplit
 
 from ..events import ACTIVE, RETIRED
 from ..partners.models import absolute_url
 from ..problems import BadRequest, not_found
 from ..timestamps import SECOND, render
 from ..worlds import derived_id
+from .sender import BODY_KEPT, destination, literal_refusal
 from .signatures import PREFIX, sign
 
 SCHEMA = """
@@ -51,6 +53,7 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     request_headers TEXT,
     attempted_at INTEGER,
     response_status INTEGER,
+    response_headers TEXT,
     response_body TEXT,
     error TEXT,
     duration_ms REAL,
@@ -69,7 +72,6 @@ KINDS = ACTIVE + RETIRED
 # notification gets 1 + len(BACKOFF) attempts in all (about 1 h 12 min of world time), then is given up.
 BACKOFF = (30, 120, 600, 3600)
 MAX_ATTEMPTS = 1 + len(BACKOFF)
-RESPONSE_BODY_KEPT = 2048       # characters of a receiver's answer kept in the log
 # A Standard Webhooks secret (whsec_ and base64 of 15+ bytes) or 16+ printable ASCII characters; plain ASCII so
 # jsonschema, the document and the model apply the same rule.
 # Plug-ins at the outbox (issue 14's webhook faults): f(store, attempt-1 row, insert) after fan-out writes the
@@ -104,19 +106,39 @@ def secret_of(value):
     return value
 
 
-def new_secret(ctx, webhook_id):
-    """A Standard Webhooks secret drawn from the world seed, so a replayed world signs alike."""
-    raw = hashlib.sha256(f"{ctx.world.seed}/secret/{webhook_id}".encode()).digest()[:24]
-    return PREFIX + base64.b64encode(raw).decode()
+def new_secret():
+    """A Standard Webhooks secret from the CSPRNG. Seeds make data and ids reproducible, never secrets: a secret
+    that follows from the world seed lets anyone who knows the seed forge notifications that pass `verify`."""
+    return PREFIX + base64.b64encode(secrets.token_bytes(24)).decode()
 
 
-def columns(values):
+def callback_url(ctx, url):
+    """An absolute http(s) URL the server may call: one naming a loopback, private or link-local address
+    literally is refused here already, unless private callbacks are allowed or it is the sandbox's own echo
+    receiver. Names are resolved and checked at every attempt (the dispatcher), not here."""
+    url = absolute_url(url)
+    if private_callbacks_allowed(ctx.config) or urlsplit(url).path.startswith("/_sandbox/echo/"):
+        return url
+    reason = literal_refusal(url)
+    if reason:
+        raise BadRequest(f"`callbackUrl` names a {reason} address; this sandbox calls only public addresses and "
+                         "its own echo receiver (/_sandbox/echo/...). A sandbox on your machine can call local "
+                         "receivers when started with --allow-private-callbacks.")
+    return url
+
+
+def private_callbacks_allowed(config):
+    allow = config.get("ALLOW_PRIVATE_CALLBACKS")
+    return True if allow is None else bool(allow)
+
+
+def columns(ctx, values):
     """Store columns for the DESIGN.md fields present in `values` (types already checked by the schema)."""
     out = {}
     if "name" in values:
         out["name"] = values["name"]
     if "callbackUrl" in values:
-        out["callback_url"] = absolute_url(values["callbackUrl"])
+        out["callback_url"] = callback_url(ctx, values["callbackUrl"])
     if "events" in values:
         out["events"] = json.dumps(event_kinds(values["events"]))
     if "isActive" in values:
@@ -134,8 +156,8 @@ def last_event(store):
 
 def create(ctx, partner_id, values):
     webhook_id = ctx.new_id("webhook")
-    row = {"name": None, "is_active": 1, **columns(values)}
-    row.setdefault("secret", new_secret(ctx, webhook_id))
+    row = {"name": None, "is_active": 1, **columns(ctx, values)}
+    row.setdefault("secret", new_secret())
     ctx.store.insert("webhooks", id=webhook_id, world=ctx.world.id, partner_id=partner_id,
                      created_at=ctx.now, updated_at=ctx.now, after_seq=last_event(ctx.store), **row)
     return record(get_row(ctx, partner_id, webhook_id))
@@ -165,7 +187,7 @@ def replace(ctx, partner_id, webhook_id, values):
 def change(ctx, partner_id, webhook_id, values):
     """PATCH: only the fields given change."""
     row = get_row(ctx, partner_id, webhook_id)
-    changes = columns(values)
+    changes = columns(ctx, values)
     if changes.get("is_active") and not row["is_active"]:
         changes["after_seq"] = last_event(ctx.store)        # nothing from the time it was paused
     ctx.store.update("webhooks", {"id": webhook_id}, updated_at=ctx.now, **changes)
@@ -229,7 +251,7 @@ def pending_worlds(store):
     return [r["world"] for r in store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending'")]
 
 
-def claim(store, world, now, busy=None, per_webhook=2):
+def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None):
     """Mark the world's due attempts `sending`, sign them at `now` (world clock) and return what to send.
 
     At most `per_webhook` attempts per webhook are on the wire at once (`busy`: webhook id -> attempts already
@@ -238,6 +260,7 @@ def claim(store, world, now, busy=None, per_webhook=2):
     fan-out are cancelled instead. Call inside a transaction.
     """
     out = dict(busy or {})
+    taken = dict(hosts or {})
     full = [webhook for webhook, n in out.items() if n >= per_webhook]   # their backlog is not even read
     jobs = []
     rows = store.all("SELECT d.*, w.secret, w.is_active, w.callback_url FROM webhook_deliveries d "
@@ -250,9 +273,11 @@ def claim(store, world, now, busy=None, per_webhook=2):
             store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",
                          error="the webhook was deleted or paused before this attempt")
             continue
-        if out.get(row["webhook_id"], 0) >= per_webhook:
+        host = destination(row["callback_url"])
+        if out.get(row["webhook_id"], 0) >= per_webhook or (per_host and taken.get(host, 0) >= per_host):
             continue
         out[row["webhook_id"]] = out.get(row["webhook_id"], 0) + 1
+        taken[host] = taken.get(host, 0) + 1
         stamp = now // SECOND
         headers = {"Content-Type": "application/json", "User-Agent": "ptas-sandbox-webhooks/1.3.0",
                    "webhook-id": row["event_id"], "webhook-timestamp": str(stamp),
@@ -266,7 +291,7 @@ def claim(store, world, now, busy=None, per_webhook=2):
     return jobs
 
 
-def record_outcome(store, job, now, status=None, body=None, error=None, duration_ms=None):
+def record_outcome(store, job, now, status=None, body=None, error=None, duration_ms=None, headers=None):
     """Store one attempt's outcome (2xx is success; any other status, a timeout or a refused connection is a
     failure) and schedule the next attempt on the world clock while the schedule lasts."""
     row = store.one("SELECT * FROM webhook_deliveries WHERE id = ? AND status = 'sending'", (job["id"],))
@@ -283,7 +308,8 @@ def record_outcome(store, job, now, status=None, body=None, error=None, duration
              "kind": row["event_type"], "test": row["test"]},
             {"id": row["webhook_id"], "callback_url": row["url"]}, row["request_body"], row["attempt"] + 1, next_at))
     store.update("webhook_deliveries", {"id": job["id"]}, status="succeeded" if succeeded else "failed",
-                 response_status=status, response_body=None if body is None else body[:RESPONSE_BODY_KEPT],
+                 response_status=status, response_body=None if body is None else body[:BODY_KEPT],
+                 response_headers=None if status is None else json.dumps(headers or {}),
                  error=None if succeeded else error, duration_ms=duration_ms, next_retry_at=next_at)
 
 
@@ -301,8 +327,9 @@ def log_entry(row):
         "attemptedAt": render(row["attempted_at"]),
         "request": {"headers": json.loads(row["request_headers"]) if row["request_headers"] else None,
                     "body": row["request_body"]},
-        "response": None if row["response_status"] is None else {"status": row["response_status"],
-                                                                 "body": row["response_body"]},
+        "response": None if row["response_status"] is None else {
+            "status": row["response_status"], "body": row["response_body"],
+            "headers": json.loads(row["response_headers"]) if row["response_headers"] else {}},
         "error": row["error"], "durationMs": row["duration_ms"], "nextRetryAt": render(row["next_retry_at"]),
         "final": row["status"] in ("succeeded", "cancelled") or (row["status"] == "failed"
                                                                   and row["next_retry_at"] is None),

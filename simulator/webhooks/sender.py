@@ -1,0 +1,227 @@
+"""Sending one webhook attempt: the HTTP I/O of delivery, apart from the outbox and its claims (dispatcher).
+
+Three rules a shared sandbox needs (issue 11):
+- A whole-attempt deadline. Connecting, sending, the status line, the headers and the part of the body we keep
+  all fit in `deadline` seconds, however the receiver paces its bytes: a watchdog shuts the socket down when
+  the time is up (a per-read timeout let a receiver trickling a byte a second hold an attempt for minutes).
+- The receiver's status line is its answer. A 2xx received is a success even if the body then stalls or
+  breaks: the receiver has acknowledged, so the attempt is never retried or given up.
+- No callbacks into the sandbox's own network. Loopback, private, link-local and other special addresses are
+  refused unless the server allows private callbacks; the check is made on the addresses the name resolves to
+  at send time, and the connection goes to the address checked (a name cannot resolve to a public address when
+  subscribed and to 169.254.169.254 when called). The sandbox's own echo receiver is called through WSGI.
+
+What is kept of an answer is bounded: the status, at most `MAX_HEADERS` headers cut to `HEADER_KEPT` characters,
+and the first `BODY_KEPT` bytes of the body.
+"""
+
+import http.client
+import ipaddress
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+BODY_KEPT = 256          # bytes of a receiver's answer kept in the delivery log
+MAX_HEADERS = 32         # headers of an answer kept
+HEADER_KEPT = 256        # characters of each header value kept
+DEFAULT_PORTS = {"http": 80, "https": 443}
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
+
+
+class Refused(Exception):
+    """The callback URL names an address the sandbox will not call."""
+
+
+@dataclass
+class Outcome:
+    """What one attempt got: a status (with headers and the start of the body), or an error, never both empty."""
+    status: int | None = None
+    headers: dict = field(default_factory=dict)
+    body: str | None = None
+    error: str | None = None
+
+
+def forbidden(address):
+    """Why the sandbox will not call `address` (an ip_address), or None when it is a public unicast address."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    for reason, test in (("loopback", address.is_loopback), ("link-local", address.is_link_local),
+                         ("private", address.is_private), ("multicast", address.is_multicast),
+                         ("unspecified", address.is_unspecified), ("reserved", address.is_reserved),
+                         ("not globally routable", not address.is_global)):
+        if test:
+            return reason
+    return None
+
+
+def literal_refusal(url):
+    """At subscription time, without resolving names: why a URL naming a special address literally (an IP or
+    `localhost`) would be refused, or None. Names are checked again, resolved, at every attempt."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
+        return "loopback"
+    try:
+        return forbidden(ipaddress.ip_address(host))
+    except ValueError:
+        return None
+
+
+def destination(url):
+    """What the per-destination cap counts: the receiving host (its ports and paths are one machine)."""
+    return (urlsplit(url).hostname or "").rstrip(".").lower()
+
+
+class _Watchdog:
+    """Shuts a socket down when an attempt's deadline passes, which wakes a blocked read or write at once."""
+
+    def __init__(self, seconds):
+        self.sock = None
+        self.expired = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._timer.cancel()
+        return False
+
+    def watch(self, sock):
+        with self._lock:
+            self.sock = sock
+            if self.expired:
+                self._shutdown()
+
+    def _expire(self):
+        with self._lock:
+            self.expired = True
+            self._shutdown()
+
+    def _shutdown(self):
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _PinnedConnection(http.client.HTTPConnection):
+    """HTTP(S) to the address we checked, with the Host (and TLS server name) the URL names."""
+
+    def __init__(self, host, port, addresses, deadline_at, watchdog, tls):
+        super().__init__(host, port, timeout=max(deadline_at - time.monotonic(), 0.001))
+        self.addresses, self.deadline_at, self.watchdog, self.tls = addresses, deadline_at, watchdog, tls
+
+    def connect(self):
+        failure = None
+        for address in self.addresses:      # in the resolver's order, like socket.create_connection
+            try:
+                sock = socket.create_connection((address, self.port), max(self.deadline_at - time.monotonic(), 0.001))
+                break
+            except OSError as error:
+                failure = error
+        else:
+            raise failure
+        self.watchdog.watch(sock)
+        if self.tls is not None:
+            sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+            self.watchdog.watch(sock)
+        self.sock = sock
+
+
+class Sender:
+    """Sends attempts over HTTP under the rules above. `allow_private` lets callbacks reach loopback and
+    private addresses (a sandbox on a laptop calling a receiver on the same machine)."""
+
+    def __init__(self, deadline=10.0, allow_private=True, resolve=socket.getaddrinfo):
+        self.deadline = float(deadline)
+        self.allow_private = allow_private
+        self.resolve = resolve
+        self.tls = ssl.create_default_context()
+
+    def send(self, url, body, headers):
+        started = time.monotonic()
+        deadline_at = started + self.deadline
+        try:
+            addresses, parts = self.vetted_addresses(url)
+        except Refused as refusal:
+            return Outcome(error=f"refused: {refusal}")
+        except OSError as failure:
+            return Outcome(error=f"connection failed: cannot resolve {urlsplit(url).hostname!r}: {failure}")
+        outcome = Outcome()
+        with _Watchdog(max(deadline_at - time.monotonic(), 0)) as watchdog:
+            connection = _PinnedConnection(parts.hostname, parts.port or DEFAULT_PORTS[parts.scheme], addresses,
+                                           deadline_at, watchdog, self.tls if parts.scheme == "https" else None)
+            try:
+                connection.request("POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+                                   body=body, headers=headers)
+                response = connection.getresponse()
+                outcome.status = response.status
+                outcome.headers = kept_headers(response.getheaders())
+                outcome.body = read_start(response)
+            except Exception as failure:  # whatever went wrong, the attempt ends with what it got
+                if outcome.status is None:
+                    outcome.error = (f"timeout: no complete answer within {self.deadline:g} s" if watchdog.expired
+                                     else describe(failure))
+            finally:
+                connection.close()
+        return outcome
+
+    def vetted_addresses(self, url):
+        """The addresses to connect to (the URL's host resolved now), once every one of them is allowed."""
+        parts = urlsplit(url)
+        if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+            raise Refused(f"{url!r} is not an absolute http(s) URL")
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+        infos = self.resolve(parts.hostname, port, type=socket.SOCK_STREAM)
+        addresses = list(dict.fromkeys(info[4][0] for info in infos))
+        if not self.allow_private:
+            for text in addresses:
+                reason = forbidden(ipaddress.ip_address(text.split("%")[0]))
+                if reason:
+                    raise Refused(f"{parts.hostname} resolves to {text}, a {reason} address; the server does not "
+                                  "call private addresses (ptas serve --allow-private-callbacks)")
+        return addresses, parts
+
+
+def kept_headers(pairs):
+    kept = {}
+    for name, value in pairs[:MAX_HEADERS]:
+        kept[name] = value[:HEADER_KEPT] if name not in kept else kept[name]
+    return kept
+
+
+def read_start(response):
+    """The first BODY_KEPT bytes of the body, as text; a body that stalls or breaks keeps what came."""
+    data = b""
+    try:
+        while len(data) < BODY_KEPT:
+            chunk = response.read(BODY_KEPT - len(data))
+            if not chunk:
+                break
+            data += chunk
+    except Exception:  # the status is the answer; the body is only shown
+        pass
+    charset = response.headers.get_content_charset() or "utf-8"
+    try:
+        return data.decode(charset, "replace")
+    except LookupError:
+        return data.decode("utf-8", "replace")
+
+
+def describe(failure):
+    if isinstance(failure, ConnectionRefusedError):
+        return "connection failed: refused"
+    if isinstance(failure, (TimeoutError, socket.timeout)):
+        return "timeout: no complete answer in time"
+    if isinstance(failure, ssl.SSLError):
+        return f"connection failed: TLS: {str(failure)[:300]}"
+    if isinstance(failure, (OSError, http.client.HTTPException)):
+        return f"connection failed: {type(failure).__name__}: {str(failure)[:300]}"
+    return f"{type(failure).__name__}: {str(failure)[:300]}"

@@ -1,0 +1,254 @@
+"""Sending webhook attempts in a shared sandbox (issue 11 item 3): a whole-attempt deadline however the receiver
+paces its bytes, an acknowledged attempt is never failed, a per-destination cap on attempts in flight, no calls
+into private networks unless allowed (checked on the resolved address at send time), and a bounded log."""
+
+import socket
+import threading
+
+import pytest
+import requests
+
+from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.webhooks.sender import Sender, literal_refusal
+from tests.conftest import Api, assert_problem, new_world
+from tests.receivers import Receiver, Served
+
+DEADLINE = 0.5
+
+
+class RawReceiver:
+    """A TCP server whose answer is scripted byte by byte: `script(conn)` does the talking. Records how many
+    bytes it managed to send before the sandbox hung up."""
+
+    def __init__(self, script):
+        self.script = script
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sent = []
+        self.hung_up = threading.Event()
+        self.stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+
+    def _serve(self):
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            conn.recv(65536)
+            try:
+                self.script(self, conn)
+            except OSError:
+                self.hung_up.set()
+
+    def trickle(self, conn, data, every):
+        for byte in data:
+            if self.stop.wait(every):
+                return
+            conn.sendall(bytes([byte]))
+            self.sent.append(byte)
+
+    def close(self):
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.fixture
+def config(system_time):
+    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "WEBHOOK_TIMEOUT_SECONDS": DEADLINE}
+
+
+def subscribe(world, url, events=("AccountCreated",)):
+    response = world.api.post("/webhooks", json={"callbackUrl": url, "events": list(events)})
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def deliveries(world):
+    return world.api.get("/_sandbox/deliveries").json["deliveries"]
+
+
+def test_a_receiver_trickling_its_answer_is_cut_off_at_the_deadline(world):
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"     # 38 bytes, one every 0.2 s: 7.6 s in all
+    trickler = RawReceiver(lambda self, conn: self.trickle(conn, answer, 0.2))
+    try:
+        subscribe(world, trickler.url)
+        world.api.post("/testevents/accountcreated")
+        world.api.post("/_sandbox/webhooks/flush")
+        first = deliveries(world)[0]
+        assert first["status"] == "failed" and first["error"].startswith("timeout"), first
+        assert len(trickler.sent) < len(answer), "the sandbox hung up before the receiver finished its answer"
+    finally:
+        trickler.close()
+
+
+def test_an_answer_whose_body_stalls_after_a_2xx_is_a_success(world):
+    """The status line is the receiver's acknowledgement: a body that never ends must not turn a received
+    notification into a failure, a retry (a duplicate) and in the end a 'given up'."""
+    def script(self, conn):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nX-Receiver: slowpoke\r\n\r\nstarted")
+        self.stop.wait(30)
+    staller = RawReceiver(script)
+    try:
+        subscribe(world, staller.url)
+        world.api.post("/testevents/accountcreated")
+        assert world.api.post("/_sandbox/webhooks/flush").json["pending"] == 0, "nothing left to retry"
+        [attempt] = deliveries(world)
+        assert attempt["status"] == "succeeded" and attempt["final"] and attempt["error"] is None
+        assert attempt["response"]["status"] == 200 and attempt["response"]["body"] == "started"
+        assert attempt["response"]["headers"]["X-Receiver"] == "slowpoke"
+    finally:
+        staller.close()
+
+
+def test_the_log_keeps_the_status_headers_and_256_bytes_of_the_answer(world):
+    chatty = Receiver(status=201, answer="é" * 1000)
+    try:
+        subscribe(world, chatty.url)
+        world.api.post("/testevents/accountcreated")
+        world.api.post("/_sandbox/webhooks/flush")
+        [attempt] = deliveries(world)
+        assert attempt["response"]["status"] == 201
+        assert len(attempt["response"]["body"].encode()) <= 256 and attempt["response"]["body"].startswith("é")
+        assert attempt["response"]["headers"]["Content-Type"].startswith("text/plain")
+    finally:
+        chatty.close()
+
+
+def test_the_default_deadline_is_ten_seconds_for_the_whole_attempt(system_time):
+    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False})
+    try:
+        assert app.extensions["ptas.webhooks"].sender.deadline == 10
+    finally:
+        app.extensions["ptas"].close()
+
+
+# --- private addresses ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def public_only(system_time):
+    """A sandbox bound to a public interface: no callbacks into private networks."""
+    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "ALLOW_PRIVATE_CALLBACKS": False,
+                      "WEBHOOK_TIMEOUT_SECONDS": DEADLINE})
+    yield app
+    app.extensions["ptas"].close()
+
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:9/hook", "http://localhost/hook", "http://[::1]/hook", "http://169.254.169.254/latest",
+    "http://10.0.0.7/hook", "http://192.168.1.1/hook", "http://[fe80::1]/hook", "http://0.0.0.0/hook",
+    "http://[::ffff:127.0.0.1]/hook"])
+def test_a_callback_naming_a_private_address_is_refused_at_subscription(public_only, url):
+    world = new_world(Api(public_only.test_client()))
+    assert_problem(world.api.post("/webhooks", json={"callbackUrl": url, "events": ["AccountCreated"]}), 400)
+    hook = subscribe(world, "https://hooks.example.com/ptas")
+    assert_problem(world.api.patch(f"/webhooks/{hook['id']}", json={"callbackUrl": url}), 400)
+
+
+def test_the_sandboxes_own_echo_is_always_allowed(public_only):
+    world = new_world(Api(public_only.test_client()))
+    subscribe(world, "http://localhost/_sandbox/echo/own-bin")
+    world.api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/webhooks/flush")
+    [attempt] = deliveries(world)
+    assert attempt["status"] == "succeeded" and attempt["response"]["status"] == 200
+    assert len(world.api.get("/_sandbox/echo/own-bin").json["captures"]) == 1
+
+
+def test_a_name_resolving_to_a_private_address_at_send_time_is_refused(public_only):
+    """DNS rebinding: the name was public when subscribed and points into the private network when called."""
+    receiver = Receiver()
+    port = receiver.server.server_port
+    answers = {"rebind.example.com": "93.184.215.14"}      # public at subscription time
+    real = socket.getaddrinfo
+
+    def resolve(host, *args, **kw):
+        return real(answers.get(host, host), *args, **kw)
+    public_only.extensions["ptas.webhooks"].sender.resolve = resolve
+    try:
+        world = new_world(Api(public_only.test_client()))
+        subscribe(world, f"http://rebind.example.com:{port}/hook")
+        answers["rebind.example.com"] = "127.0.0.1"      # ... and loopback when called
+        world.api.post("/testevents/accountcreated")
+        world.api.post("/_sandbox/webhooks/flush")
+        first = deliveries(world)[0]
+        assert first["status"] == "failed" and first["error"].startswith("refused") and "loopback" in first["error"]
+        assert first["response"] is None
+        assert receiver.requests == [], "nothing reached the private address"
+    finally:
+        receiver.close()
+
+
+def test_a_sandbox_on_a_laptop_calls_local_receivers(world):
+    receiver = Receiver()
+    try:
+        subscribe(world, receiver.url)
+        world.api.post("/testevents/accountcreated")
+        world.api.post("/_sandbox/webhooks/flush")
+        assert receiver.wait_for(1, timeout=0)
+    finally:
+        receiver.close()
+
+
+def test_the_sender_checks_every_address_a_name_resolves_to():
+    def resolve(host, port, **kw):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)) for ip in ("93.184.215.14", "10.1.2.3")]
+    outcome = Sender(DEADLINE, allow_private=False, resolve=resolve).send("http://mixed.example.com/", b"{}", {})
+    assert outcome.status is None and "10.1.2.3" in outcome.error and "private" in outcome.error
+
+
+def test_literal_refusal_does_not_resolve_names():
+    assert literal_refusal("https://hooks.example.com/x") is None
+    assert literal_refusal("http://LOCALHOST./x") == "loopback"
+    assert literal_refusal("http://169.254.169.254/x") == "link-local"
+
+
+@pytest.mark.parametrize("host, allowed", [("127.0.0.1", True), ("localhost", True), ("::1", True),
+                                           ("0.0.0.0", False), ("192.168.1.20", False)])
+def test_serve_allows_private_callbacks_only_on_a_loopback_bind(host, allowed):
+    from ptas_sandbox.cli import private_callbacks_default
+    assert private_callbacks_default(host) is allowed
+
+
+# --- the per-destination cap ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def served(system_time):
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": True, "WEBHOOK_TIMEOUT_SECONDS": 60,
+                                "WEBHOOK_WORKERS": 16, "WEBHOOK_PARALLEL_PER_DESTINATION": 4}))
+    yield served.app, served.base
+    served.close()
+
+
+def test_slow_receivers_of_one_host_do_not_delay_another_worlds_delivery(served):
+    """Eight worlds' receivers on one host hold every request; another world's delivery to another host still
+    goes out at once, and health answers, because that host gets at most four attempts in flight."""
+    app, base = served
+    held = [Receiver(hold=120) for _ in range(8)]
+    live = Receiver(host="127.0.0.2")
+    try:
+        for receiver in held:
+            world = requests.post(f"{base}/_sandbox/partners", json={}).json()
+            headers = {"Authorization": f"Bearer {world['accessToken']}"}
+            requests.post(f"{base}/partner/v2/webhooks", headers=headers, json={
+                "callbackUrl": receiver.url, "events": ["AccountCreated"]}).raise_for_status()
+            for _ in range(2):
+                requests.post(f"{base}/partner/v2/testevents/accountcreated", headers=headers).raise_for_status()
+        assert any(r.arrived.wait(10) for r in held)
+        other = requests.post(f"{base}/_sandbox/partners", json={}).json()
+        headers = {"Authorization": f"Bearer {other['accessToken']}"}
+        requests.post(f"{base}/partner/v2/webhooks", headers=headers, json={
+            "callbackUrl": live.url, "events": ["AccountCreated"]}).raise_for_status()
+        requests.post(f"{base}/partner/v2/testevents/accountcreated", headers=headers).raise_for_status()
+        assert live.arrived.wait(10), "delivered while the slow host held its attempts"
+        assert requests.get(f"{base}/_sandbox/health", timeout=10).status_code == 200
+        on_the_wire = sum(len(r.requests) for r in held)
+        assert on_the_wire <= 4, f"{on_the_wire} attempts to one host in flight"
+    finally:
+        for receiver in held + [live]:
+            receiver.close()
