@@ -104,12 +104,11 @@ class Dispatcher:
                     continue
                 with self._idle:
                     claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
-                                           self.per_webhook, self._hosts, self.per_destination)
+                                           self.per_webhook, self._hosts, self.per_destination, self._host_of)
                     for job in claimed:
                         self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
                         self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1
-                        host = destination(job["url"])
-                        self._hosts[host] = self._hosts.get(host, 0) + 1
+                        self._hosts[job["host"]] = self._hosts.get(job["host"], 0) + 1
                 jobs += claimed
         return [self.pool.submit(self._send, job) for job in jobs]
 
@@ -154,10 +153,9 @@ class Dispatcher:
                 self._busy[job["webhook_id"]] -= 1
                 if not self._busy[job["webhook_id"]]:
                     del self._busy[job["webhook_id"]]
-                host = destination(job["url"])
-                self._hosts[host] -= 1
-                if not self._hosts[host]:
-                    del self._hosts[host]
+                self._hosts[job["host"]] -= 1
+                if not self._hosts[job["host"]]:
+                    del self._hosts[job["host"]]
                 self._idle.notify_all()
 
     def _post(self, job):
@@ -171,6 +169,11 @@ class Dispatcher:
             return Outcome(response.status_code, dict(list(response.headers.items())[:32]),
                            response.get_data()[:BODY_KEPT].decode("utf-8", "replace"))
         return self.sender.send(url, job["body"].encode(), job["headers"])
+
+    def _host_of(self, url):
+        """The host an attempt counts against for the per-destination cap; the app's own echo, called through
+        WSGI, holds no connection and counts against none."""
+        return None if self._in_process(url) else destination(url)
 
     def _in_process(self, url):
         """A callback at the app itself is called through WSGI: at the Flask test client's base URL while no

@@ -251,7 +251,7 @@ def pending_worlds(store):
     return [r["world"] for r in store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending'")]
 
 
-def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None):
+def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None, host_of=destination):
     """Mark the world's due attempts `sending`, sign them at `now` (world clock) and return what to send.
 
     At most `per_webhook` attempts per webhook are on the wire at once (`busy`: webhook id -> attempts already
@@ -273,8 +273,9 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
             store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",
                          error="the webhook was deleted or paused before this attempt")
             continue
-        host = destination(row["callback_url"])
-        if out.get(row["webhook_id"], 0) >= per_webhook or (per_host and taken.get(host, 0) >= per_host):
+        host = host_of(row["callback_url"])
+        if out.get(row["webhook_id"], 0) >= per_webhook or (
+                per_host and host is not None and taken.get(host, 0) >= per_host):
             continue
         out[row["webhook_id"]] = out.get(row["webhook_id"], 0) + 1
         taken[host] = taken.get(host, 0) + 1
@@ -287,7 +288,7 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
         store.update("webhook_deliveries", {"id": row["id"]}, status="sending", attempted_at=now,
                      url=row["callback_url"], request_headers=json.dumps(headers))
         jobs.append({"id": row["id"], "world": world, "webhook_id": row["webhook_id"], "url": row["callback_url"],
-                     "headers": headers, "body": row["request_body"], "attempt": row["attempt"]})
+                     "headers": headers, "body": row["request_body"], "attempt": row["attempt"], "host": host})
     return jobs
 
 
