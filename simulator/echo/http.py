@@ -1,12 +1,12 @@
-"""HTTP layer of the webhook side of the control API: the echo receiver, the delivery log, flush, inspector."""
+"""HTTP layer of the webhook side of the control API: the echo receiver, the delivery log, flush."""
 
-from flask import Response, current_app
+from flask import current_app
 
 from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
 from ..problems import InvalidParameter
 from ..timestamps import render
 from ..webhooks import models as webhooks
-from . import inspector, models
+from . import models
 
 ECHO_STATUSES = (200, 201, 202, 500, 502, 503, 504)   # what a receiver typically answers, success or failure
 CAPTURE = component("EchoCapture", {
@@ -95,14 +95,3 @@ def flush(call):
     row = call.sandbox.store.one("SELECT COUNT(*) AS n, MIN(due_at) AS next FROM webhook_deliveries "
                                  "WHERE world = ? AND status = 'pending'", (call.ctx.world.id,))
     return {"attempted": attempted, "pending": row["n"], "nextDueAt": render(row["next"])}
-
-
-@operation("SandboxInspect", "GET", "/_sandbox/inspect", tokens=NO_AUTH, control=True,
-           query={"token": {"type": "string", "description": "a partner token: show that world's deliveries"},
-                  "bin": {"type": "string", "description": "show only this echo bin"}},
-           responses={200: "text/html"})
-def inspect(call):
-    """An HTML page: worlds and clocks, echo captures and, with a partner token, that world's deliveries."""
-    page = inspector.page(call.sandbox, call.query.get("token") or call.request.headers.get("Authorization"),
-                          call.query.get("bin"))
-    return Response(page, 200, {"Content-Security-Policy": inspector.CSP}, mimetype="text/html")

@@ -1,0 +1,1 @@
+"""The API reference page (/docs) and the home page (/): what a newcomer opens first."""
