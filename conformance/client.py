@@ -99,6 +99,12 @@ class Throttle:
                     return
                 self.sleep(self._sent[0] + self.window - now)
 
+    def exhaust(self):
+        """Count the window as full from now: requests sent past the pace (a rate-limit check) spent it."""
+        with self._lock:
+            now = self.clock()
+            self._sent = deque([now] * self.limit)
+
 
 @dataclass
 class Client:

@@ -47,7 +47,7 @@ def conform_options(args):
 
 
 def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir=None, slow=False, app=None,
-        out=None, pace=None, as_deployment=False, options=None):
+        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None):
     """Run the suites; 0 only when every selected scenario passed, 2 when the run could not start. `app` runs
     them against a WSGI app in this process instead: a simulator, or (hiding /_sandbox, with `token`) a
     deployment; the project's tests run deliberately broken targets this way, without pacing."""
@@ -62,6 +62,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
     except TargetError as error:
         print(f"ptas conform: {redact(error)}", file=out)
         return 2
+    if clock is not None:
+        chosen.use_clock(clock)
     try:
         note = chosen.check_access()
     except TargetError as error:
@@ -70,7 +72,7 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
             chosen.close()
         return 2
     chosen.options = dict(options or {})
-    reporter = Reporter(out, chosen, slow)
+    reporter = Reporter(out, chosen, slow, tags_expression, only)
     with tempfile.TemporaryDirectory(prefix="ptas-conform-") as work:
         suite = os.path.join(work, "test_conformance_suite.py")
         with open(suite, "w", encoding="utf-8") as handle:
@@ -118,8 +120,9 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
 class Reporter:
     """Progress while the suites run, then the summary per spec area (a pytest plugin object)."""
 
-    def __init__(self, out, target, slow):
-        self.out, self.target, self.slow = out, target, slow
+    def __init__(self, out, target, slow, tags_expression=None, only=None):
+        self.out, self.target, self.slow, self.only = out, target, slow, set(only or ())
+        self.wanted = selector(tags_expression)
         self.results = {}               # nodeid -> (area, title, outcome, detail)
         self.features = {}              # nodeid -> feature name (JUnit classname)
         self.durations = Counter()      # nodeid -> seconds
@@ -132,6 +135,11 @@ class Reporter:
     def pytest_configure(self, config):
         # Only the crash line reaches the output: native tracebacks spare pytest's source parsing on every failure.
         config.option.tbstyle = "native"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if self.only:
+            items[:] = [item for item in items if title(item) in self.only]
 
     def pytest_collection_finish(self, session):
         self.items = {item.nodeid: item for item in session.items}
@@ -147,6 +155,8 @@ class Reporter:
     def pytest_deselected(self, items):
         for item in items:
             reason = item.stash.get(tags.DESELECTED, None)
+            if reason is not None and not self.wanted(item):
+                reason = None          # --tags leaves it out anyway: not a scenario this target skipped
             self.deselected.append((tags.area_of(item), reason or "not selected by --tags", feature_of(item),
                                     title(item), reason is not None))
 
@@ -267,6 +277,18 @@ class Reporter:
 
 FAILED_STEP = pytest.StashKey[str]()
 SCENE = pytest.StashKey[object]()
+
+
+def selector(expression):
+    """Whether --tags selects an item (pytest's own -m grammar), so target skips count only for selected ones."""
+    if not expression:
+        return lambda item: True
+    from _pytest.mark.expression import Expression
+    compiled = Expression.compile(expression.replace("@", ""))
+
+    def wanted(item):
+        return compiled.evaluate(lambda name, **kw: item.get_closest_marker(name) is not None)
+    return wanted
 
 
 def minutes(seconds):

@@ -6,6 +6,7 @@ the partner token it was given, so only `@contract` scenarios run, paced under t
 """
 
 import os
+import time
 
 from .client import Client, HttpTransport, Throttle, WsgiTransport, parse_json
 from .operations import Operations, UnknownOperation, load_document
@@ -44,9 +45,12 @@ class Target:
         self.token = token              # the partner token given to the run (deployments)
         self.app = app
         self.options = {}               # what the steps read beyond the target: receiver, budgets (runner sets it)
+        # How the harness waits (pacing, Retry-After, time passing on a deployment): real time, or a clock the
+        # project's tests move instead, so the deployment mode runs paced and @slow without real waiting.
+        self.monotonic, self.sleep = time.monotonic, time.sleep
         self._pace = parse_pace(pace) if pace else None
         # A deployment has one rate-limit window for the whole run; simulator worlds each have their own.
-        self._shared_throttle = Throttle(*self._pace) if not simulator and self._pace else None
+        self._shared_throttle = None
         if token:
             remember(token)
 
@@ -56,16 +60,27 @@ class Target:
 
     def client(self):
         """A client for one scenario: paced on anything reached over the network."""
-        if self.in_process:
+        if self.in_process and self.sleep is time.sleep:
             throttle = None
+        elif not self.simulator and self._pace:
+            # A deployment has one rate-limit window for the whole run; simulator worlds each have their own.
+            if self._shared_throttle is None:
+                self._shared_throttle = Throttle(*self._pace, clock=self.monotonic, sleep=self.sleep)
+            throttle = self._shared_throttle
         else:
-            throttle = self._shared_throttle or (Throttle(*self._pace) if self._pace else None)
-        return Client(self.transport, self.operations, throttle)
+            throttle = Throttle(*self._pace, clock=self.monotonic, sleep=self.sleep) if self._pace else None
+        return Client(self.transport, self.operations, throttle, sleep=self.sleep)
+
+    def use_clock(self, clock):
+        """Wait on `clock` (`.monotonic()`, `.sleep(seconds)`) instead of real time: a paced in-process run."""
+        self.monotonic, self.sleep = clock.monotonic, clock.sleep
+        if self._pace is None:
+            self._pace = PACE
 
     @property
     def pace(self):
-        """(requests, seconds) when the run paces itself (a deployment over the network), else None."""
-        return None if self.in_process or self.simulator else self._pace
+        """(requests, seconds) when the run paces itself in real time (a deployment over the network), else None."""
+        return None if self.in_process or self.simulator or self.sleep is not time.sleep else self._pace
 
     def check_access(self):
         """One request with the given token before any scenario: a refused token or a target that answers
@@ -105,7 +120,7 @@ class Target:
         return reply.body["accessToken"], reply.body
 
     def describe(self):
-        kind = "in-process simulator" if self.in_process else ("simulator" if self.simulator else "deployment")
+        kind = ("in-process " if self.in_process else "") + ("simulator" if self.simulator else "deployment")
         token = f", token {mask(self.token)}" if self.token else ""
         return f"{self.name} ({kind}{token})"
 

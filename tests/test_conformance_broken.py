@@ -229,3 +229,98 @@ def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document
     assert status == 0, output[-3000:]
     assert "the target's document does not name DeleteChildPartner" in output
     assert re.search(r"\] PASSED +auth +partner:update allowed for UpdateChildPartner", output)
+
+
+# -- the same breakages and more, in deployment mode (issue 9: a URL and a token, /_sandbox hidden) --------------
+from tests import broken_deployments as broken  # noqa: E402
+from tests.deployments import Deployment  # noqa: E402
+
+PAGING = "Paging shows every transaction once, as many as the account counts"
+# (name, breakage, scenario that must fail); a breakage is a change of responses, a wrap of the app (DropQuery)
+# or the simulator's own configuration (a dict).
+DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
+    ("page_reference_ignored", broken.DropQuery({"pageReference"}), PAGING),
+    ("last_page_unreachable", broken.last_page_loops, "Paging reaches the last page, which has no next page"),
+    ("no_previous_page_reference", broken.no_previous_reference,
+     "The second page refers back to the first"),
+    ("statistics_miscounted", broken.statistics_miscounted, PAGING),
+    ("exclude_deprecated_ignored", broken.DropQuery({"excludeDeprecatedFields"}, r"/transactions$"),
+     "excludeDeprecatedFields removes deprecated fields"),
+    ("exclude_mapped_ignored", broken.DropQuery({"excludeMappedFields"}, r"/transactions$"),
+     "excludeMappedFields removes fields mapped to fixed transaction fields"),
+    ("get_transaction_keeps_deprecated", broken.DropQuery({"excludeDeprecatedFields"}, r"/transactions/[^/]+$"),
+     "GetTransaction honours the exclude flag for deprecated fields"),
+    ("get_transaction_keeps_mapped", broken.DropQuery({"excludeMappedFields"}, r"/transactions/[^/]+$"),
+     "GetTransaction honours the exclude flag for mapped fields"),
+    ("created_at_search_ignored", broken.DropQuery({"createdAt"}),
+     "The createdAt search finds the transactions from that time on"),
+    ("report_id_search_ignored", broken.DropQuery({"reportId"}),
+     "The reportId search finds the transactions of one report"),
+    ("no_transaction_type", broken.no_transaction_type, "Transactions carry what the spec names"),
+    ("expired_token_shown_valid", broken.expired_shown_valid, "A token expires when its lifetime has passed"),
+    ("revoked_token_shown_valid", broken.revoked_shown_valid,
+     "A revoked token is marked revoked and no longer accepted"),
+    ("last_use_never_recorded", broken.last_use_never_recorded, "A token used for a call shows when it was last used"),
+    ("child_tokens_for_a_year", broken.child_tokens_for_a_year, "A child partner's token lasts six months by default"),
+    ("listing_with_update_only", broken.listing_with_update_only,
+     "A token with partner:update creates tokens but cannot list them"),
+    ("no_rate_limit", {"RATE_LIMIT": 1000}, "More than 100 requests within 60 seconds are not all served"),
+    ("deploy_token_reads_parent", broken.deploy_token_reads_parent, "A deploy token cannot read its parent partner"),
+    ("redirect_urls_dropped", broken.redirect_urls_dropped, "Several OAuth2 redirect URLs can be set"),
+    ("deleted_users_without_deleted_at", broken.deleted_users_without_deleted_at,
+     "A deleted user is listed with deletedAt"),
+    ("user_email_dropped", broken.user_email_dropped, "A user's e-mail address is kept"),
+    ("update_without_warning_details", broken.update_without_warning_details,
+     "Updating an account answers warningDetails"),
+    ("account_types_without_psp_reports", broken.account_types_without_psp_reports,
+     "Every account type describes its fields, help, reports and provider status"),
+    ("imports_without_errors", broken.imports_without_errors,
+     "Data imports are listed and read with their errors and warnings"),
+    ("sessions_without_type_ids", broken.sessions_without_type_ids,
+     "A session carries the account types it was opened for"),
+    ("oauth_without_reference", broken.oauth_without_reference,
+     "Step 1 answers the provider's URL and the authentication reference"),
+    ("test_events_not_served", broken.test_events_not_served,
+     "The test endpoint for AccountCreated accepts a request"),
+    ("patch_partners_served", broken.patch_partners_served, "An earlier path is no longer served: PATCH /partners"),
+    ("old_test_paths_served", broken.old_test_paths_served,
+     "An earlier path is no longer served: POST /webhooks/test-events"),
+]
+
+
+def run_broken_deployment(breakage, scenario, capsys):
+    """Run the one named scenario against a fresh deployment broken this way (paced and waiting on its clock)."""
+    config = breakage if isinstance(breakage, dict) else {}
+    deployment = Deployment(**config)
+    try:
+        change = breakage if callable(breakage) and not isinstance(breakage, broken.DropQuery) else None
+        wrap = breakage if isinstance(breakage, broken.DropQuery) else None
+        return deployment.run("contract", change=change, wrap=wrap, capsys=capsys, only=[scenario],
+                              max_wait=200_000)
+    finally:
+        deployment.close()
+
+
+@pytest.mark.parametrize("name, breakage, scenario", DEPLOYMENT, ids=[d[0] for d in DEPLOYMENT])
+def test_a_broken_deployment_fails_the_scenario_guarding_the_rule(capsys, name, breakage, scenario):
+    status, output = run_broken_deployment(breakage, scenario, capsys)
+    failed = re.findall(r"\] FAILED +\w+ +(.+)", output)
+    assert scenario in failed, f"{scenario!r} not among the failures {failed}\n{output[-3000:]}"
+    assert status == 1
+
+
+def test_the_broken_deployments_break_at_least_30_rules_each_guarded_by_a_named_scenario():
+    assert len({name for name, _, _ in DEPLOYMENT}) == len(DEPLOYMENT) >= 30
+
+
+def test_every_guarding_scenario_passes_against_the_unbroken_deployment(capsys):
+    """The other half of 'caught': the same scenarios pass where nothing is broken (no false failure)."""
+    deployment = Deployment()
+    try:
+        status, output = deployment.run("contract", capsys=capsys, only={s for _, _, s in DEPLOYMENT},
+                                        max_wait=200_000)
+    finally:
+        deployment.close()
+    assert status == 0, output[-3000:]
+    passed = set(re.findall(r"\] PASSED +\w+ +(.+)", output))
+    assert passed >= {s for _, _, s in DEPLOYMENT}, sorted({s for _, _, s in DEPLOYMENT} - passed)

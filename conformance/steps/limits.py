@@ -45,3 +45,21 @@ def rate_limited(scene):
 @when("the time to retry passes")
 def retry_time_passes(scene, wait_s):
     scene.time_passes(wait_s)
+
+
+@when(phrase("I read my partner settings {times:d} times within a minute"), target_fixture="burst")
+def read_many_within_a_minute(scene, times):
+    """Spec §8: 100 requests per 60 s. On a deployment the burst spends the run's window, so the pace waits a
+    whole window afterwards (the harness's own requests must not be refused for it)."""
+    replies = burst(scene, times)
+    throttle = scene.client.throttle
+    if throttle is not None and not scene.target.simulator:
+        throttle.exhaust()
+    return replies
+
+
+@then("not every one of them was served")
+def not_all_served(burst):
+    """What the spec states: no more than 100 succeed in a window. How a refusal looks is not shown (§7)."""
+    served = sum(1 for r in burst if r.ok)
+    check(served <= 100, f"{served} of {len(burst)} requests within one minute were served; spec §8 allows 100")

@@ -3,6 +3,7 @@ capability 5, §2 transaction resource, §4.3 GetTransactions, GetTransaction, T
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from pytest_bdd import then, when
 
 from .. import checks
@@ -137,3 +138,132 @@ def refresh(scene, label, days):
         moment = datetime.fromtimestamp(checks.parse(now) / 1_000_000, timezone.utc) - timedelta(days=days)
         start = moment.strftime("%Y-%m-%dT00:00:00.0000000Z")
     scene.call("TriggerAccountRefresh", params={"id": account_id(scene, label)}, json={"startDate": start})
+
+
+# -- deployment checks of issue 9 item 5: what the spec states, keyed on what the target itself says ------------
+MAX_PAGES = 200
+
+
+@then("every transaction carries its TransactionType")
+def carries_transaction_type(scene):
+    """Spec §9 2.12.1: TransactionType in GetTransactions and GetTransaction responses (its shape is not shown)."""
+    rows = transactions(scene.reply)
+    check(rows, "the account has transactions")
+    lacking = [t.get("id") for t in rows if not any(k.lower() == "transactiontype" for k in t)]
+    check(not lacking, f"{len(lacking)} of {len(rows)} transactions carry no TransactionType (spec §9 2.12.1)")
+
+
+@then("the last page was reached and has no next page")
+def last_page_reached(scene):
+    pages = [r for r in scene.replies if r.operation == "GetTransactions"]
+    check(len(pages) < MAX_PAGES + 1, f"still a nextPageReference after {len(pages)} pages: the last page is "
+          "never reached (spec §4.3)")
+    last = pages[-1]
+    check(last.ok and isinstance(last.body, dict) and not last.body.get("nextPageReference"),
+          f"the last page has no nextPageReference, got {last.describe()}")
+
+
+@when(phrase('I read the first two pages of the transactions of the account "{label}"'), target_fixture="two_pages")
+def first_two_pages(scene, label):
+    first = scene.call("GetTransactions", params={"id": account_id(scene, label)})
+    transactions(first)
+    reference = first.body.get("nextPageReference")
+    if not reference:
+        pytest.skip("the account's transactions fit on one page: no second page to read")
+    second = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"pageReference": reference})
+    return first, second
+
+
+@then("the second page's previousPageReference leads back to the first page")
+def previous_leads_back(scene, two_pages):
+    first, second = two_pages
+    check(first.body.get("previousPageReference") in (None, ""), "the first page has no previousPageReference")
+    ids = [t.get("id") for t in transactions(second)]
+    check(ids and not set(ids) & {t.get("id") for t in transactions(first)}, "the second page repeats the first")
+    previous = second.body.get("previousPageReference")
+    check(previous, "the second page carries a previousPageReference (spec §4.3)")
+    back = scene.client.request("GET", first.path, token=scene.token, query={"pageReference": previous},
+                                operation="GetTransactions")
+    scene.reply = back
+    check([t.get("id") for t in transactions(back)] == [t.get("id") for t in transactions(first)],
+          "following previousPageReference from the second page gives the first page again")
+
+
+@when(phrase('I search the transactions of the account "{label}" created since a later one'),
+      target_fixture="since")
+def search_since_later(scene, label):
+    rows = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))
+    moments = sorted({t["createdAt"] for t in rows if t.get("createdAt")}, key=checks.parse)
+    if len(moments) < 2:
+        pytest.skip("fewer than two creation times among the transactions: nothing for createdAt to leave out")
+    since = moments[len(moments) // 2]
+    scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"createdAt": since})
+    return since
+
+
+@then("the search left out the earlier transactions")
+def search_left_out(scene, since):
+    rows = transactions(scene.reply)
+    check(rows, f"the createdAt search from {since} found nothing, not even the transaction created then")
+
+
+def marked(scene, label, kind, rows):
+    """Names of the transaction fields the target marks `kind` (deprecated: its account type's transactionFields
+    with isDeprecated, spec §2, or a field flagged so; mapped: a field or transactionFields entry that says what
+    fixed transaction field it maps to). Never a list of names the harness knows in advance."""
+    names = set()
+    entries = []
+    account = scene.accounts.get(label) or {}
+    type_id = account.get("accountTypeId")
+    if type_id:
+        reply = scene.client.call("GetAccountType", token=scene.token, params={"id": type_id})
+        if reply.ok and isinstance(reply.body, dict):
+            entries = [e for e in reply.body.get("transactionFields") or [] if isinstance(e, dict)]
+    fields = [f for t in rows for f in t.get("fields") or [] if isinstance(f, dict)]
+    for entry in entries + fields:
+        if kind == "deprecated" and entry.get("isDeprecated") is True:
+            names.add(entry.get("name"))
+        if kind == "mapped" and (entry.get("isMapped") is True or entry.get("mappedTo")):
+            names.add(entry.get("name"))
+    names.discard(None)
+    return names
+
+
+def without_marked(scene, label, kind, found):
+    """Check `found` (rows read with the exclude flag) against what an unflagged read shows marked."""
+    plain = transactions(scene.client.call("GetTransactions", token=scene.token,
+                                           params={"id": account_id(scene, label)}))
+    names = marked(scene, label, kind, plain)
+    if not names:
+        pytest.skip(f"the target marks no transaction field {kind}: nothing for the flag to remove")
+    listed = sorted({f.get("name") for t in found for f in t.get("fields") or []
+                     if isinstance(f, dict) and f.get("name") in names})
+    check(not listed, f"{EXCLUDE[kind]}=true still lists the {kind} field(s) {listed} (spec §4.3)")
+
+
+@then(phrase("no transaction lists a field the target marks {kind}"))
+def none_marked(scene, kind):
+    label = next(iter(scene.accounts))
+    without_marked(scene, label, kind, transactions(scene.reply))
+
+
+@when(phrase('I read a transaction of the account "{label}" with a {kind} field on its own without {kind2} fields'),
+      target_fixture="excluded_from")
+def read_one_without(scene, label, kind, kind2):
+    check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
+    rows = transactions(scene.client.call("GetTransactions", token=scene.token,
+                                          params={"id": account_id(scene, label)}))
+    names = marked(scene, label, kind, rows)
+    chosen = next((t for t in rows if any(f.get("name") in names for f in t.get("fields") or [])), None)
+    if chosen is None:
+        pytest.skip(f"no transaction of the account lists a field the target marks {kind}")
+    scene.call("GetTransaction", params={"id": account_id(scene, label), "transactionId": chosen["id"]},
+               query={EXCLUDE[kind]: "true"})
+    return label
+
+
+@then(phrase("the transaction lists no field the target marks {kind}"))
+def one_without(scene, excluded_from, kind):
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the transaction, got "
+          f"{scene.reply.describe()}")
+    without_marked(scene, excluded_from, kind, [scene.reply.body])

@@ -16,3 +16,8 @@ Feature: The global rate limit
     When the time to retry passes
     And I read my partner settings once more
     Then the request succeeds
+
+  @contract @slow
+  Scenario: More than 100 requests within 60 seconds are not all served
+    When I read my partner settings 101 times within a minute
+    Then not every one of them was served

@@ -13,6 +13,7 @@ Feature: Transactions of an account
     When 60 seconds pass
     And I read the transactions of the account "shop"
     Then the transactions carry their creation time, order number, booking text and fields
+    And every transaction carries its TransactionType
 
   @contract @slow
   Scenario: Paging shows every transaction once, as many as the account counts
@@ -25,7 +26,7 @@ Feature: Transactions of an account
   Scenario: excludeDeprecatedFields removes deprecated fields
     When 60 seconds pass
     And I read the transactions of the account "shop" without deprecated fields
-    Then no field of any transaction is deprecated
+    Then no transaction lists a field the target marks deprecated
 
   @sandbox
   Scenario: The dummy provider delivers a deprecated field unless it is excluded
@@ -37,7 +38,7 @@ Feature: Transactions of an account
   Scenario: excludeMappedFields removes fields mapped to fixed transaction fields
     When 60 seconds pass
     And I read the transactions of the account "shop" without mapped fields
-    Then no field of any transaction is mapped to a fixed transaction field
+    Then no transaction lists a field the target marks mapped
 
   @contract @slow
   Scenario: GetTransaction reads one transaction
@@ -68,3 +69,33 @@ Feature: Transactions of an account
     When 60 seconds pass
     And I read the transactions of the account "shop"
     Then the first page has no previous page and a next page
+
+  @contract @slow
+  Scenario: Paging reaches the last page, which has no next page
+    When 60 seconds pass
+    And I page through every transaction of the account "shop"
+    Then the last page was reached and has no next page
+
+  @contract @slow
+  Scenario: The second page refers back to the first
+    When 60 seconds pass
+    And I read the first two pages of the transactions of the account "shop"
+    Then the second page's previousPageReference leads back to the first page
+
+  @contract @slow
+  Scenario: The createdAt search finds the transactions from that time on
+    When 60 seconds pass
+    And I search the transactions of the account "shop" created since a later one
+    Then every transaction found was created at or after that time
+    And the search left out the earlier transactions
+
+  @contract @slow
+  Scenario Outline: GetTransaction honours the exclude flag for <kind> fields
+    When 60 seconds pass
+    And I read a transaction of the account "shop" with a <kind> field on its own without <kind> fields
+    Then the transaction lists no field the target marks <kind>
+
+    Examples:
+      | kind       |
+      | deprecated |
+      | mapped     |

@@ -1,0 +1,215 @@
+"""Deployments that each break one rule the spec states: the simulator behind a change of its responses (or of
+the requests it sees), run by the harness in deployment mode (a URL and a token, `/_sandbox` hidden).
+
+A breakage is `change(environ, status, headers, body)` (see `deployments.Rewrite`), `wrap(app)` for one that
+must alter the request, or simulator configuration (`config`) for a rule the service itself enforces.
+"""
+
+import json
+import re
+from urllib.parse import parse_qsl, urlencode
+
+from tests.deployments import json_of
+
+
+def changed(status, headers, data):
+    return status, headers, json.dumps(data).encode()
+
+
+def get(environ, pattern):
+    return environ["REQUEST_METHOD"] == "GET" and re.search(pattern, environ["PATH_INFO"])
+
+
+class DropQuery:
+    """A service that ignores a query parameter on the paths matching `pattern` (spec §4.3 parameters)."""
+
+    def __init__(self, names, pattern=r"/transactions"):
+        self.names, self.pattern = set(names), pattern
+
+    def __call__(self, app):
+        def dropped(environ, start_response):
+            if re.search(self.pattern, environ["PATH_INFO"]):
+                kept = [(k, v) for k, v in parse_qsl(environ.get("QUERY_STRING", "")) if k not in self.names]
+                environ = {**environ, "QUERY_STRING": urlencode(kept)}
+            return app(environ, start_response)
+        return dropped
+
+
+# -- transactions (spec §1 capability 5, §2, §4.3, §9 2.12.1) -------------------------------------------------------
+def last_page_loops(environ, status, headers, body):
+    """The last page's nextPageReference leads back instead of being absent: the last page is never reached."""
+    data = json_of(body)
+    if get(environ, r"/transactions$") and isinstance(data, dict) and data.get("previousPageReference") \
+            and not data.get("nextPageReference"):
+        data["nextPageReference"] = data["previousPageReference"]
+        return changed(status, headers, data)
+
+
+def no_previous_reference(environ, status, headers, body):
+    """previousPageReference always null (spec §4.3: the response carries it)."""
+    data = json_of(body)
+    if get(environ, r"/transactions$") and isinstance(data, dict) and data.get("previousPageReference"):
+        data["previousPageReference"] = None
+        return changed(status, headers, data)
+
+
+def no_transaction_type(environ, status, headers, body):
+    """Transactions without TransactionType (spec §9 2.12.1)."""
+    data = json_of(body)
+    if get(environ, r"/transactions") and isinstance(data, dict):
+        for row in data.get("transactions", [data]):
+            if isinstance(row, dict):
+                row.pop("transactionType", None)
+        return changed(status, headers, data)
+
+
+def statistics_miscounted(environ, status, headers, body):
+    """statistics.count is not the number of transactions (spec §1 capability 5)."""
+    data = json_of(body)
+    if get(environ, r"/accounts/[^/]+$") and isinstance(data, dict) and isinstance(data.get("statistics"), dict):
+        data["statistics"]["count"] += 1
+        return changed(status, headers, data)
+
+
+# -- tokens (spec §2, §3, §8) ---------------------------------------------------------------------------------------
+def expired_shown_valid(environ, status, headers, body):
+    """Token lists that never show a token expired (spec §3: expiresAt reached -> isExpired true, isValid false)."""
+    data = json_of(body)
+    if get(environ, r"/tokens$") and isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        for token in data["tokens"]:
+            if token.get("isExpired"):
+                token["isExpired"], token["isValid"] = False, not token.get("isRevoked")
+        return changed(status, headers, data)
+
+
+def revoked_shown_valid(environ, status, headers, body):
+    """Token lists that never show a revocation (spec §3: isRevoked true, revokedAt set)."""
+    data = json_of(body)
+    if get(environ, r"/tokens$") and isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        for token in data["tokens"]:
+            if token.get("isRevoked"):
+                token.update(isRevoked=False, revokedAt=None, isValid=not token.get("isExpired"))
+        return changed(status, headers, data)
+
+
+def last_use_never_recorded(environ, status, headers, body):
+    """lastUsedAt stays null after use (spec §2)."""
+    data = json_of(body)
+    if get(environ, r"/tokens$") and isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        for token in data["tokens"]:
+            token["lastUsedAt"] = None
+        return changed(status, headers, data)
+
+
+def child_tokens_for_a_year(environ, status, headers, body):
+    """A child partner's token without expiresIn lives a year, not 6 months (spec §4.1 rule 2, §8)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "POST" and re.search(r"/partners/[^/]+/tokens$", environ["PATH_INFO"]) \
+            and isinstance(data, dict) and data.get("expiresIn") == 15768000:
+        data["expiresIn"] = 31536000
+        return changed(status, headers, data)
+
+
+def listing_with_update_only(environ, status, headers, body):
+    """Token lists served to a token that holds neither partner:read nor partner:all (spec §4.1 rule 3, §7)."""
+    if get(environ, r"/partners/self/tokens$") and status.startswith("403"):
+        return "200 OK", [("Content-Type", "application/json")], b'{"tokens": []}'
+
+
+# -- partners, users, accounts ------------------------------------------------------------------------------------------
+def deploy_token_reads_parent(environ, status, headers, body):
+    """A deploy token reads its parent partner (spec §5 rule 4: it cannot)."""
+    if get(environ, r"/partners/self$") and status.startswith("403"):
+        return "200 OK", [("Content-Type", "application/json")], b'{"name": "parent", "redirectUrls": []}'
+
+
+def redirect_urls_dropped(environ, status, headers, body):
+    """Own settings keep only the first OAuth2 redirect URL (spec §1 capability 1, §2: several)."""
+    data = json_of(body)
+    if get(environ, r"/partners/self$") and isinstance(data, dict) and isinstance(data.get("redirectUrls"), list):
+        data["redirectUrls"] = data["redirectUrls"][:1]
+        return changed(status, headers, data)
+
+
+def deleted_users_without_deleted_at(environ, status, headers, body):
+    """GetUsers lists deleted users without deletedAt (spec §4.3, §9 2.1.5)."""
+    data = json_of(body)
+    if get(environ, r"/users$") and isinstance(data, dict) and isinstance(data.get("users"), list):
+        for user in data["users"]:
+            user.pop("deletedAt", None)
+        return changed(status, headers, data)
+
+
+def user_email_dropped(environ, status, headers, body):
+    """CreateUser answers without the e-mail address it was given (spec §4.2 note 1)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"].endswith("/users") and isinstance(data, dict):
+        data.pop("email", None)
+        return changed(status, headers, data)
+
+
+def update_without_warning_details(environ, status, headers, body):
+    """UpdateAccount answers without warningDetails (spec §2, §9 2.8.2)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] in ("PUT", "PATCH") and re.search(r"/accounts/[^/]+$", environ["PATH_INFO"]) \
+            and isinstance(data, dict):
+        data.pop("warningDetails", None)
+        return changed(status, headers, data)
+
+
+def account_types_without_psp_reports(environ, status, headers, body):
+    """Account types without hasPspReports (spec §2, §9 2.9.1)."""
+    data = json_of(body)
+    if get(environ, r"/accounttypes") and data is not None:
+        for entry in (data.get("accountTypes", [data]) if isinstance(data, dict) else data):
+            if isinstance(entry, dict):
+                entry.pop("hasPspReports", None)
+        return changed(status, headers, data)
+
+
+def imports_without_errors(environ, status, headers, body):
+    """Data imports without errors (spec §2, §7 rule 4)."""
+    data = json_of(body)
+    if get(environ, r"/dataimports") and data is not None:
+        rows = data.get("dataImports", [data]) if isinstance(data, dict) else data
+        for row in rows if isinstance(rows, list) else [rows]:
+            if isinstance(row, dict):
+                row.pop("errors", None)
+        return changed(status, headers, data)
+
+
+def sessions_without_type_ids(environ, status, headers, body):
+    """Account UI sessions answer only the deprecated accountTypeId (spec §4.2 note 4)."""
+    data = json_of(body)
+    if re.search(r"/accountui(/[^/]+)?$", environ["PATH_INFO"]) and isinstance(data, dict) \
+            and "accountTypeIds" in data:
+        ids = data.pop("accountTypeIds")
+        data["accountTypeId"] = (ids or [None])[0]
+        return changed(status, headers, data)
+
+
+# -- OAuth2, webhooks, versioning -------------------------------------------------------------------------------------
+def oauth_without_reference(environ, status, headers, body):
+    """CreateOauthRedirectUrl answers no authReference (spec §1 OAuth2 flow, step 1)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"].endswith("/oauth") and isinstance(data, dict):
+        data.pop("authReference", None)
+        return changed(status, headers, data)
+
+
+def test_events_not_served(environ, status, headers, body):
+    """The /testevents endpoints are missing (spec §4.2, webhooks 1.1.1)."""
+    if environ["REQUEST_METHOD"] == "POST" and "/testevents/" in environ["PATH_INFO"]:
+        return "404 Not Found", [("Content-Type", "application/problem+json")], b'{"status": 404}'
+
+
+def patch_partners_served(environ, status, headers, body):
+    """PATCH /partners still answers (spec §4.2 note 6: removed)."""
+    if environ["REQUEST_METHOD"] == "PATCH" and environ["PATH_INFO"].endswith("/partners"):
+        return "200 OK", [("Content-Type", "application/json")], b"{}"
+
+
+def old_test_paths_served(environ, status, headers, body):
+    """The test paths under /webhooks still answer (spec §4.2 note 6: removed, moved to /testevents)."""
+    if re.search(r"/webhooks/test-", environ["PATH_INFO"]):
+        return "200 OK", [("Content-Type", "application/json")], b"{}"
