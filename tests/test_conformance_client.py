@@ -99,7 +99,11 @@ def test_tokens_are_never_shown_in_full():
 
 class Deployment:
     """A target without the control API (only what Scene needs of one)."""
-    simulator, token = False, "given-token"
+    simulator, token, options = False, "given-token", {}
+
+    def __init__(self):
+        self.waited = []
+        self.sleep = self.waited.append
 
     def client(self):
         return None
@@ -116,7 +120,7 @@ class Node:
 @pytest.mark.parametrize("marks, allowed, reason", [
     ((), True, "only a simulator can move time"),
     (("slow",), False, "opt in with --slow"),
-    (("slow",), True, "more than 300 s"),
+    (("slow",), True, "more than the budget of 300 s"),
 ])
 def test_time_cannot_pass_on_a_deployment_unless_a_slow_run_may_wait(marks, allowed, reason):
     from ptas_sandbox.conformance.scene import Scene
@@ -125,12 +129,21 @@ def test_time_cannot_pass_on_a_deployment_unless_a_slow_run_may_wait(marks, allo
         scene.time_passes(301 if reason.startswith("more") else 6)
 
 
-def test_a_slow_run_on_a_deployment_really_waits(monkeypatch):
+def test_a_slow_run_on_a_deployment_really_waits():
     from ptas_sandbox.conformance import scene as scenes
-    waited = []
-    monkeypatch.setattr(scenes.time, "sleep", waited.append)
-    scenes.Scene(Deployment(), Node("slow"), slow_allowed=True).time_passes(6)
-    assert waited == [6]
+    target = Deployment()
+    scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(6)
+    assert target.waited == [6]            # the target's sleep: time.sleep, unless a test gives it a clock
+
+
+def test_the_wait_budget_is_the_max_wait_option():
+    from ptas_sandbox.conformance import scene as scenes
+    target = Deployment()
+    target.options = {"max_wait": 7200}
+    scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(3600)
+    assert target.waited == [3600]
+    with pytest.raises(pytest.skip.Exception, match="--max-wait"):
+        scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(7201)
 
 
 def test_the_given_token_is_never_revoked_on_a_deployment():
