@@ -2,35 +2,53 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat setup.cfg setup.py pyproject.toml | cksum | cut -d' ' -f1)
+HASH := $(shell cksum pyproject.toml | cut -d' ' -f1)
+SERVE_STAMP := $(VENV)/.serve-$(HASH)
+TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
 
-.PHONY: serve test bench setup browser clean
+.PHONY: serve test check bench setup browser clean
 
-$(STAMP): setup.cfg setup.py pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
-	rm -f $(VENV)/.installed-*
-	touch $@
+$(BIN)/python:
+	@echo "make: creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
 
-setup: $(STAMP)
+# What serving needs, and no more (no pytest, no browser): flask, pyjwt, faker, jsonschema, requests, waitress.
+$(SERVE_STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing ptas-sandbox into $(VENV) (first run only: about a minute)"
+	@$(BIN)/python -m pip install -q -e .
+	@rm -f $(VENV)/.serve-*
+	@touch $@
+
+# Everything the tests need: the harness, Playwright, schemathesis and the linters.
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing ptas-sandbox with its test extras into $(VENV) (first run only)"
+	@$(BIN)/python -m pip install -q -e '.[test]'
+	@rm -f $(VENV)/.test-* $(VENV)/.serve-*
+	@touch $@ $(SERVE_STAMP)
+
+setup: $(TEST_STAMP)
 
 # Debian's Chromium for the browser tests (Playwright drives the system browser; nothing is downloaded).
 browser:
 	@test -x /usr/bin/chromium || { \
-	  echo "installing Debian's chromium for the browser tests"; \
+	  echo "make: installing Debian's chromium for the browser tests"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-serve: $(STAMP)
+serve: $(SERVE_STAMP)
 	$(BIN)/ptas serve $(ARGS)
 
-test: $(STAMP) browser
+# Static checks that run with every `make test`.
+check: $(TEST_STAMP)
+	$(BIN)/ruff check src tests bench examples
+
+test: $(TEST_STAMP) browser check
 	$(BIN)/python -m pytest $(ARGS)
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python -m bench $(ARGS)
 
 clean:
-	rm -rf $(VENV) .ptas .pytest_cache build *.egg-info
+	rm -rf $(VENV) .ptas .pytest_cache build src/*.egg-info

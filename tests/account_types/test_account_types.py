@@ -1,6 +1,6 @@
 """Account types (spec §1 capabilities 4 and 6, §2): the catalogue, field metadata, and per-world outages."""
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 FIELD_TYPES = {"Text", "Secret", "Number", "Choice", "File", "Auth"}
 

@@ -1,7 +1,7 @@
 """Spec §4.3 and §9 2.7.0/2.8.2: UpdateAccount, like CreateAccount, answers errors, the deprecated warnings and
 warningDetails, the latter in the structure GetAccount uses for warnings."""
 
-from tests.accounts_support import CARD_CREDENTIALS, connect, long_lived_user
+from tests.support.accounts import CARD_CREDENTIALS, connect, long_lived_user
 
 
 def test_update_account_answers_errors_warnings_and_warning_details_like_get_account(world):

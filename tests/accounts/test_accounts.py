@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tests.accounts_support import CARD_CREDENTIALS, DUMMY_CREDENTIALS, connect
-from tests.conftest import assert_problem
+from tests.support.accounts import CARD_CREDENTIALS, DUMMY_CREDENTIALS, connect
+from tests.support.problems import assert_problem
 
 
 @pytest.fixture

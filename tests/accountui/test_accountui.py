@@ -10,7 +10,7 @@ import pytest
 from ptas_sandbox.simulator.accountui import models
 from ptas_sandbox.simulator.oauth import models as oauth
 from ptas_sandbox.simulator.pages import ENV
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 import jwt
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def test_missing_authorization_is_401_with_problem_details(api, world):
@@ -56,7 +56,8 @@ def test_token_signed_with_another_key_is_401(api, world):
 
 def test_token_of_another_sandbox_is_401(world, config):
     from ptas_sandbox.simulator import create_app
-    from tests.conftest import Api, new_world
+    from tests.support.client import Api
+    from tests.support.worlds import new_world
     other = create_app({**config, "SECRET": "another sandbox's secret, long enough for HS256"})
     foreign = new_world(Api(other.test_client())).token
     assert_problem(world.api.as_(foreign).get("/partners/self"), 401)

@@ -1,8 +1,8 @@
 """Spec §5 statements the area tests left implicit: the initial partner token is short-lived and expires; only
 the main partner issues a child partner's tokens; a partner token manages accounts directly."""
 
-from tests.accounts_support import DUMMY_CREDENTIALS
-from tests.conftest import assert_problem
+from tests.support.accounts import DUMMY_CREDENTIALS
+from tests.support.problems import assert_problem
 
 YEAR = 365 * 86400
 

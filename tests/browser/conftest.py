@@ -11,9 +11,10 @@ import threading
 from pathlib import Path
 
 import pytest
-import requests
 from playwright.sync_api import sync_playwright
 from werkzeug.serving import make_server
+
+from tests.support.client import Api, Http
 
 CHROMIUM = "/usr/bin/chromium"
 # TOOLING.md: without the background-networking flags Chromium floods the closed network with connections.
@@ -78,36 +79,13 @@ def page(browser, request):
     context.close()
 
 
-class Remote:
-    """The service API over HTTP, as partner software calls it."""
-
-    def __init__(self, base, token=None):
-        self.base, self.token = base, token
-
-    def as_(self, token):
-        return Remote(self.base, token)
-
-    def call(self, method, path, **kw):
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        url = self.base + (path if path.startswith("/_sandbox") else "/partner/v2" + path)
-        return requests.request(method, url, headers=headers, timeout=10, **kw)
-
-    def post(self, path, **kw):
-        return self.call("POST", path, **kw)
-
-    def get(self, path, **kw):
-        return self.call("GET", path, **kw)
-
-    def put(self, path, **kw):
-        return self.call("PUT", path, **kw)
-
-
 @pytest.fixture
 def remote(live):
     """The root partner of a new world, over HTTP."""
-    response = Remote(live).post("/_sandbox/partners", json={"name": "Acme <Shop>", "email": "dev@acme.example"})
+    api = Api(Http(live))
+    response = api.post("/_sandbox/partners", json={"name": "Acme <Shop>", "email": "dev@acme.example"})
     assert response.status_code == 201, response.text
-    return Remote(live, response.json()["accessToken"])
+    return api.as_(response.json()["accessToken"])
 
 
 @pytest.fixture

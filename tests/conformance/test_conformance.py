@@ -10,8 +10,6 @@ from pytest_bdd.scenario import get_step_function
 
 from ptas_sandbox.conformance import FEATURES
 
-pytest_plugins = ["ptas_sandbox.conformance.harness"]
-
 scenarios(FEATURES)
 
 

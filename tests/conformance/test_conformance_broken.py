@@ -196,7 +196,8 @@ CAUGHT = [
      "A partner token gets an id only when it lives longer than one hour (600, has no id)"),
     (closed_schemas, "contract and versioning", "The documented schemas let responses grow new properties"),
     (removed_path_served, "contract and versioning", "An earlier path is no longer served: GET /users/{id}/token"),
-    (no_statistics, "contract and accounts", "The partner creates an account for its user from the account type's fields"),
+    (no_statistics, "contract and accounts",
+     "The partner creates an account for its user from the account type's fields"),
     (users_refresh_by_default, "contract and users", "user.token:create is never granted by default"),
     (pages_without_references, "contract and transactions", "Transactions carry what the spec names"),
 ]
@@ -232,8 +233,8 @@ def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document
 
 
 # -- the same breakages and more, in deployment mode (issue 9: a URL and a token, /_sandbox hidden) --------------
-from tests import broken_deployments as broken  # noqa: E402
-from tests.deployments import Deployment  # noqa: E402
+from tests.support import broken_deployments as broken  # noqa: E402
+from tests.support.deployments import Deployment  # noqa: E402
 
 PAGING = "Paging shows every transaction once, as many as the account counts"
 # (name, breakage, scenario that must fail); a breakage is a change of responses, a wrap of the app (DropQuery)

@@ -149,6 +149,7 @@ def test_the_wait_budget_is_the_max_wait_option():
 def test_the_given_token_is_never_revoked_on_a_deployment():
     import base64
     import json
+
     from ptas_sandbox.conformance.scene import Scene
     payload = base64.urlsafe_b64encode(json.dumps({"jti": "given-id"}).encode()).decode().rstrip("=")
     deployment = Deployment()

@@ -2,8 +2,8 @@
 the same simulator dressed as a deployment (control API hidden, only a base URL and a partner token)."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import threading

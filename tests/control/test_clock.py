@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 SEVEN_DIGITS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$")
 
@@ -78,7 +78,8 @@ def test_reset_wipes_the_world_but_keeps_its_root_partner_and_tokens(world, othe
 
 def test_reset_of_everything_needs_the_admin_key(config):
     from ptas_sandbox.simulator import create_app
-    from tests.conftest import Api, new_world
+    from tests.support.client import Api
+    from tests.support.worlds import new_world
     app = create_app({**config, "ADMIN_KEY": "let-me-in"})
     api = Api(app.test_client())
     world = new_world(api)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def test_setting_the_clock_past_the_renderable_range_is_refused_and_the_world_still_works(world, system_time):
@@ -38,7 +38,8 @@ def test_a_world_may_start_at_the_ceiling(api):
 def test_the_inspector_survives_a_refused_far_jump(world, client):
     world.api.post("/_sandbox/clock", json={"set": "9999-12-31T23:59:59Z"})
     for tab in ("requests", "clock"):
-        assert client.get(f"/_sandbox/inspect/{tab}", headers={"Authorization": f"Bearer {world.token}"}).status_code == 200
+        bearer = {"Authorization": f"Bearer {world.token}"}
+        assert client.get(f"/_sandbox/inspect/{tab}", headers=bearer).status_code == 200
 
 
 @pytest.mark.parametrize("start", ["0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"])

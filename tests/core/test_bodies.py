@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 @pytest.mark.parametrize("path,raw", [

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.conftest import assert_problem, new_world
+from tests.support.problems import assert_problem
+from tests.support.worlds import new_world
 
 
 def test_malformed_json_is_400(world):

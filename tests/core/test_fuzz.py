@@ -8,7 +8,7 @@ from schemathesis import checks
 from ptas_sandbox.simulator import create_app
 
 # One app for the module: schemathesis binds the document at import. The rate limit is lifted so the fuzzer
-# exercises the operations rather than the limiter (tests/test_rate_limit.py covers that).
+# exercises the operations rather than the limiter (tests/limits/test_rate_limit.py covers that).
 APP = create_app({"RATE_LIMIT": 10**9, "START_SERVICES": False, "SECRET": "fuzzing secret, long enough for HS256"})
 WORLD = APP.test_client().post("/_sandbox/partners", json={"name": "Fuzz"}).get_json()
 AUTH = {"Authorization": f"Bearer {WORLD['accessToken']}"}

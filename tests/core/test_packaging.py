@@ -5,7 +5,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "ptas_sandbox"
 
 
 def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
@@ -13,12 +14,12 @@ def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
                    check=True, capture_output=True)
     wheel = zipfile.ZipFile(next(tmp_path.glob("ptas_sandbox-*.whl")))
     names = set(wheel.namelist())
-    assert {"ptas_sandbox/cli.py", "ptas_sandbox/simulator/app.py", "ptas_sandbox/simulator/tokens/models.py",
-            "ptas_sandbox/conformance/plugin.py", "ptas_sandbox/fixtures/account_types.json"} <= names
-    # Every data file of the source tree ships, under the same folder (the root folders map to ptas_sandbox/).
+    assert {"ptas_sandbox/cli/__init__.py", "ptas_sandbox/simulator/app.py", "ptas_sandbox/simulator/tokens/models.py",
+            "ptas_sandbox/testing/plugin.py", "ptas_sandbox/fixtures/account_types.json"} <= names
+    # Every data file of the source tree ships, under the same folder of the package.
     for folder, suffix in (("scenarios", ".json"), ("features", ".feature"), ("simulator/pages/templates", ".html")):
-        on_disk = {f"ptas_sandbox/{folder}/{p.relative_to(ROOT / folder).as_posix()}"
-                   for p in (ROOT / folder).rglob(f"*{suffix}")}
+        on_disk = {f"ptas_sandbox/{folder}/{p.relative_to(PACKAGE / folder).as_posix()}"
+                   for p in (PACKAGE / folder).rglob(f"*{suffix}")}
         shipped = {n for n in names if n.startswith(f"ptas_sandbox/{folder}/") and n.endswith(suffix)}
         assert on_disk and shipped == on_disk, folder
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

@@ -1,4 +1,4 @@
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def test_health_identifies_the_simulator(api):

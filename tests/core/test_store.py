@@ -4,7 +4,8 @@ import re
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.timestamps import parse, render
-from tests.conftest import Api, new_world
+from tests.support.client import Api
+from tests.support.worlds import new_world
 
 
 def test_a_file_backed_sandbox_keeps_partners_users_and_tokens_across_a_restart(tmp_path, config):

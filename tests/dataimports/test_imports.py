@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from tests.accounts_support import connect, imported, long_lived_user
-from tests.conftest import assert_problem
+from tests.support.accounts import connect, imported, long_lived_user
+from tests.support.problems import assert_problem
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_transactions_arrive_when_the_dummy_import_finishes(world, jane):
 
 def test_larger_sample_types_take_longer(world, jane):
     _, api = jane
-    from tests.accounts_support import CARD_CREDENTIALS
+    from tests.support.accounts import CARD_CREDENTIALS
     account = connect(api, "sample-card-acquirer", CARD_CREDENTIALS)
     world.api.advance(60)
     assert count(api, account) == 0
@@ -204,7 +204,7 @@ def test_accounts_of_a_deleted_user_are_no_longer_polled(app, world, jane):
 
 
 def test_an_oauth2_account_imports_like_the_others(client, world, jane):
-    from tests.test_oauth_script import authorized
+    from tests.support.oauth import authorized
     user, api = jane
     reference = authorized(client, world.api, accountTypeId="dummy-auth", userId=user["id"])
     created = api.post("/accounts", json={"accountTypeId": "dummy-auth", "authReference": reference,

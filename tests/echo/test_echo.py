@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def test_echo_keeps_method_headers_body_and_time_of_any_content_type(api):

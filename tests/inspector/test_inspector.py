@@ -6,7 +6,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from ptas_sandbox.simulator import create_app
-from tests.conftest import Api, new_world
+from tests.support.client import Api
+from tests.support.worlds import new_world
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -100,8 +101,8 @@ def test_revoking_the_token_ends_its_session(client, world):
     client.get(f"{target.path}?{target.query}")
     assert client.get("/_sandbox/inspect/requests").status_code == 200
     token_id = world.api.get("/partners/self/tokens").json
-    token_id = [t for t in (token_id if isinstance(token_id, list) else token_id.get("items", token_id.get("tokens", [])))
-                if t.get("expiresIn") == 7200][0]["id"]
+    listed = token_id if isinstance(token_id, list) else token_id.get("items", token_id.get("tokens", []))
+    token_id = [t for t in listed if t.get("expiresIn") == 7200][0]["id"]
     assert world.api.delete(f"/partners/self/tokens/{token_id}").status_code in (200, 204)
     assert client.get("/_sandbox/inspect/requests").status_code == 401
 

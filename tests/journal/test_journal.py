@@ -2,9 +2,11 @@
 
 import pytest
 
-from ptas_sandbox.simulator.journal import models as journal
 from ptas_sandbox.simulator import create_app
-from tests.conftest import Api, assert_problem, new_world
+from ptas_sandbox.simulator.journal import models as journal
+from tests.support.client import Api
+from tests.support.problems import assert_problem
+from tests.support.worlds import new_world
 
 
 def requests_of(world, **query):

@@ -3,7 +3,9 @@
 import pytest
 
 from ptas_sandbox.simulator import create_app
-from tests.conftest import Api, assert_problem, new_world
+from tests.support.client import Api
+from tests.support.problems import assert_problem
+from tests.support.worlds import new_world
 
 
 def spend(api, n):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def test_own_settings_are_readable(world):

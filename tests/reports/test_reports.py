@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from tests.accounts_support import all_pages, connect, imported, long_lived_user
-from tests.conftest import assert_problem
+from tests.support.accounts import all_pages, connect, imported, long_lived_user
+from tests.support.problems import assert_problem
 
 
 @pytest.fixture

@@ -9,7 +9,9 @@ from pathlib import Path
 from ptas_sandbox.cli import main as ptas
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.providers.models import pool
-from tests.conftest import Api, SystemTime, assert_problem
+from tests.support.client import Api
+from tests.support.problems import assert_problem
+from tests.support.worlds import SystemTime
 
 
 def load(api, name, **body):
@@ -109,9 +111,20 @@ def test_busy_merchant_has_a_million_transactions_on_one_account(api):
 
 def test_another_process_draws_the_same_transactions():
     """Nothing depends on the process (hash seed, caches): a fresh interpreter gives the same bytes."""
-    script = ("import hashlib; from tests.test_scenarios import everything; "
+    script = ("import hashlib; from tests.scenarios.test_scenarios import everything; "
               "print(hashlib.sha256(everything().encode()).hexdigest())")
     other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                           env={"PYTHONHASHSEED": "12345"}, cwd=Path(__file__).parents[1])
+                           env={"PYTHONHASHSEED": "12345"}, cwd=Path(__file__).parents[2])
     assert other.returncode == 0, other.stderr
     assert other.stdout.strip() == hashlib.sha256(everything().encode()).hexdigest()
+
+
+# The default scenario promises "imports done": nothing runs, so a newcomer's first refresh is not a 409.
+def test_default_world_has_no_running_import_and_takes_a_refresh(api):
+    world = load(api, "default")
+    partner = api.as_(world["accessToken"])
+    imports = partner.get("/dataimports").json["dataImports"]
+    assert imports and {i["status"] for i in imports} == {"Completed"}
+    account = partner.get("/accounts").json["accounts"][0]
+    refreshed = partner.post(f"/accounts/{account['id']}/refresh", json={"startDate": "2026-01-01T00:00:00Z"})
+    assert refreshed.status_code == 202, refreshed.json

@@ -4,9 +4,9 @@ import importlib.util
 from pathlib import Path
 
 from ptas_sandbox.simulator import create_app
-from tests.receivers import Served
+from tests.support.receivers import Served
 
-SCRIPT = Path(__file__).parents[1] / "examples" / "partner_walkthrough.py"
+SCRIPT = Path(__file__).parents[2] / "examples" / "partner_walkthrough.py"
 
 
 def test_the_partner_walkthrough_runs_end_to_end():

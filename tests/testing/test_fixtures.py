@@ -16,7 +16,7 @@ def simulator_loaded():
     once per process, and pytester would otherwise unload and reload them between runs."""
     create_app({"START_SERVICES": False}).extensions["ptas"].close()
 
-DOCS = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "fixtures.md")
+DOCS = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "docs", "fixtures.md")
 
 
 def example():

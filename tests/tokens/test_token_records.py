@@ -2,7 +2,7 @@
 account statistics' first and last dates, and the partner's redirectUrls replacing the single redirectUrl."""
 
 from ptas_sandbox.simulator.timestamps import SECOND, parse
-from tests.accounts_support import all_pages, imported, long_lived_user
+from tests.support.accounts import all_pages, imported, long_lived_user
 
 
 def lifetime(record):

@@ -2,7 +2,7 @@
 transaction's CreationTimestamp (2.0.0-beta1); bookingDate and valueDate left the transaction fields (2.5.0);
 GetTransaction carries TransactionType too (2.12.1)."""
 
-from tests.accounts_support import imported, long_lived_user
+from tests.support.accounts import imported, long_lived_user
 
 REMOVED_FIELDS = {"bookingDate", "valueDate"}
 

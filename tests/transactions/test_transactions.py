@@ -6,8 +6,10 @@ import pytest
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.providers.models import pool
-from tests.accounts_support import CARD_CREDENTIALS, all_pages, imported, long_lived_user
-from tests.conftest import Api, SystemTime, assert_problem, new_world
+from tests.support.accounts import CARD_CREDENTIALS, all_pages, imported, long_lived_user
+from tests.support.client import Api
+from tests.support.problems import assert_problem
+from tests.support.worlds import SystemTime, new_world
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def test_create_user_returns_id_and_first_token_with_the_default_scope(world):
@@ -141,7 +141,7 @@ def test_each_user_scope_allows_its_action_and_no_other(world, scope):
 
 def test_user_statistics_count_accounts_and_their_transactions(world):
     """Spec §1 capability 2: user information and statistics can be read."""
-    from tests.accounts_support import connect
+    from tests.support.accounts import connect
     user, as_user = world.user(name="Jane")
     empty = world.api.get(f"/users/{user['id']}").json["statistics"]
     assert empty == {"accounts": 0, "transactions": 0, "first": None, "last": None}

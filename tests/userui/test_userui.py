@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ptas_sandbox.simulator.userui import models
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 
 def open_session(world, **body):

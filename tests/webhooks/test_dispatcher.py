@@ -8,8 +8,9 @@ import pytest
 import requests
 
 from ptas_sandbox.simulator import create_app
-from tests.conftest import Api, new_world
-from tests.receivers import Receiver, Served, Silent, refused_url
+from tests.support.client import Api
+from tests.support.receivers import Receiver, Served, Silent, refused_url
+from tests.support.worlds import new_world
 
 TIMEOUT = 0.5
 

@@ -10,8 +10,10 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.webhooks.sender import Sender, literal_refusal
-from tests.conftest import Api, assert_problem, new_world
-from tests.receivers import Receiver, Served
+from tests.support.client import Api
+from tests.support.problems import assert_problem
+from tests.support.receivers import Receiver, Served
+from tests.support.worlds import new_world
 
 DEADLINE = 0.5
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import assert_problem
+from tests.support.problems import assert_problem
 
 ECHO = "http://localhost/_sandbox/echo/subs"
 SEVEN_DIGITS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$")

@@ -10,7 +10,8 @@ from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.events import ACTIVE
 from ptas_sandbox.simulator.timestamps import SECOND, parse
 from ptas_sandbox.webhooks import verify
-from tests.receivers import Receiver, Served
+from tests.support.client import Api, Http
+from tests.support.receivers import Receiver, Served
 
 
 @pytest.fixture
@@ -28,15 +29,14 @@ def receiver():
 
 
 class Partner:
+    """A partner script over HTTP that expects every call to succeed."""
+
     def __init__(self, base):
-        self.base = base
-        self.session = requests.Session()
-        token = self.session.post(f"{base}/_sandbox/partners", json={"name": "Script"}).json()["accessToken"]
-        self.session.headers["Authorization"] = f"Bearer {token}"
+        api = Api(Http(base))
+        self.api = api.as_(api.post("/_sandbox/partners", json={"name": "Script"}).json()["accessToken"])
 
     def call(self, method, path, **kw):
-        url = path if path.startswith("/_sandbox") else "/partner/v2" + path
-        response = self.session.request(method, self.base + url, **kw)
+        response = self.api.call(method, path, **kw)
         assert response.status_code < 300, response.text
         return response.json() if response.content else None
 

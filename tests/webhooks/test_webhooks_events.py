@@ -155,7 +155,7 @@ def test_a_test_event_goes_only_to_webhooks_subscribed_to_its_kind(api, world):
 
 
 def test_test_events_are_deterministic_for_a_world_seed(api):
-    from tests.conftest import new_world
+    from tests.support.worlds import new_world
     payloads = []
     for _ in range(2):
         world = new_world(api, seed=42)

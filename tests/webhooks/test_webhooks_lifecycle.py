@@ -7,8 +7,9 @@ from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.events import ACTIVE
 from ptas_sandbox.simulator.timestamps import SECOND, parse
 from ptas_sandbox.webhooks import verify
-from tests.conftest import Api, new_world
-from tests.receivers import Receiver
+from tests.support.client import Api
+from tests.support.receivers import Receiver
+from tests.support.worlds import new_world
 
 
 def subscribe(world, bin_):

@@ -5,7 +5,8 @@ import pytest
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.webhooks import InvalidSignature, verify
-from tests.conftest import Api, new_world
+from tests.support.client import Api
+from tests.support.worlds import new_world
 
 
 def subscribe(world, bin_):

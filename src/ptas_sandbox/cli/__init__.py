@@ -1,139 +1,27 @@
-"""The `ptas` command: `ptas serve`, `ptas conform`, `ptas scenarios`."""
+"""The `ptas` command. Each subcommand is a module of this package with `add(commands)` declaring it.
+
+Modules are imported when the parser is built and import their heavy dependencies (the simulator, pytest) only
+inside the function that runs the command, so `ptas --help` and `ptas serve` stay quick and serving never needs
+pytest.
+"""
 
 import argparse
-import os
-import signal
+import importlib
+import pkgutil
 import sys
 
 
-def private_callbacks_default(host):
-    """A sandbox only this machine can reach may call this machine's receivers; one bound to other interfaces
-    (a team's shared sandbox) must not be a way into its network."""
-    return host in ("127.0.0.1", "localhost", "::1")
-
-
-def serve(args):
-    from ptas_sandbox.simulator import create_app
-
-    state = args.state
-    if state != ":memory:":
-        os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
-    allow_private = args.allow_private_callbacks
-    if allow_private is None:
-        allow_private = private_callbacks_default(args.host)
-    config = {"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY"),
-              "WEBHOOK_TIMEOUT_SECONDS": args.webhook_timeout, "ALLOW_PRIVATE_CALLBACKS": allow_private}
-    if args.rate_limit:
-        config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
-    if args.operation_limit:
-        config["OPERATION_LIMITS"] = dict(args.operation_limit)
-    app = create_app(config)
-    from ptas_sandbox.simulator.operations import REGISTRY
-    unknown = sorted(set(config.get("OPERATION_LIMITS", {})) - set(REGISTRY))
-    if unknown:
-        app.extensions["ptas"].close()
-        sys.exit(f"ptas serve: --operation-limit names no operation: {', '.join(unknown)} "
-                 "(operationIds are in /openapi.json)")
-    sandbox = app.extensions["ptas"]
-    result = None
-    if args.scenario:
-        from ptas_sandbox.simulator.scenarios import load
-        with app.app_context():
-            result = load(sandbox, args.scenario, seed=args.seed)
-    from waitress import create_server
-    server = create_server(app, host=args.host, port=args.port, threads=8, ident="ptas-sandbox")
-    base = f"http://{args.host}:{server.effective_port}"
-    print(f"ptas-sandbox simulator on {base} (state: {state})\n"
-          f"  create a world:  curl -X POST {base}/_sandbox/partners\n"
-          f"  OpenAPI:         {base}/openapi.json\n"
-          f"  inspector:       {base}/_sandbox/inspect", flush=True)
-    if result:      # after the address, so the first line always names the port
-        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
-        sandbox.close()
-
-
-def rate(text):
-    """`N/SECONDS`, e.g. 100/60: at most N requests in any window of SECONDS (spec §8)."""
-    count, slash, seconds = text.partition("/")
-    try:
-        value = (int(count), int(seconds))
-    except ValueError:
-        value = None
-    if not slash or value is None or value[0] < 1 or value[1] < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: write N/SECONDS with positive integers, e.g. 100/60")
-    return value
-
-
-def operation_rate(text):
-    """`OPERATION=N/SECONDS`, e.g. CreateUser=10/60: an extra limit on one operation (spec §8)."""
-    name, equals, limit = text.partition("=")
-    if not equals or not name.strip():
-        raise argparse.ArgumentTypeError(f"{text!r}: write OPERATION=N/SECONDS, e.g. CreateUser=10/60")
-    return name.strip(), rate(limit)
-
-
-def scenarios(args):
-    from ptas_sandbox.simulator.scenarios import catalogue
-    for name, summary in catalogue():
-        print(f"{name:20} {summary}")
-
-
-def conform(args):
-    from ptas_sandbox.conformance.runner import main as run
-    return run(args)
+def commands():
+    """The subcommand modules of this package, in name order."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    return [importlib.import_module(f"{__name__}.{name}") for name in names]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="ptas", description="Payment Transactions Aggregation Service sandbox")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    s = commands.add_parser("serve", help="run the simulator")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8080)
-    s.add_argument("--state", default=os.path.join(".ptas", "sandbox.db"),
-                   help="a file keeps the sandbox across restarts; :memory: throws it away")
-    s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--rate-limit", type=rate, metavar="N/SECONDS",
-                   help="the global limit per world (default 100/60, spec §8)")
-    s.add_argument("--operation-limit", type=operation_rate, action="append", metavar="OP=N/SECONDS",
-                   help="an extra limit on one operation, e.g. CreateUser=10/60 (repeatable)")
-    s.add_argument("--webhook-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="whole-attempt deadline of a webhook delivery: connect, send and answer (default 10)")
-    s.add_argument("--allow-private-callbacks", action=argparse.BooleanOptionalAction, default=None,
-                   help="let webhooks call loopback, private and link-local addresses (default: on when bound "
-                        "to 127.0.0.1, off otherwise; the sandbox's own echo receiver is always allowed)")
-    s.set_defaults(func=serve)
-
-    c = commands.add_parser("conform", help="run the conformance suites against a target")
-    c.add_argument("--target", default="sim", help="`sim` (in-process simulator) or a base URL")
-    c.add_argument("--token", default=os.environ.get("PTAS_TOKEN"), help="a partner token (or PTAS_TOKEN)")
-    c.add_argument("--openapi", help="the target's OpenAPI document, where it does not serve one")
-    c.add_argument("--tags", help="a tag expression, e.g. 'contract and not slow'")
-    c.add_argument("--report-dir", help="where JUnit XML, Cucumber JSON and the summary go")
-    c.add_argument("--slow", action="store_true", help="include @slow scenarios (real waiting)")
-    c.add_argument("--pace", metavar="REQUESTS/SECONDS", default=os.environ.get("PTAS_CONFORM_PACE"),
-                   help="client-side pace on a deployment (default 90/60, under spec §8's 100/60)")
-    c.add_argument("--as-deployment", action="store_true",
-                   help="treat a simulator URL as a deployment: only @contract scenarios, with --token")
-    c.add_argument("--receiver-listen", metavar="HOST:PORT",
-                   help="run a webhook receiver here for the delivery scenarios (e.g. 0.0.0.0:8099)")
-    c.add_argument("--receiver-url", metavar="URL",
-                   help="the receiver's URL as the deployment reaches it (default: http://HOST:PORT/)")
-    c.add_argument("--max-wait", type=float, metavar="SECONDS",
-                   help="how long to wait for imports and notifications on a deployment (default 120)")
-    c.set_defaults(func=conform)
-
-    sc = commands.add_parser("scenarios", help="list the named scenarios")
-    sc.set_defaults(func=scenarios)
-
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    for module in commands():
+        module.add(subcommands)
     args = parser.parse_args(argv)
     return args.func(args) or 0
 

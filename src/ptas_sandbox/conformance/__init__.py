@@ -1,6 +1,6 @@
 """The conformance harness: Gherkin suites run against the simulator or a real deployment."""
 
-import os
+from ptas_sandbox.data import data
 
-# features/ sits beside conformance/ both in the source tree and in an installed ptas_sandbox package.
-FEATURES = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "features"))
+# features/ ships inside the package; pytest-bdd wants a path on disk (the package is never zipped).
+FEATURES = str(data("features"))

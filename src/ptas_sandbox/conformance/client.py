@@ -150,8 +150,8 @@ def retry_after(headers):
         return max(0.0, float(value))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
     from datetime import datetime, timezone
+    from email.utils import parsedate_to_datetime
     try:
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
     except (TypeError, ValueError):

@@ -2,7 +2,7 @@
 (every module of `steps/`), and which tags a target can run.
 
 Loaded by `ptas conform` (with `-p`) and by the project's own tests (`pytest_plugins`); never by a partner's
-test run, which gets only `plugin.py`.
+test run, which gets only the fixtures of `ptas_sandbox.testing.plugin`.
 """
 
 import pytest
@@ -15,6 +15,20 @@ from .targets import open_target
 pytest_plugins = [f"{steps.__name__}.{name}" for name in steps.modules()]
 
 TARGET_PLUGIN = "ptas-conform-target"
+
+
+def pytest_configure(config):
+    """The feature tags as markers (`--strict-markers`), registered only where the suites run."""
+    for line in tags.markers():
+        config.addinivalue_line("markers", line)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_bdd_apply_tag(tag, function):
+    """`@spec-4.1` traces a scenario to a section of the spec: kept in the reports, not made a marker."""
+    if tag.startswith("spec-"):
+        return function
+    return None
 
 
 class ChosenTarget:

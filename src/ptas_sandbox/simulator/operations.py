@@ -3,7 +3,7 @@
 An operation is named as the spec names it (operationId), has a method and a path relative to the service
 prefix, says which token kinds and scopes it accepts, and describes its body, query and responses with JSON
 Schema. The app factory routes every registered operation and the OpenAPI document lists the same set, so the
-two cannot drift (tests/test_openapi.py still checks the served result).
+two cannot drift (tests/core/test_openapi.py still checks the served result).
 """
 
 from dataclasses import dataclass, field

@@ -13,8 +13,7 @@ from jsonschema import Draft202012Validator
 from . import scopes
 from .auth import bearer
 from .operations import NO_AUTH, WORLD_AUTH, Call, Reply
-from .problems import (BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized,
-                       UnsupportedMediaType)
+from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
 from .sandbox import current_sandbox
 from .timestamps import parse as parse_time
 
@@ -104,7 +103,8 @@ def parse_body(op):
             raise InvalidBody(f"{op.id} needs a JSON request body.")
         return {}
     if request.mimetype != "application/json":
-        raise UnsupportedMediaType(f"Send the body as Content-Type application/json, not {request.mimetype or 'none'!r}.")
+        raise UnsupportedMediaType("Send the body as Content-Type application/json, "
+                                   f"not {request.mimetype or 'none'!r}.")
     try:
         body = json.loads(raw, parse_constant=_not_json)
     except (ValueError, UnicodeDecodeError) as error:

@@ -10,9 +10,9 @@ from urllib.parse import urlsplit
 from pytest_bdd import then, when
 
 from ..scene import check
+from . import phrase
 from .account_types import account_type, form_for
 from .users import user_id
-from . import phrase
 
 
 def opened(reply):

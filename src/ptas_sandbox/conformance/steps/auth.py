@@ -4,11 +4,11 @@ from pytest_bdd import given, then, when
 
 from .. import checks
 from ..scene import check
+from . import phrase
 from .accounts import account_id, create_account
 from .partners import child_id, create_child, keep_settings
 from .tokens import DAY_S, create_own
 from .users import create_user, user_id
-from . import phrase
 
 SCOPED = "the scoped token"
 

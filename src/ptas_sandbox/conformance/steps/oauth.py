@@ -9,9 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 from pytest_bdd import then, when
 
 from ..scene import check
+from . import phrase
 from .accounts import account_id
 from .users import user_id
-from . import phrase
 
 DECISIONS = {"approves": "approve", "reports a missing account": "notfound", "hits an error": "error"}
 

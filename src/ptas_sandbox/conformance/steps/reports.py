@@ -4,10 +4,10 @@ capability 6, §2 transaction and report resources, §4.3 GetReports, GetReport,
 from pytest_bdd import then, when
 
 from ..scene import check
+from . import phrase
 from .accounts import account_id
 from .dataimports import every_entry_reports
 from .transactions import transactions
-from . import phrase
 
 
 @when(phrase('I list the reports of the account "{label}"'))

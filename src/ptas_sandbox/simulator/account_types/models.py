@@ -7,8 +7,8 @@ only (an override row); every live partner of that world gets an AccountTypeUpda
 import copy
 import json
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
+
+from ptas_sandbox.data import data
 
 from ..problems import BadRequest, Forbidden, not_found
 
@@ -40,21 +40,10 @@ class AccountTypeNotAvailable(Forbidden):
     slug, title = "account-type-not-available", "The account type does not take new accounts"
 
 
-def data_file(folder, name):
-    """A data file of a root folder (fixtures/, scenarios/): installed under ptas_sandbox, or beside simulator/."""
-    try:
-        path = resources.files(f"ptas_sandbox.{folder}") / name
-        if path.is_file():
-            return path.read_text()
-    except ModuleNotFoundError:
-        pass
-    return (Path(__file__).resolve().parents[2] / folder / name).read_text()
-
-
 @lru_cache(maxsize=1)
 def catalogue():
     """{type id: catalogue entry} with the transaction field sets resolved; read once per process."""
-    raw = json.loads(data_file("fixtures", "account_types.json"))
+    raw = json.loads(data("fixtures", "account_types.json").read_text())
     sets = raw["transactionFieldSets"]
     entries = {}
     for entry in raw["accountTypes"]:

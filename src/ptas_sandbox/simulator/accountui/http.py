@@ -69,7 +69,8 @@ def create_account_ui_session(call):
         raise Forbidden(f"An account UI session that {needed.split(':')[1]}s an account needs {needed}.",
                         requiredScopes=[needed])
     type_ids = body.get("accountTypeIds") or ([body["accountTypeId"]] if body.get("accountTypeId") else [])
-    row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=accounts.owner(call.ctx, call.principal, body.get("userId")),
+    user_id = accounts.owner(call.ctx, call.principal, body.get("userId"))
+    row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
                         account_type_ids=type_ids, account_id=body.get("accountId"),
                         redirect_url=body.get("redirectUrl"))
     return Reply(201, models.record(call.ctx, row, page_url(call, row["page_key"])))

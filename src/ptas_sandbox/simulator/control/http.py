@@ -6,10 +6,10 @@ from ptas_sandbox import __version__
 
 from ..openapi import SPEC_VERSION
 from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
+from ..partners import models as partners
 from ..pipeline import bearer_world, control_principal
 from ..problems import BadRequest, Forbidden
 from ..timestamps import parse
-from ..partners import models as partners
 from . import models
 
 CLOCK = component("Clock", {"type": "object", "properties": {

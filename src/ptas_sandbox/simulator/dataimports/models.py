@@ -14,8 +14,8 @@ from ..account_types import models as account_types
 from ..problems import not_found
 from ..providers import models as providers
 from ..reports import models as reports
-from ..transactions import models as transactions
 from ..timestamps import SECOND, render
+from ..transactions import models as transactions
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS data_imports (

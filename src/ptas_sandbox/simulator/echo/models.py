@@ -3,6 +3,7 @@ the sandbox itself and see exactly what went out. No Flask here."""
 
 import base64
 import json
+
 from ..timestamps import render
 
 SCHEMA = """

@@ -4,8 +4,8 @@ imports finish. The same scenario and seed give the same world, transactions inc
 
 import json
 import re
-from importlib import resources
-from pathlib import Path
+
+from ptas_sandbox.data import data
 
 from ..account_types import models as account_types
 from ..accounts import models as accounts
@@ -18,24 +18,14 @@ from ..users import models as users
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
-def _folder():
-    try:
-        folder = resources.files("ptas_sandbox.scenarios")
-        if folder.is_dir():
-            return folder
-    except ModuleNotFoundError:
-        pass
-    return Path(__file__).resolve().parents[2] / "scenarios"
-
-
 def names():
-    return sorted(p.name[:-5] for p in _folder().iterdir() if p.name.endswith(".json"))
+    return sorted(p.name[:-5] for p in data("scenarios").iterdir() if p.name.endswith(".json"))
 
 
 def spec(name):
     if not isinstance(name, str) or not NAME.match(name) or name not in names():
         raise not_found("scenario", name)
-    return json.loads(account_types.data_file("scenarios", f"{name}.json"))
+    return json.loads(data("scenarios", f"{name}.json").read_text())
 
 
 def catalogue():

@@ -2,8 +2,8 @@
 
 from .. import scopes
 from ..operations import PARTNER_ONLY, Reply, component, operation
-from ..problems import not_found
 from ..partners import models as partners
+from ..problems import not_found
 from . import models
 
 TOKEN = component("Token", {

@@ -1,7 +1,7 @@
 """HTTP layer of the user operations: users of the calling partner and their tokens."""
 
-from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, Reply, component, operation, ref
 from ..accounts import models as accounts
+from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, Reply, component, operation, ref
 from ..partners import models as partners
 from ..problems import not_found
 from ..tokens.http import create_request
@@ -31,7 +31,8 @@ FIELDS = {"name": partners.NAME_FIELD, "email": partners.EMAIL_FIELD}
 
 
 @operation("CreateUser", "POST", "/users", tokens=PARTNER_ONLY, scopes=("user:create",),
-           body={"type": "object", "properties": {**FIELDS, "scope": USER_TOKEN["properties"]["scope"]}}, body_required=False,
+           body={"type": "object", "properties": {**FIELDS, "scope": USER_TOKEN["properties"]["scope"]}},
+           body_required=False,
            example={"name": "Jane's Bakery", "email": "jane@bakery.example", "scope": "account:all transaction:all"},
            responses={201: "UserCreated"})
 def create_user(call):

@@ -21,7 +21,8 @@ from ..problems import NotFound, Problem
 from ..timestamps import parse, render
 from ..webhooks import samples
 from ..worlds import next_in_sequence
-from . import models as access, views
+from . import models as access
+from . import views
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")

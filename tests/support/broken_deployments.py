@@ -9,7 +9,7 @@ import json
 import re
 from urllib.parse import parse_qsl, urlencode
 
-from tests.deployments import json_of
+from tests.support.deployments import json_of
 
 
 def changed(status, headers, data):
@@ -116,7 +116,7 @@ def listing_with_update_only(environ, status, headers, body):
         return "200 OK", [("Content-Type", "application/json")], b'{"tokens": []}'
 
 
-# -- partners, users, accounts ------------------------------------------------------------------------------------------
+# -- partners, users, accounts -----------------------------------------------------------------------------------
 def deploy_token_reads_parent(environ, status, headers, body):
     """A deploy token reads its parent partner (spec §5 rule 4: it cannot)."""
     if get(environ, r"/partners/self$") and status.startswith("403"):

@@ -9,8 +9,9 @@ from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.faults.http import ConnectionDropped
 from ptas_sandbox.simulator.timestamps import SECOND, parse
 from ptas_sandbox.webhooks import verify
-from tests.conftest import assert_problem, new_world
-from tests.receivers import Served
+from tests.support.problems import assert_problem
+from tests.support.receivers import Served
+from tests.support.worlds import new_world
 
 
 def fault(world, **body):
@@ -91,7 +92,7 @@ def test_latency_on_the_world_clock_moves_it(world):
 def test_wall_clock_latency_sleeps_outside_the_store_and_is_bounded(system_time):
     slept = []
     app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "FAULT_SLEEP": slept.append})
-    from tests.conftest import Api
+    from tests.support.client import Api
     world = new_world(Api(app.test_client()))
     fault(world, effect={"type": "latency", "seconds": 2.5, "clock": "wall"})
     assert world.api.get("/users").status_code == 200

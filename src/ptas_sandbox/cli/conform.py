@@ -1,0 +1,29 @@
+"""`ptas conform`: the conformance suites against a target."""
+
+import os
+
+
+def add(commands):
+    c = commands.add_parser("conform", help="run the conformance suites against a target")
+    c.add_argument("--target", default="sim", help="`sim` (in-process simulator) or a base URL")
+    c.add_argument("--token", default=os.environ.get("PTAS_TOKEN"), help="a partner token (or PTAS_TOKEN)")
+    c.add_argument("--openapi", help="the target's OpenAPI document, where it does not serve one")
+    c.add_argument("--tags", help="a tag expression, e.g. 'contract and not slow'")
+    c.add_argument("--report-dir", help="where JUnit XML, Cucumber JSON and the summary go")
+    c.add_argument("--slow", action="store_true", help="include @slow scenarios (real waiting)")
+    c.add_argument("--pace", metavar="REQUESTS/SECONDS", default=os.environ.get("PTAS_CONFORM_PACE"),
+                   help="client-side pace on a deployment (default 90/60, under spec §8's 100/60)")
+    c.add_argument("--as-deployment", action="store_true",
+                   help="treat a simulator URL as a deployment: only @contract scenarios, with --token")
+    c.add_argument("--receiver-listen", metavar="HOST:PORT",
+                   help="run a webhook receiver here for the delivery scenarios (e.g. 0.0.0.0:8099)")
+    c.add_argument("--receiver-url", metavar="URL",
+                   help="the receiver's URL as the deployment reaches it (default: http://HOST:PORT/)")
+    c.add_argument("--max-wait", type=float, metavar="SECONDS",
+                   help="how long to wait for imports and notifications on a deployment (default 120)")
+    c.set_defaults(func=conform)
+
+
+def conform(args):
+    from ptas_sandbox.conformance.runner import main as run
+    return run(args)
