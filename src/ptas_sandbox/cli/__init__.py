@@ -10,6 +10,8 @@ import importlib
 import pkgutil
 import sys
 
+from ptas_sandbox import __version__
+
 
 def commands():
     """The subcommand modules of this package, in name order."""
@@ -19,6 +21,7 @@ def commands():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="ptas", description="Payment Transactions Aggregation Service sandbox")
+    parser.add_argument("--version", action="version", version=f"ptas-sandbox {__version__}")
     subcommands = parser.add_subparsers(dest="command", required=True)
     for module in commands():
         module.add(subcommands)

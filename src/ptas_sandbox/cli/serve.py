@@ -1,19 +1,35 @@
 """`ptas serve`: the simulator on waitress, one process."""
 
 import argparse
+import errno
 import os
 import signal
+import sqlite3
 import sys
+
+ENVIRONMENT = """environment:
+  PTAS_ADMIN_KEY   the server's admin key: the server-wide inspector view and resetting every world need it
+  PTAS_URL         where the remote commands (clock, reset, trigger, requests, listen, inspect) find the sandbox
+  PTAS_TOKEN       the partner token they act with (a world's token)
+"""
+
+
+def fail(message):
+    """One line on stderr and exit status 2: a start-up mistake is the user's to fix, not a traceback."""
+    print(f"ptas serve: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def add(commands):
-    s = commands.add_parser("serve", help="run the simulator")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8080)
+    s = commands.add_parser("serve", help="run the simulator", epilog=ENVIRONMENT,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--host", default="127.0.0.1", help="the interface to bind (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=8080, help="the port (default 8080; 0: any free port)")
     s.add_argument("--state", default=os.path.join(".ptas", "sandbox.db"),
                    help="a file keeps the sandbox across restarts; :memory: throws it away")
     s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=int, default=0, help="server seed: world ids and seeds derive from it")
+    s.add_argument("--quiet", action="store_true", help="no access-log line per request")
     s.add_argument("--rate-limit", type=rate, metavar="N/SECONDS",
                    help="the global limit per world (default 100/60, spec §8)")
     s.add_argument("--operation-limit", type=operation_rate, action="append", metavar="OP=N/SECONDS",
@@ -37,7 +53,17 @@ def serve(args):
 
     state = args.state
     if state != ":memory:":
-        os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
+        except OSError as error:
+            fail(f"cannot use the state path {state!r}: {error.strerror or error}")
+        if os.path.isdir(state):
+            fail(f"the state path {state!r} is a folder; give a file, e.g. {os.path.join(state, 'sandbox.db')}")
+    if args.scenario:
+        from ptas_sandbox.simulator.scenarios import catalogue
+        names = [name for name, _ in catalogue()]
+        if args.scenario not in names:
+            fail(f"no scenario named {args.scenario!r}; one of: {', '.join(names)} (see `ptas scenarios`)")
     allow_private = args.allow_private_callbacks
     if allow_private is None:
         allow_private = private_callbacks_default(args.host)
@@ -47,7 +73,10 @@ def serve(args):
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
         config["OPERATION_LIMITS"] = dict(args.operation_limit)
-    app = create_app(config)
+    try:
+        app = create_app(config)
+    except sqlite3.Error as error:
+        fail(f"cannot use the state file {state!r}: {error}")
     from ptas_sandbox.simulator.operations import REGISTRY
     unknown = sorted(set(config.get("OPERATION_LIMITS", {})) - set(REGISTRY))
     if unknown:
@@ -61,12 +90,22 @@ def serve(args):
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
     from waitress import create_server
-    server = create_server(app, host=args.host, port=args.port, threads=8, ident="ptas-sandbox")
+    wsgi = app
+    if not args.quiet:
+        from ._accesslog import AccessLog
+        wsgi = AccessLog(app, sandbox.system_time)
+    try:
+        server = create_server(wsgi, host=args.host, port=args.port, threads=8, ident="ptas-sandbox")
+    except OSError as error:
+        sandbox.close()
+        if error.errno == errno.EADDRINUSE:
+            fail(f"port {args.port} on {args.host} is in use; choose another with --port (0: any free port)")
+        fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
     base = f"http://{args.host}:{server.effective_port}"
     print(f"ptas-sandbox simulator on {base} (state: {state})\n"
           f"  create a world:  curl -X POST {base}/_sandbox/partners\n"
-          f"  OpenAPI:         {base}/openapi.json\n"
-          f"  inspector:       {base}/_sandbox/inspect", flush=True)
+          f"  API reference:   {base}/docs\n"
+          f"  see a world:     ptas inspect | ptas requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
         print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -64,7 +64,7 @@ RETENTION_SECONDS = 7 * 86400   # on the world clock (config JOURNAL_RETENTION_S
 BODY_LIMIT = 4096               # characters of a body kept (config JOURNAL_BODY_LIMIT)
 REDACTED = "[redacted]"
 # Keys whose string values are secrets; `credentials` (an account's provider login) goes whole.
-SECRET_KEYS = {"authorization", "apikey", "api_key", "code", "pin", "otp", "key", "clientsecret"}
+SECRET_KEYS = {"authorization", "apikey", "api_key", "code", "pin", "otp", "key", "clientsecret", "ticket"}
 SECRET_SUFFIXES = ("token", "secret", "password", "passphrase")
 WHOLE_KEYS = {"credentials", "credential"}
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")

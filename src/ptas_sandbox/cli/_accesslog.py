@@ -1,0 +1,34 @@
+"""`ptas serve`'s access log: one line per request (`--quiet` turns it off), secrets in query strings masked."""
+
+import sys
+import time
+
+from ptas_sandbox.simulator.journal.models import redact_query
+from ptas_sandbox.simulator.timestamps import render
+
+
+class AccessLog:
+    """WSGI middleware: `TIME CLIENT METHOD PATH STATUS DURATION` once the response is sent."""
+
+    def __init__(self, app, clock, stream=None):
+        self.app, self.clock, self.stream = app, clock, stream or sys.stdout
+
+    def __call__(self, environ, start_response):
+        started = time.perf_counter()
+        seen = {}
+
+        def record_status(status, headers, exc_info=None):
+            seen["status"] = status.split(" ", 1)[0]
+            return start_response(status, headers, exc_info)
+
+        body = self.app(environ, record_status)
+        try:
+            yield from body
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+            query = redact_query(environ.get("QUERY_STRING", ""))
+            path = environ.get("PATH_INFO", "") + (f"?{query}" if query else "")
+            print(f"{render(self.clock())[:23]}Z {environ.get('REMOTE_ADDR', '-')} {environ.get('REQUEST_METHOD')} "
+                  f"{path} {seen.get('status', '-')} {(time.perf_counter() - started) * 1000:.1f}ms",
+                  file=self.stream, flush=True)

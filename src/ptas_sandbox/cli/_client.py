@@ -1,0 +1,69 @@
+"""What every remote command shares: where the sandbox is (--url/PTAS_URL), whose world (--token/PTAS_TOKEN),
+and one-line errors instead of tracebacks (exit 2 when the sandbox cannot be reached or asked, 1 when it refuses)."""
+
+import os
+import sys
+
+import requests
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+PREFIX = "/partner/v2"
+
+
+class Failed(Exception):
+    """A one-line reason the command stopped, and its exit status."""
+
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.status = status
+
+
+def add_target(parser, token=True):
+    parser.add_argument("--url", default=os.environ.get("PTAS_URL", DEFAULT_URL),
+                        help=f"the sandbox's base URL (or PTAS_URL; default {DEFAULT_URL})")
+    if token:
+        parser.add_argument("--token", default=os.environ.get("PTAS_TOKEN"),
+                            help="a partner token of the world (or PTAS_TOKEN)")
+
+
+def run(name, function):
+    """The command function behind argparse: errors become one line on stderr and an exit status."""
+    def command(args):
+        try:
+            return function(Sandbox(args), args) or 0
+        except Failed as failure:
+            print(f"ptas {name}: {failure}", file=sys.stderr)
+            return failure.status
+        except KeyboardInterrupt:
+            return 130
+    return command
+
+
+class Sandbox:
+    def __init__(self, args):
+        self.url = args.url.rstrip("/")
+        self.token = getattr(args, "token", None)
+        self.session = requests.Session()
+
+    def call(self, method, path, *, auth=True, expect=(200,), **kw):
+        """JSON of a call; Failed with the problem's title and detail when the status is not expected."""
+        headers = dict(kw.pop("headers", {}))
+        if auth:
+            if not self.token:
+                raise Failed("give a partner token of the world with --token or PTAS_TOKEN", 2)
+            headers["Authorization"] = f"Bearer {self.token}"
+        url = self.url + (path if path.startswith("/_sandbox") else PREFIX + path)
+        try:
+            response = self.session.request(method, url, headers=headers, timeout=30, **kw)
+        except requests.ConnectionError:
+            raise Failed(f"cannot reach the sandbox at {self.url} (is `ptas serve` running? see --url)", 2) from None
+        except requests.RequestException as error:
+            raise Failed(f"{method} {url} failed: {error}", 2) from None
+        if response.status_code not in expect:
+            try:
+                body = response.json()
+                reason = f"{body.get('title', '')}: {body.get('detail', '')}".strip(": ")
+            except ValueError:
+                reason = response.text[:200]
+            raise Failed(f"{method} {path} answered {response.status_code} {reason}")
+        return response.json() if response.content else None

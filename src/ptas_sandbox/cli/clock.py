@@ -1,0 +1,34 @@
+"""`ptas clock [advance 1h|set TS|freeze|thaw]`: show or move the world clock of a running sandbox."""
+
+import re
+
+from ._client import Failed, add_target, run
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+def duration(text):
+    """Seconds of `90`, `90s`, `15m`, `1h`, `2d`, `1w` (or `1h30m`)."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip().lower())
+    if not parts or "".join(n + u for n, u in parts) != text.strip().lower():
+        raise Failed(f"{text!r} is not a duration: write 90, 90s, 15m, 1h, 2d or 1h30m", 2)
+    return sum(float(n) * UNITS[u or "s"] for n, u in parts)
+
+
+def clock(sandbox, args):
+    action, value = args.action, args.value
+    if action is None:
+        body = sandbox.call("GET", "/_sandbox/clock")
+    else:
+        if action in ("advance", "set") and not value:
+            raise Failed(f"`ptas clock {action}` needs a value, e.g. `ptas clock advance 1h`", 2)
+        request = {"advance": lambda: {"advance": duration(value)}, "set": lambda: {"set": value},
+                   "freeze": lambda: {"freeze": True}, "thaw": lambda: {"freeze": False}}[action]()
+        body = sandbox.call("POST", "/_sandbox/clock", json=request)
+    print(f"{body['now']} ({'frozen' if body['frozen'] else 'running'})")
+
+
+def add(commands):
+    c = commands.add_parser("clock", help="show or move the world clock of a running sandbox")
+    c.add_argument("action", nargs="?", choices=["advance", "set", "freeze", "thaw"])
+    c.add_argument("value", nargs="?", help="advance: a duration (90s, 15m, 1h, 2d); set: an ISO 8601 instant")
+    add_target(c)
+    c.set_defaults(func=run("clock", clock))

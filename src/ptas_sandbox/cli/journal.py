@@ -1,0 +1,41 @@
+"""`ptas requests`: the world's request journal, newest last; `--follow` keeps printing new calls (tail -f)."""
+
+import time
+
+from ._client import add_target, run
+
+
+def line(entry):
+    token = f"{entry['token']['kind']} {entry['token']['id'][:8]}" if entry.get("token") else "-"
+    query = f"?{entry['query']}" if entry.get("query") else ""
+    return (f"#{entry['id']:<5} {entry['at'][:23]}  {entry['status']}  {entry['method']:6} {entry['path']}{query}  "
+            f"{entry['operationId']}  {entry['latencyMs']:.1f}ms  {token}")
+
+
+def show(sandbox, args):
+    filters = {k: v for k, v in {"operationId": args.operation, "status": args.status,
+                                 "tokenId": args.token_id}.items() if v}
+    page = sandbox.call("GET", "/_sandbox/requests", params={**filters, "pageSize": args.limit})
+    entries = list(reversed(page["requests"]))
+    for entry in entries:
+        print(line(entry), flush=True)
+    last = entries[-1]["id"] if entries else 0
+    while args.follow:
+        time.sleep(args.interval)       # polling a remote sandbox for what others do: the only way to tail
+        page = sandbox.call("GET", "/_sandbox/requests", params={**filters, "order": "asc", "after": last,
+                                                                 "pageSize": 1000})
+        for entry in page["requests"]:
+            print(line(entry), flush=True)
+            last = entry["id"]
+
+
+def add(commands):
+    p = commands.add_parser("requests", help="show the world's request journal (tail it with --follow)")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing new requests")
+    p.add_argument("-n", "--limit", type=int, default=20, help="how many recent requests (default 20)")
+    p.add_argument("--operation", help="only this operationId")
+    p.add_argument("--status", help="only this status (404) or class (4xx)")
+    p.add_argument("--token-id", help="only calls made with this token id")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between polls with --follow")
+    add_target(p)
+    p.set_defaults(func=run("requests", show))

@@ -1,0 +1,145 @@
+"""The remote commands (`ptas clock/reset/trigger/requests/listen/inspect`) against a sandbox served over HTTP,
+and `ptas --version`: what they print, and one-line errors instead of tracebacks."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+
+import pytest
+import requests
+from werkzeug.serving import make_server
+
+from ptas_sandbox.cli import main
+from ptas_sandbox.webhooks import verify
+from tests.support.receivers import Receiver
+
+
+@pytest.fixture
+def live(app):
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.fixture
+def token(live):
+    return requests.post(f"{live}/_sandbox/partners", json={"name": "CLI"}, timeout=10).json()["accessToken"]
+
+
+def ptas(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and re.fullmatch(r"ptas-sandbox \d+\.\d+\.\d+\S*\n", capsys.readouterr().out)
+
+
+def test_clock_shows_and_moves_the_world_clock(capsys, live, token):
+    target = ["--url", live, "--token", token]
+    status, out, _ = ptas(capsys, "clock", *target)
+    assert status == 0 and out.endswith("(running)\n")
+    status, out, _ = ptas(capsys, "clock", "freeze", *target)
+    frozen_at = out.split()[0]
+    assert status == 0 and out.endswith("(frozen)\n")
+    _, out, _ = ptas(capsys, "clock", "advance", "1h30m", *target)
+    assert out.split()[0][11:16] != frozen_at[11:16]
+    _, out, _ = ptas(capsys, "clock", "set", "2031-02-03T04:05:06Z", *target)
+    assert out.startswith("2031-02-03T04:05:06")
+    _, out, _ = ptas(capsys, "clock", "thaw", *target)
+    assert out.endswith("(running)\n")
+
+
+def test_the_environment_gives_url_and_token(capsys, live, token, monkeypatch):
+    monkeypatch.setenv("PTAS_URL", live)
+    monkeypatch.setenv("PTAS_TOKEN", token)
+    assert ptas(capsys, "clock")[0] == 0
+
+
+def test_errors_are_one_line(capsys, live, token):
+    status, out, err = ptas(capsys, "clock", "advance", "soon", "--url", live, "--token", token)
+    assert status == 2 and err.count("\n") == 1 and "not a duration" in err
+    status, _, err = ptas(capsys, "clock", "--url", live, "--token", "not-a-token")
+    assert status == 1 and err.startswith("ptas clock: GET /_sandbox/clock answered 401") and err.count("\n") == 1
+    status, _, err = ptas(capsys, "reset", "--url", live, "--token", "")
+    assert status == 2 and "PTAS_TOKEN" in err
+    status, _, err = ptas(capsys, "requests", "--url", "http://127.0.0.1:9", "--token", token)
+    assert status == 2 and "cannot reach" in err
+    status, _, err = ptas(capsys, "trigger", "Nope", "--url", live, "--token", token)
+    assert status == 2 and "AccountCreated" in err
+
+
+def test_reset_wipes_the_world(capsys, live, token):
+    auth = {"Authorization": f"Bearer {token}"}
+    requests.post(f"{live}/partner/v2/users", json={"name": "Gone"}, headers=auth, timeout=10)
+    status, out, _ = ptas(capsys, "reset", "--url", live, "--token", token)
+    assert status == 0 and out.startswith("reset: ")
+    assert requests.get(f"{live}/partner/v2/users", headers=auth, timeout=10).json() in ([], {"items": []}) or \
+        "Gone" not in requests.get(f"{live}/partner/v2/users", headers=auth, timeout=10).text
+
+
+def test_trigger_fires_and_delivers_a_test_event(capsys, live, token):
+    auth = {"Authorization": f"Bearer {token}"}
+    requests.post(f"{live}/partner/v2/webhooks", headers=auth, timeout=10,
+                  json={"callbackUrl": f"{live}/_sandbox/echo/cli", "events": ["AccountCreated"]})
+    status, out, _ = ptas(capsys, "trigger", "account.created", "--url", live, "--token", token)
+    assert status == 0 and "AccountCreated test event" in out and "succeeded 200" in out
+    assert len(requests.get(f"{live}/_sandbox/echo/cli", headers=auth, timeout=10).json()["captures"]) == 1
+
+
+def test_requests_prints_the_journal_oldest_first(capsys, live, token):
+    auth = {"Authorization": f"Bearer {token}"}
+    requests.post(f"{live}/partner/v2/users", json={"name": "Jane"}, headers=auth, timeout=10)
+    requests.get(f"{live}/partner/v2/users/nobody", headers=auth, timeout=10)
+    status, out, _ = ptas(capsys, "requests", "--url", live, "--token", token)
+    lines = out.splitlines()
+    assert status == 0 and [re.search(r"  (\w+)  \d", line).group(1) for line in lines] == [
+        "SandboxCreatePartner", "CreateUser", "GetUser"]
+    assert " 404  GET    /partner/v2/users/nobody" in lines[-1]
+    _, out, _ = ptas(capsys, "requests", "--status", "4xx", "--url", live, "--token", token)
+    assert len(out.splitlines()) == 1 and token not in out
+
+
+def test_inspect_prints_a_link_that_works_once(capsys, live, token):
+    status, out, _ = ptas(capsys, "inspect", "--url", live, "--token", token)
+    url = out.splitlines()[0]
+    assert status == 0 and url.startswith(f"{live}/_sandbox/inspect/login?ticket=") and token not in url
+    session = requests.Session()
+    assert session.get(url, timeout=10).status_code == 200           # followed to the requests tab
+    assert requests.get(url, timeout=10).status_code == 401
+
+
+def test_listen_forwards_signed_notifications(live, token):
+    receiver = Receiver()
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "listen", "--forward-to", receiver.url,
+                                "--url", live, "--token", token, "--interval", "0.05", "--max-events", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        ready = process.stdout.readline()
+        assert ready.startswith("Ready"), ready + process.stdout.read()
+        secret = re.search(r"secret: (\S+)", process.stdout.readline()).group(1)
+        requests.post(f"{live}/partner/v2/testevents/accountcreated", timeout=10,
+                      headers={"Authorization": f"Bearer {token}"})
+        assert process.wait(30) == 0
+        log = process.stdout.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        receiver.close()
+    assert "AccountCreated" in log and f"-> {receiver.url}  200" in log
+    [got] = receiver.requests
+    assert json.loads(got["body"])["eventType"] == "AccountCreated"
+    headers = {k.lower(): v for k, v in got["headers"].items()}
+    assert verify(secret, headers, got["body"], tolerance_seconds=None)["eventType"] == "AccountCreated"
+    hooks = requests.get(f"{live}/partner/v2/webhooks", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert "ptas listen" not in hooks.text          # its webhook is gone when it stops

@@ -1,0 +1,103 @@
+"""`ptas serve` as a newcomer meets it: an access-log line per request (`--quiet` off), one-line errors for the
+usual start-up mistakes, and every flag and environment variable in `--help` and the README."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+
+from ptas_sandbox.cli import main
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+ENVIRONMENT = ("PTAS_ADMIN_KEY", "PTAS_URL", "PTAS_TOKEN")
+
+
+def start(tmp_path, *options):
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", "0", "--state",
+                                ":memory:", *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    first = process.stdout.readline()
+    match = re.search(r"simulator on (http://\S+)", first)
+    assert match, first + (process.stdout.read() if process.poll() is not None else "")
+    return process, match.group(1)
+
+
+def stop(process):
+    process.terminate()
+    process.wait(10)
+    return process.stdout.read()
+
+
+def test_one_access_log_line_per_request_with_secrets_masked(tmp_path):
+    process, base = start(tmp_path)
+    try:
+        requests.get(f"{base}/_sandbox/health", timeout=5)
+        requests.get(f"{base}/_sandbox/inspect/login?ticket=s3cr3t", timeout=5)
+    finally:
+        output = stop(process)
+    lines = [line for line in output.splitlines() if " GET /" in line]
+    assert len(lines) == 2 and re.search(r"127\.0\.0\.1 GET /_sandbox/health 200 \d+\.\dms$", lines[0])
+    assert "s3cr3t" not in output and "ticket=[redacted]" in lines[1]
+
+
+def test_quiet_turns_the_access_log_off(tmp_path):
+    process, base = start(tmp_path, "--quiet")
+    try:
+        requests.get(f"{base}/_sandbox/health", timeout=5)
+    finally:
+        output = stop(process)
+    assert "/_sandbox/health" not in output
+
+
+def run_serve(tmp_path, *options):
+    return subprocess.run([sys.executable, "-m", "ptas_sandbox.cli", "serve", *options], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+
+
+def assert_one_line(done, words):
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("ptas serve: ") and words in done.stderr
+
+
+def test_a_port_in_use_is_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert_one_line(run_serve(tmp_path, "--port", str(port), "--state", ":memory:"), "is in use")
+
+
+def test_an_unknown_scenario_is_one_line(tmp_path):
+    assert_one_line(run_serve(tmp_path, "--scenario", "nope", "--state", ":memory:"), "no scenario named 'nope'")
+
+
+def test_a_bad_state_path_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    assert_one_line(run_serve(tmp_path, "--state", str(tmp_path / "file" / "sandbox.db")), "cannot use the state")
+    assert_one_line(run_serve(tmp_path, "--state", str(tmp_path)), "is a folder")
+    (tmp_path / "junk.db").write_bytes(b"this is no database" * 100)
+    assert_one_line(run_serve(tmp_path, "--port", "0", "--state", str(tmp_path / "junk.db")), "cannot use the state")
+
+
+def serve_flags(capsys):
+    try:
+        main(["serve", "--help"])
+    except SystemExit:
+        pass
+    text = capsys.readouterr().out
+    return text, sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", text)) - {"--help"})
+
+
+def test_every_serve_flag_and_variable_is_in_help_and_readme(capsys):
+    text, flags = serve_flags(capsys)
+    assert {"--port", "--state", "--quiet", "--scenario"} <= set(flags)
+    readme = README.read_text()
+    for name in ENVIRONMENT:
+        assert name in text and name in readme, name
+    missing = [flag for flag in flags if f"`{flag}" not in readme]
+    assert not missing, f"README does not mention {missing}"
