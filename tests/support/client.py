@@ -29,6 +29,11 @@ class Api:
     def __init__(self, client, token=None, prefix=PREFIX):
         self.client, self.token, self.prefix = client, token, prefix
 
+    @property
+    def base(self):
+        """The server's base URL over HTTP (`""` in-process, where paths are the whole address)."""
+        return getattr(self.client, "base", "")
+
     def as_(self, token):
         return Api(self.client, token, self.prefix)
 

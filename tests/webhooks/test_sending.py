@@ -213,7 +213,7 @@ def test_literal_refusal_does_not_resolve_names():
 @pytest.mark.parametrize("host, allowed", [("127.0.0.1", True), ("localhost", True), ("::1", True),
                                            ("0.0.0.0", False), ("192.168.1.20", False)])
 def test_serve_allows_private_callbacks_only_on_a_loopback_bind(host, allowed):
-    from ptas_sandbox.cli import private_callbacks_default
+    from ptas_sandbox.cli.serve import private_callbacks_default
     assert private_callbacks_default(host) is allowed
 
 
