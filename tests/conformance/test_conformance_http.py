@@ -96,7 +96,7 @@ def test_a_deployment_runs_only_contract_scenarios_and_cleans_up_after_itself(si
     output = capsys.readouterr().out
     assert status == 0, output[-4000:]
     assert "(deployment, token " in output and token not in output
-    assert "needs 86401 s to pass: only a simulator can move time" in output
+    assert "@slow: waits in real time; opt in with --slow" in output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert all(s["outcome"] != "failed" for s in summary["scenarios"])
     assert any(s["outcome"] == "passed" and s["area"] == "auth" for s in summary["scenarios"])

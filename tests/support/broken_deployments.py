@@ -213,3 +213,51 @@ def old_test_paths_served(environ, status, headers, body):
     """The test paths under /webhooks still answer (spec §4.2 note 6: removed, moved to /testevents)."""
     if re.search(r"/webhooks/test-", environ["PATH_INFO"]):
         return "200 OK", [("Content-Type", "application/json")], b"{}"
+
+
+# -- notifications (spec §6): the deployment's outgoing side -------------------------------------------------------
+class Outgoing:
+    """A deployment whose notifications change on their way out: `change(payload)` gives the payloads to send
+    instead (none, one, or more). Applied to the simulator's webhook sender; needs its dispatcher running."""
+
+    config = {"START_SERVICES": True}
+
+    def __init__(self, change):
+        self.change = change
+        self.__name__ = change.__name__
+
+    def apply(self, app):
+        from ptas_sandbox.simulator.webhooks.dispatcher import Dispatcher
+        dispatcher = next(s for s in app.extensions["ptas"].services if isinstance(s, Dispatcher))
+        send = dispatcher.sender.send
+
+        def changed_send(url, body, headers):
+            outcome = None
+            for payload in self.change(json.loads(body)):
+                outcome = send(url, json.dumps(payload).encode(), headers)
+            if outcome is None:         # nothing sent, yet the service records a success
+                from ptas_sandbox.simulator.webhooks.sender import Outcome
+                outcome = Outcome(204, {}, "")
+            return outcome
+        dispatcher.sender.send = changed_send
+
+
+def test_events_never_sent(payload):
+    """The test endpoints answer, but no test notification leaves (spec §4.2, §6)."""
+    return [] if payload.get("isTest") or (payload.get("data") or {}).get("isTest") else [payload]
+
+
+def notifications_without_errors(payload):
+    """Account objects in notifications without errors and warnings (spec §6)."""
+    account = (payload.get("data") or {}).get("account")
+    if isinstance(account, dict):
+        account.pop("errors", None)
+        account.pop("warnings", None)
+    return [payload]
+
+
+def retired_kind_still_sent(payload):
+    """Every AccountUpdated is also sent as the retired AccountError (spec §6: no longer triggered)."""
+    if payload.get("eventType") == "AccountUpdated":
+        return [payload, {**payload, "eventType": "AccountError"}]
+    return [payload]

@@ -73,7 +73,9 @@ class Deployment:
 
     def __init__(self, **config):
         self.clock = Clock()
-        self.app = create_app({"STATE": ":memory:", "START_SERVICES": False, "SYSTEM_TIME": self.clock, **config})
+        # The token a QA team is given lives long: the run's waits (48 h for reports) must not outlive it.
+        self.app = create_app({"STATE": ":memory:", "START_SERVICES": False, "SYSTEM_TIME": self.clock,
+                               "INITIAL_TOKEN_LIFETIME": 365 * 86400, **config})
         world = self.app.test_client().post("/_sandbox/partners", json={"name": "Staging partner"}).json
         self.token, self.world = world["accessToken"], world
 

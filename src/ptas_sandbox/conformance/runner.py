@@ -72,6 +72,20 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
             chosen.close()
         return 2
     chosen.options = dict(options or {})
+    receiver = None
+    if chosen.options.get("receiver_listen"):
+        from .receiver import Receiver
+        try:
+            receiver = Receiver(chosen.options["receiver_listen"], chosen.options.get("receiver_url"))
+        except (OSError, ValueError) as error:
+            print(f"ptas conform: cannot listen on {chosen.options['receiver_listen']}: {error}", file=out)
+            return 2
+        chosen.receiver = receiver
+        print(f"ptas conform: webhook receiver listening on {chosen.options['receiver_listen']}, given to the "
+              f"target as {receiver.base}/…", file=out, flush=True)
+    elif chosen.options.get("receiver_url"):
+        print("ptas conform: --receiver-url needs --receiver-listen (where the harness itself listens)", file=out)
+        return 2
     reporter = Reporter(out, chosen, slow, tags_expression, only)
     with tempfile.TemporaryDirectory(prefix="ptas-conform-") as work:
         suite = os.path.join(work, "test_conformance_suite.py")
@@ -95,6 +109,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
         try:
             status = pytest.main(arguments, plugins=[ChosenTarget(chosen, slow), reporter])
         finally:
+            if receiver is not None:
+                receiver.close()
             if app is None:
                 chosen.close()
     summary = reporter.summary()

@@ -45,6 +45,7 @@ class Target:
         self.token = token              # the partner token given to the run (deployments)
         self.app = app
         self.options = {}               # what the steps read beyond the target: receiver, budgets (runner sets it)
+        self.receiver = None            # the webhook receiver the run listens with (--receiver-listen)
         # How the harness waits (pacing, Retry-After, time passing on a deployment): real time, or a clock the
         # project's tests move instead, so the deployment mode runs paced and @slow without real waiting.
         self.monotonic, self.sleep = time.monotonic, time.sleep

@@ -110,7 +110,7 @@ Feature: A partner's own tokens
     When "brief" reads the partner's settings
     Then the request is refused as unauthorized
 
-  @contract
+  @contract @slow
   Scenario: A token lasting more than an hour expires after its lifetime
     Given a token "watcher" with scope "partner:read" lasting 31536000 seconds
     And a token "day" with scope "partner:read" lasting 86400 seconds

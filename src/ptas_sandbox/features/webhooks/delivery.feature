@@ -1,0 +1,41 @@
+@webhooks @spec-6
+Feature: Webhooks through the target's own document, notifications at a receiver the harness runs
+  The webhook interface gives webhooks a callback URL and event kinds without naming their fields (spec §2, §6):
+  the harness builds them from the target's document. The five test endpoints send a notification of their
+  kind; account, report and data-import objects in notifications carry errors and warnings; the retired kinds
+  are no longer triggered (spec §4.2, §6, §9 webhook history). On a deployment the notifications go to the
+  harness's receiver (--receiver-listen, --receiver-url); without one these scenarios skip.
+
+  Background:
+    Given a partner
+
+  @contract
+  Scenario: A webhook is created, read, listed, changed and deleted
+    When I subscribe a webhook to every active event kind, sent to the receiver
+    Then the webhook can be read back and is listed
+    When I change the webhook to AccountCreated notifications only
+    Then reading the webhook shows AccountCreated notifications only
+    When I delete the webhook
+    Then the webhook is no longer listed or read
+
+  @contract
+  Scenario Outline: A test <kind> notification reaches the receiver
+    Given a webhook for <kind> notifications sent to the receiver
+    When I send a test <kind> notification
+    Then the receiver gets a <kind> notification
+    And every account, report and data-import object in them carries errors and warnings
+
+    Examples:
+      | kind                 |
+      | AccountCreated       |
+      | AccountUpdated       |
+      | AccountDeleted       |
+      | TransactionsImported |
+      | AccountTypeUpdated   |
+
+  @contract
+  Scenario: The five test events arrive and no retired kind is sent
+    Given a webhook for every active kind of notifications sent to the receiver
+    When I send a test notification of every active kind
+    Then the receiver gets one notification of each active kind and none of a retired kind
+    And every account, report and data-import object in them carries errors and warnings
