@@ -92,10 +92,10 @@ class EchoReceiver:
         return f"{self.base}/_sandbox/echo/{inbox}", inbox
 
     def received(self, inbox):
+        # The control API's paths are fixed (DESIGN.md), whatever the target's document lists.
         client, token = self.scene.client, self.scene.token
-        self.scene.must(client.call("SandboxFlushWebhooks", token=token), "deliver due notifications")
-        reply = self.scene.must(client.call("SandboxEchoCaptures", token=token, params={"bin": inbox}),
-                                "read the echo bin")
+        self.scene.must(client.request("POST", "/_sandbox/webhooks/flush", token=token), "deliver due notifications")
+        reply = self.scene.must(client.request("GET", f"/_sandbox/echo/{inbox}", token=token), "read the echo bin")
         captures = reply.body.get("captures", []) if isinstance(reply.body, dict) else []
         out = []
         for capture in captures:

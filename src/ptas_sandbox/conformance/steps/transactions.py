@@ -267,3 +267,32 @@ def one_without(scene, excluded_from, kind):
     check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the transaction, got "
           f"{scene.reply.describe()}")
     without_marked(scene, excluded_from, kind, [scene.reply.body])
+
+
+POLL_SECONDS = 10
+
+
+@when(phrase('the account "{label}" has received its transactions'))
+def received_transactions(scene, label):
+    """Spec §1 capability 5: transactions arrive "from a few seconds up to hours" after CreateAccount. A simulator
+    moves its clock a minute; on a deployment the harness reads the account's statistics every 10 s until its
+    count is above zero and holds still, within the --max-wait budget (a @slow scenario)."""
+    if scene.target.simulator:
+        scene.time_passes(60)
+        return
+    scene.time_passes(0)        # the @slow and --slow rules of waiting on a deployment
+    budget = float(scene.target.options.get("max_wait") or 300)
+    waited, last = 0.0, None
+    while True:
+        reply = scene.client.call("GetAccount", token=scene.token, params={"id": account_id(scene, label)})
+        statistics = reply.body.get("statistics") if reply.ok and isinstance(reply.body, dict) else None
+        count = statistics.get("count") if isinstance(statistics, dict) else None
+        if count and count == last:
+            return
+        if waited >= budget:
+            if count:
+                return
+            pytest.skip(f"no transactions arrived within {budget:g} s of waiting (--max-wait)")
+        last = count
+        scene.target.sleep(POLL_SECONDS)
+        waited += POLL_SECONDS

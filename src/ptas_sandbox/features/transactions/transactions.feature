@@ -10,21 +10,21 @@ Feature: Transactions of an account
 
   @contract @slow
   Scenario: Transactions carry what the spec names
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I read the transactions of the account "shop"
     Then the transactions carry their creation time, order number, booking text and fields
     And every transaction carries its TransactionType
 
   @contract @slow
   Scenario: Paging shows every transaction once, as many as the account counts
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I page through every transaction of the account "shop"
     Then every transaction was seen once
     And the account "shop" counts as many transactions as the pages held
 
   @contract @slow
   Scenario: excludeDeprecatedFields removes deprecated fields
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I read the transactions of the account "shop" without deprecated fields
     Then no transaction lists a field the target marks deprecated
 
@@ -36,13 +36,13 @@ Feature: Transactions of an account
 
   @contract @slow
   Scenario: excludeMappedFields removes fields mapped to fixed transaction fields
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I read the transactions of the account "shop" without mapped fields
     Then no transaction lists a field the target marks mapped
 
   @contract @slow
   Scenario: GetTransaction reads one transaction
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I read the first transaction of the account "shop" on its own
     Then it is the same transaction
 
@@ -54,7 +54,7 @@ Feature: Transactions of an account
 
   @contract @slow
   Scenario: TriggerAccountRefresh re-reads transactions from a start date
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I ask the account "shop" to re-read its transactions from 7 days ago
     Then the request succeeds
 
@@ -72,26 +72,26 @@ Feature: Transactions of an account
 
   @contract @slow
   Scenario: Paging reaches the last page, which has no next page
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I page through every transaction of the account "shop"
     Then the last page was reached and has no next page
 
   @contract @slow
   Scenario: The second page refers back to the first
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I read the first two pages of the transactions of the account "shop"
     Then the second page's previousPageReference leads back to the first page
 
   @contract @slow
   Scenario: The createdAt search finds the transactions from that time on
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I search the transactions of the account "shop" created since a later one
     Then every transaction found was created at or after that time
     And the search left out the earlier transactions
 
   @contract @slow
   Scenario Outline: GetTransaction honours the exclude flag for <kind> fields
-    When 60 seconds pass
+    When the account "shop" has received its transactions
     And I read a transaction of the account "shop" with a <kind> field on its own without <kind> fields
     Then the transaction lists no field the target marks <kind>
 
