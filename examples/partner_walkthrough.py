@@ -4,6 +4,7 @@ World -> long-lived token -> user -> account from the type's accountFields -> ti
 -> OAuth2 account -> webhook on the built-in echo with a verified signature. Prints each step.
 """
 
+import re
 import sys
 from urllib.parse import parse_qs, urlparse
 
@@ -65,7 +66,11 @@ def walk(base_url, say=print):
 
     start = sb.call("POST", "/oauth", token=user_token, json={"accountTypeId": "dummy-auth",
                                                              "redirectUrl": "https://app.example/done"})
-    back = requests.post(start["redirectUrl"], data={"decision": "approve"}, allow_redirects=False, timeout=30)
+    browser = requests.Session()       # the consent page's form carries a token bound to the page's cookie
+    consent = browser.get(start["redirectUrl"], timeout=30).text
+    token = re.search(r'name="csrfToken" value="([^"]+)"', consent).group(1)
+    back = browser.post(start["redirectUrl"], data={"decision": "approve", "csrfToken": token},
+                        allow_redirects=False, timeout=30)
     status = parse_qs(urlparse(back.headers["Location"]).query)["status"][0]
     assert status == back.headers["X-Service-AuthStatus"] == "Success"
     oauth_account = sb.call("POST", "/accounts", token=user_token,

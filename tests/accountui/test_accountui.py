@@ -11,6 +11,7 @@ from ptas_sandbox.simulator.accountui import models
 from ptas_sandbox.simulator.oauth import models as oauth
 from ptas_sandbox.simulator.pages import ENV
 from tests.support.problems import assert_problem
+from tests.support.pages import post_form
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_the_page_form_creates_a_dummy_account(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"])
     html = client.get(path(session)).get_data(as_text=True)
     assert 'name="username"' in html and 'type="password"' in html
-    done = client.post(path(session), data={"accountTypeId": "dummy", "username": "jane", "password": "pw",
+    done = post_form(client, path(session), data={"accountTypeId": "dummy", "username": "jane", "password": "pw",
                                             "action": "submit"})
     assert done.status_code == 200 and "Account connected" in done.get_data(as_text=True)
     read = world.api.get(f"/accountui/{session['id']}").json
@@ -62,16 +63,16 @@ def test_several_types_offer_a_choice_first(client, world, user):
 def test_the_page_connects_an_oauth_account_through_the_provider(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
     assert 'id="connect"' in client.get(path(session)).get_data(as_text=True)
-    to_provider = client.post(path(session) + "/connect", data={"accountTypeId": "dummy-auth"})
+    to_provider = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"})
     assert to_provider.status_code == 302 and "/oauth/consent/" in to_provider.headers["Location"]
-    back = client.post(urlsplit(to_provider.headers["Location"]).path, data={"decision": "approve"})
+    back = post_form(client, urlsplit(to_provider.headers["Location"]).path, data={"decision": "approve"})
     assert back.status_code == 302 and back.headers["X-Service-AuthStatus"] == "Success"
     returned = urlsplit(back.headers["Location"])
     assert returned.path == path(session)
     query = {k: v[0] for k, v in parse_qs(returned.query).items()}
     html = client.get(returned.path + "?" + returned.query).get_data(as_text=True)
     assert 'id="auth-connected"' in html and f'value="{query["reference"]}"' in html
-    done = client.post(path(session), data={"accountTypeId": "dummy-auth", "authReference": query["reference"],
+    done = post_form(client, path(session), data={"accountTypeId": "dummy-auth", "authReference": query["reference"],
                                             "shopName": "Jane's shop"})
     assert done.status_code == 200, done.get_data(as_text=True)
     read = world.api.get(f"/accountui/{session['id']}").json
@@ -80,8 +81,8 @@ def test_the_page_connects_an_oauth_account_through_the_provider(client, world, 
 
 def test_a_failed_authorization_is_shown_and_can_be_retried(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
-    consent = client.post(path(session) + "/connect", data={"accountTypeId": "dummy-auth"}).headers["Location"]
-    back = client.post(urlsplit(consent).path, data={"decision": "outcome", "outcome": "notfound",
+    consent = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"}).headers["Location"]
+    back = post_form(client, urlsplit(consent).path, data={"decision": "outcome", "outcome": "notfound",
                                                      "message": "<img src=x onerror=alert(1)>"})
     html = client.get(urlsplit(back.headers["Location"]).path + "?" + urlsplit(back.headers["Location"]).query)
     text = html.get_data(as_text=True)
@@ -97,7 +98,7 @@ def test_a_forged_reference_in_the_return_query_is_not_taken(client, world, user
 
 def test_submitting_without_authorization_shows_the_error_and_keeps_the_session(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
-    response = client.post(path(session), data={"accountTypeId": "dummy-auth", "authReference": "made-up"})
+    response = post_form(client, path(session), data={"accountTypeId": "dummy-auth", "authReference": "made-up"})
     assert response.status_code == 400 and 'id="error"' in response.get_data(as_text=True)
     read = world.api.get(f"/accountui/{session['id']}").json
     assert read["status"] == "Pending" and read["error"]
@@ -109,14 +110,14 @@ def test_submitting_without_authorization_shows_the_error_and_keeps_the_session(
                                   {"accountTypeId": "dummy", "username": "jane", "password": "pw", "action": "x"}])
 def test_forged_or_missing_fixed_fields_are_a_400_page(client, world, user, form):
     session = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"])
-    response = client.post(path(session), data=form)
+    response = post_form(client, path(session), data=form)
     assert response.status_code == 400 and response.mimetype == "text/html"
     assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Pending"
 
 
 def test_missing_credentials_show_the_form_again_without_the_secret(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"])
-    response = client.post(path(session), data={"accountTypeId": "dummy", "username": "<b>jane</b>",
+    response = post_form(client, path(session), data={"accountTypeId": "dummy", "username": "<b>jane</b>",
                                                 "password": ""})
     html = response.get_data(as_text=True)
     assert response.status_code == 400 and 'id="error"' in html
@@ -127,7 +128,7 @@ def test_missing_credentials_show_the_form_again_without_the_secret(client, worl
 def test_cancel_fails_the_session_and_redirects_with_the_result(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"],
                            redirectUrl="https://app.example/back")
-    response = client.post(path(session), data={"accountTypeId": "dummy", "action": "cancel"})
+    response = post_form(client, path(session), data={"accountTypeId": "dummy", "action": "cancel"})
     assert response.status_code == 302
     query = parse_qs(urlsplit(response.headers["Location"]).query)
     assert query["status"] == ["Failed"] and query["sessionId"] == [session["id"]]
@@ -137,11 +138,11 @@ def test_cancel_fails_the_session_and_redirects_with_the_result(client, world, u
 
 def test_an_update_session_updates_the_given_account(client, world, user):
     created = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"])
-    client.post(path(created), data={"accountTypeId": "dummy", "username": "jane", "password": "pw"})
+    post_form(client, path(created), data={"accountTypeId": "dummy", "username": "jane", "password": "pw"})
     account_id = world.api.get(f"/accountui/{created['id']}").json["accountId"]
     update = open_session(world.api, accountId=account_id, userId=user["id"])
     assert update["accountTypeIds"] == ["dummy"] and update["mode"] == "Update"
-    done = client.post(path(update), data={"accountTypeId": "dummy", "password": "new"})
+    done = post_form(client, path(update), data={"accountTypeId": "dummy", "password": "new"})
     assert done.status_code == 200, done.get_data(as_text=True)
     read = world.api.get(f"/accountui/{update['id']}").json
     assert read["status"] == "Completed" and read["accountId"] == account_id
@@ -219,22 +220,22 @@ def test_posted_values_become_credentials_numbers_parsed_files_base64():
 
 def connect_on_page(client, session):
     """Authorize on the page's Auth field and come back: the page URL the provider returned to."""
-    consent = client.post(path(session) + "/connect", data={"accountTypeId": "dummy-auth"}).headers["Location"]
-    back = urlsplit(client.post(urlsplit(consent).path, data={"decision": "approve"}).headers["Location"])
+    consent = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"}).headers["Location"]
+    back = urlsplit(post_form(client, urlsplit(consent).path, data={"decision": "approve"}).headers["Location"])
     return {k: v[0] for k, v in parse_qs(back.query).items()}["reference"]
 
 
 def test_an_update_session_reconnects_an_oauth_account(client, world, user):
     created = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
-    client.post(path(created), data={"accountTypeId": "dummy-auth", "authReference": connect_on_page(client, created)})
+    post_form(client, path(created), data={"accountTypeId": "dummy-auth", "authReference": connect_on_page(client, created)})
     account_id = world.api.get(f"/accountui/{created['id']}").json["accountId"]
     update = open_session(world.api, accountId=account_id, userId=user["id"])
     reference = connect_on_page(client, update)
-    done = client.post(path(update), data={"accountTypeId": "dummy-auth", "authReference": reference})
+    done = post_form(client, path(update), data={"accountTypeId": "dummy-auth", "authReference": reference})
     assert done.status_code == 200, done.get_data(as_text=True)
     assert world.api.get(f"/accountui/{update['id']}").json["status"] == "Completed"
-    again = client.post(path(open_session(world.api, accountId=account_id, userId=user["id"])),
-                        data={"accountTypeId": "dummy-auth", "authReference": reference})
+    again = post_form(client, path(open_session(world.api, accountId=account_id, userId=user["id"])),
+                      data={"accountTypeId": "dummy-auth", "authReference": reference})
     assert again.status_code == 409                                 # the reference was used by the update
 
 
@@ -243,7 +244,7 @@ def test_the_page_uploads_a_file_and_parses_a_number(client, world, user):
     html = client.get(path(session)).get_data(as_text=True)
     assert 'accept="application/x-pem-file,application/x-x509-ca-cert,application/x-pkcs12"' in html
     assert 'name="password"' not in html                     # deprecated and optional: left out
-    done = client.post(path(session), content_type="multipart/form-data", data={
+    done = post_form(client, path(session), content_type="multipart/form-data", data={
         "accountTypeId": "sample-card-acquirer", "merchantId": "M-1", "apiKey": "k", "terminalCount": "3",
         "environment": "test", "certificate": (io.BytesIO(b"-----BEGIN CERTIFICATE-----"), "client.pem")})
     assert done.status_code == 200, done.get_data(as_text=True)
@@ -254,7 +255,7 @@ def test_the_page_uploads_a_file_and_parses_a_number(client, world, user):
 
 def test_a_file_over_the_limit_is_refused_on_the_page(client, world, user):
     session = open_session(world.api, accountTypeIds=["sample-card-acquirer"], userId=user["id"])
-    response = client.post(path(session), content_type="multipart/form-data", data={
+    response = post_form(client, path(session), content_type="multipart/form-data", data={
         "accountTypeId": "sample-card-acquirer", "merchantId": "M-1", "apiKey": "k",
         "certificate": (io.BytesIO(b"x" * 20000), "big.pem")})
     assert response.status_code == 400 and "16384" in response.get_data(as_text=True)

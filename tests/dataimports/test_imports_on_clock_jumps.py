@@ -4,6 +4,7 @@ TriggerAccountRefresh of a newcomer's test is a 409 and the last hour's transact
 import pytest
 
 from tests.support.worlds import new_world
+from tests.support.pages import post_form
 
 
 @pytest.mark.parametrize("type_id", ["dummy", "dummy-auth", "dummy-report"])
@@ -13,7 +14,7 @@ def test_whole_hour_jumps_on_a_frozen_clock_leave_no_import_running(api, type_id
     if type_id == "dummy-auth":
         account = api.as_(user["token"]["accessToken"])
         start = account.post("/oauth", json={"accountTypeId": "dummy-auth"}).json
-        api.client.post(start["redirectUrl"].split("localhost", 1)[-1], data={"decision": "approve"})
+        post_form(api.client, start["redirectUrl"].split("localhost", 1)[-1], data={"decision": "approve"})
         created = as_user.post("/accounts", json={"accountTypeId": type_id, "authReference": start["authReference"]})
     else:
         created = as_user.post("/accounts", json={"accountTypeId": type_id,

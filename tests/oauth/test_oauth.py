@@ -12,6 +12,7 @@ import pytest
 from ptas_sandbox.simulator.oauth import models
 from tests.support.oauth import authorized, follow_provider
 from tests.support.problems import assert_problem
+from tests.support.pages import form_token, post_form
 
 
 def start(world, user_id, **body):
@@ -25,7 +26,7 @@ def consent_path(flow):
 
 
 def answer(client, flow, **form):
-    return client.post(consent_path(flow), data=form)
+    return post_form(client, consent_path(flow), data=form)
 
 
 @pytest.fixture
@@ -111,11 +112,12 @@ def test_consent_answered_twice_is_a_409_page(client, world, user):
 def test_unknown_consent_key_is_a_404_page(client):
     response = client.get("/partner/v2/oauth/consent/not-a-key")
     assert response.status_code == 404 and response.mimetype == "text/html"
-    assert client.post("/partner/v2/oauth/consent/not-a-key", data={"decision": "approve"}).status_code == 404
+    assert post_form(client, "/partner/v2/oauth/consent/not-a-key", data={"decision": "approve"}).status_code == 404
 
 
 def test_consent_after_expiry_is_refused(api, client, world, user):
     flow = start(world, user["id"])
+    form_token(client, consent_path(flow))              # the page was open before the reference expired
     world.api.advance(models.REFERENCE_LIFETIME // 1_000_000)
     assert client.get(consent_path(flow)).status_code == 400
     assert answer(client, flow, decision="approve").status_code == 400

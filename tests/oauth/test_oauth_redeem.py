@@ -7,6 +7,7 @@ import pytest
 
 from ptas_sandbox.simulator.oauth import models
 from ptas_sandbox.simulator.problems import BadRequest, Conflict
+from tests.support.pages import post_form
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def ctx_of(sandbox, world):
 
 def approved(client, world, user_id, decision="approve"):
     flow = world.api.post("/oauth", json={"accountTypeId": "dummy-auth", "userId": user_id}).json
-    client.post(urlsplit(flow["redirectUrl"]).path, data={"decision": decision})
+    post_form(client, urlsplit(flow["redirectUrl"]).path, data={"decision": decision})
     return flow["authReference"]
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from ptas_sandbox.simulator.userui import models
 from tests.support.problems import assert_problem
+from tests.support.pages import form_token, post_form
 
 
 def open_session(world, **body):
@@ -23,7 +24,7 @@ def test_registering_on_the_page_completes_the_session_with_the_new_user(client,
     assert session["status"] == "Pending" and session["userId"] is None
     form = client.get(path(session))
     assert form.status_code == 200 and 'name="name"' in form.get_data(as_text=True)
-    done = client.post(path(session), data={"name": "Jane's Bakery", "email": "jane@bakery.example"})
+    done = post_form(client, path(session), data={"name": "Jane's Bakery", "email": "jane@bakery.example"})
     assert done.status_code == 200 and "Registration complete" in done.get_data(as_text=True)
     read = world.api.get(f"/userui/{session['id']}").json
     assert read["status"] == "Completed" and read["userId"]
@@ -33,7 +34,7 @@ def test_registering_on_the_page_completes_the_session_with_the_new_user(client,
 
 def test_with_a_redirect_url_the_page_returns_the_person_to_the_partner(client, world):
     session = open_session(world, redirectUrl="https://app.example/registered?x=1")
-    response = client.post(path(session), data={"name": "Jane"})
+    response = post_form(client, path(session), data={"name": "Jane"})
     assert response.status_code == 302
     query = parse_qs(urlsplit(response.headers["Location"]).query)
     assert query["x"] == ["1"] and query["sessionId"] == [session["id"]] and query["status"] == ["Completed"]
@@ -42,24 +43,25 @@ def test_with_a_redirect_url_the_page_returns_the_person_to_the_partner(client, 
 
 def test_a_completed_session_cannot_register_again(client, world):
     session = open_session(world)
-    client.post(path(session), data={"name": "Jane"})
-    assert client.post(path(session), data={"name": "Again"}).status_code == 409
+    post_form(client, path(session), data={"name": "Jane"})
+    assert post_form(client, path(session), data={"name": "Again"}).status_code == 409
     assert client.get(path(session)).status_code == 409
     assert len(world.api.get("/users").json["users"]) == 1
 
 
 def test_an_expired_session_reads_expired_and_its_page_refuses(client, world):
     session = open_session(world)
+    form_token(client, path(session))                   # the page was open before the session expired
     world.api.advance(models.SESSION_LIFETIME // 1_000_000)
     assert world.api.get(f"/userui/{session['id']}").json["status"] == "Expired"
-    assert client.post(path(session), data={"name": "Jane"}).status_code == 409
+    assert post_form(client, path(session), data={"name": "Jane"}).status_code == 409
 
 
 @pytest.mark.parametrize("form", [{}, {"name": "   "}, {"name": "Jane", "email": "not-an-email"},
                                   {"name": "Jane", "isAdmin": "1"}, {"name": "x" * 201}])
 def test_missing_or_forged_fields_are_a_400_page_and_register_nobody(client, world, form):
     session = open_session(world)
-    response = client.post(path(session), data=form)
+    response = post_form(client, path(session), data=form)
     assert response.status_code == 400 and response.mimetype == "text/html"
     assert world.api.get(f"/userui/{session['id']}").json["status"] == "Pending"
     assert world.api.get("/users").json["users"] == []
@@ -67,9 +69,9 @@ def test_missing_or_forged_fields_are_a_400_page_and_register_nobody(client, wor
 
 def test_what_the_person_typed_is_escaped_when_shown_again(client, world):
     session = open_session(world)
-    html = client.post(path(session), data={"name": "<script>alert(1)</script>", "email": "<b>x"}).get_data(True)
+    html = post_form(client, path(session), data={"name": "<script>alert(1)</script>", "email": "<b>x"}).get_data(True)
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    done = client.post(path(open_session(world)), data={"name": "<script>alert(2)</script>"}).get_data(True)
+    done = post_form(client, path(open_session(world)), data={"name": "<script>alert(2)</script>"}).get_data(True)
     assert "<script>alert(2)" not in done and "&lt;script&gt;alert(2)" in done
 
 
@@ -116,7 +118,7 @@ def test_unknown_page_key_is_a_404_page(client):
 
 def test_error_pages_escape_what_was_posted(client, world):
     session = open_session(world)
-    response = client.post(path(session), data={"name": "Jane", "<script>alert(3)</script>": "x"})
+    response = post_form(client, path(session), data={"name": "Jane", "<script>alert(3)</script>": "x"})
     html = response.get_data(as_text=True)
     assert response.status_code == 400 and 'id="error"' in html
     assert "<script>alert(3)" not in html and "&lt;script&gt;alert(3)&lt;/script&gt;" in html

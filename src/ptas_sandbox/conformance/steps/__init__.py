@@ -77,3 +77,10 @@ class acting(StepParser):
             return self.parse_arguments(name) is not None
         except ValueError:
             return False
+
+
+def page_form(scene, path):
+    """The hidden fields of a hosted page's form (its CSRF token), loaded as a browser would before posting:
+    the page sets the cookie the token is bound to, and the client keeps it."""
+    page = scene.client.request("GET", path, headers={"Accept": "text/html"}, record=False)
+    return dict(re.findall(r'<input type="hidden" name="(csrfToken)" value="([^"]*)"', page.text or "")[:1])

@@ -5,12 +5,12 @@ simulator's page, so completing a session is @sandbox.
 """
 
 import uuid
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from pytest_bdd import then, when
 
 from ..scene import check
-from . import phrase
+from . import page_form, phrase
 from .account_types import account_type, form_for
 from .users import user_id
 
@@ -56,11 +56,13 @@ def offers_one(scene, type_id):
 
 @when(phrase('the person fills in the "{type_id}" form on the session\'s page'))
 def fill_account_form(scene, ui_session, type_id):
-    fields = {"accountTypeId": type_id, "action": "submit", **form_for(account_type(scene, type_id))}
+    path = urlsplit(ui_session["url"]).path
+    fields = {**page_form(scene, f"{path}?{urlencode({'type': type_id})}"), "accountTypeId": type_id, "action": "submit",
+              **form_for(account_type(scene, type_id))}
     boundary = uuid.uuid4().hex
     body = "".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'
                    for k, v in fields.items()) + f"--{boundary}--\r\n"
-    scene.reply = scene.client.request("POST", urlsplit(ui_session["url"]).path, data=body.encode(),
+    scene.reply = scene.client.request("POST", path, data=body.encode(),
                                        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
 
 

@@ -4,12 +4,12 @@ Step 1 (CreateOauthRedirectUrl) is the same on every target; what the user does 
 simulator's dummy consent page, so the return step and CreateAccount with the reference are @sandbox.
 """
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from pytest_bdd import then, when
 
 from ..scene import check
-from . import phrase
+from . import page_form, phrase
 from .accounts import account_id
 from .users import user_id
 
@@ -56,9 +56,11 @@ def carries_redirect(scene):
 
 @when(phrase("the user {decision} at the provider"))
 def user_decides(scene, oauth, decision):
-    """The dummy provider's consent form, answered as a browser would post it."""
+    """The dummy provider's consent form, answered as a browser would post it: the page is loaded first (its
+    form carries a token bound to the cookie the page sets)."""
     path = urlsplit(oauth["redirectUrl"]).path
-    scene.reply = scene.client.request("POST", path, data=f"decision={DECISIONS[decision]}",
+    form = {**page_form(scene, path), "decision": DECISIONS[decision]}
+    scene.reply = scene.client.request("POST", path, data=urlencode(form),
                                        headers={"Content-Type": "application/x-www-form-urlencoded"})
 
 

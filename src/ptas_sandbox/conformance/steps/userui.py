@@ -6,8 +6,8 @@ from urllib.parse import urlencode, urlsplit
 from pytest_bdd import then, when
 
 from ..scene import check
-from . import phrase
 from .accountui import opened
+from . import page_form, phrase
 
 
 @when("I open a user UI session", target_fixture="ui_session")
@@ -29,6 +29,7 @@ def identifies(scene, ui_session):
 
 @when(phrase('the person registers as "{name}" on the session\'s page'))
 def register(scene, ui_session, name):
+    path = urlsplit(ui_session["url"]).path
     scene.reply = scene.client.request(
-        "POST", urlsplit(ui_session["url"]).path, data=urlencode({"name": name, "email": "p@example.test"}),
+        "POST", path, data=urlencode({**page_form(scene, path), "name": name, "email": "p@example.test"}),
         headers={"Content-Type": "application/x-www-form-urlencoded"})

@@ -43,14 +43,17 @@ CREATE = {"type": "object", "properties": {
 
 
 # The page's forms, documented (the handlers read and check call.request.form and .files themselves).
-CONNECT_FORM = {"type": "object", "properties": {"accountTypeId": {"type": "string", "minLength": 1}},
-                "required": ["accountTypeId"]}
+CSRF = {"type": "string", "description": "the token of the page's form (docs/pages.md)"}
+CONNECT_FORM = {"type": "object", "description": "the page's form as it stands when the Authorize button is "
+                "pressed: accountTypeId and the token, and the account type's fields (ignored)",
+                "properties": {"accountTypeId": {"type": "string", "minLength": 1}, "csrfToken": CSRF},
+                "required": ["accountTypeId", "csrfToken"], "additionalProperties": {"type": "string"}}
 ACCOUNT_FORM = {"type": "object", "description": "accountTypeId, then one part per accountFields entry by its "
                 "name (a File field as a file part); authReference once an Auth field is authorized",
                 "properties": {"accountTypeId": {"type": "string", "minLength": 1},
                                "authReference": {"type": "string"},
-                               "action": {"type": "string", "enum": ["submit", "cancel"]}},
-                "required": ["accountTypeId"], "additionalProperties": {"type": "string"}}
+                               "action": {"type": "string", "enum": ["submit", "cancel"]}, "csrfToken": CSRF},
+                "required": ["accountTypeId", "csrfToken"], "additionalProperties": {"type": "string"}}
 
 
 def page_url(call, key):
@@ -84,13 +87,14 @@ def get_account_ui_session(call):
     return models.record(call.ctx, row, page_url(call, row["page_key"]))
 
 
-def form_page(call, ctx, row, account_type, styling, status=200, error=None, errors=(), reference=None,
+def form_page(call, ctx, row, account_type, look, status=200, error=None, errors=(), reference=None,
               auth_message=None, typed=None):
-    return page("accountui.html", status, title=account_type["name"], account_type=account_type,
+    return page("accountui.html", status, title=f"Connect your {account_type['name']} account",
+                account_type=account_type, partner=look["partner"],
                 fields=models.form_fields(account_type), action=call.request.path,
                 connect_action=call.request.path + "/connect", update=bool(row["target_account_id"]),
                 error=error, errors=list(errors), reference=reference, auth_message=auth_message,
-                typed=typed or {}, styling=styling)
+                typed=typed or {}, styling=look["styling"])
 
 
 @operation("GetAccountUiPage", "GET", "/accountui/pages/{key}", tokens=NO_AUTH,
@@ -104,10 +108,11 @@ def get_account_ui_page(call, look):
     type_ids = json.loads(row["account_type_ids"])
     if call.query.get("type") is None and len(type_ids) > 1:
         return page("accountui_choose.html", title="Connect an account", action=call.request.path,
-                    types=[account_types.get(ctx, t) for t in type_ids], styling=look["styling"])
+                    types=[account_types.get(ctx, t) for t in type_ids], styling=look["styling"],
+                    partner=look["partner"])
     account_type = models.chosen_type(ctx, row, call.query.get("type"))
     reference, message = models.connection(ctx, row, account_type, call.query.get("reference"))
-    return form_page(call, ctx, row, account_type, look["styling"], reference=reference, auth_message=message)
+    return form_page(call, ctx, row, account_type, look, reference=reference, auth_message=message)
 
 
 @operation("ConnectAccountUiPage", "POST", "/accountui/pages/{key}/connect", tokens=NO_AUTH,
@@ -118,14 +123,24 @@ def connect_account_ui_page(call, look):
     """The page's Auth field: start the OAuth2 flow; the provider returns the person to this page."""
     ctx, row = hosted(call, look, models, "account connection")
     account_type = models.chosen_type(ctx, row, call.request.form.get("accountTypeId"))
+    forged_fields(call.request.form, call.request.files, account_type)
     if not any(f["Type"] == "Auth" for f in account_type["accountFields"]):
-        raise BadRequest(f"Account type {account_type['id']!r} has no OAuth2 authorization.")
+        raise BadRequest(f"{account_type['name']} has no sign-in to authorize.")
     back = with_query(page_url(call, row["page_key"]), type=account_type["id"])
     reference = models.connect(ctx, row, account_type, back)
     return redirect(consent_url(call, reference["consent_key"]))
 
 
-FIXED_FIELDS = {"accountTypeId", "authReference", "action"}
+FIXED_FIELDS = {"accountTypeId", "authReference", "action", "csrfToken"}
+
+
+def forged_fields(form, files, account_type):
+    """A field the page does not have (its schema forbids it) refuses the form."""
+    names = {f["name"] for f in models.form_fields(account_type)}
+    forged = (set(form) | set(files)) - names - FIXED_FIELDS
+    if forged:
+        raise BadRequest(f"The form has fields it does not have on the page: {', '.join(sorted(forged))}.")
+    return names
 
 
 @operation("SubmitAccountUiPage", "POST", "/accountui/pages/{key}", tokens=NO_AUTH, consumes="multipart/form-data",
@@ -139,14 +154,11 @@ def submit_account_ui_page(call, look):
     if not form.get("accountTypeId"):
         raise BadRequest("The form lacks its `accountTypeId`.")
     account_type = models.chosen_type(ctx, row, form["accountTypeId"])
-    names = {f["name"] for f in models.form_fields(account_type)}
-    forged = (set(form) | set(files)) - names - FIXED_FIELDS
-    if forged:
-        raise BadRequest(f"Unexpected form fields: {', '.join(sorted(forged))}.")
+    names = forged_fields(form, files, account_type)
     if form.get("action") == "cancel":
         return finished(call, models.cancel(ctx, row), look["styling"])
     if form.get("action") not in (None, "submit"):
-        raise BadRequest("The form's `action` must be submit or cancel.")
+        raise BadRequest("The form was sent without a choice: go back and press one of the buttons.")
     typed = {k: v for k, v in form.items() if k in names and not is_secret(account_type, k)}
     reference = form.get("authReference") or None
     try:
@@ -154,15 +166,43 @@ def submit_account_ui_page(call, look):
                                                     {n: f.read(1024 * 1024 + 1) for n, f in files.items()})}
         if reference:
             values["authReference"] = reference
+        elif uses_sign_in(account_type) and not row["target_account_id"]:
+            raise BadRequest(f"Please sign in at {account_type['name']} first, with the button "
+                             f"“Authorize at {account_type['name']}”.")
         with savepoint(ctx.store):
             row = models.submit(ctx, row, account_type, values)
     except (BadRequest, Conflict) as problem:
         models.fail(ctx, row, problem.detail)
         still = models.connection(ctx, row, account_type, reference)[0]
-        return form_page(call, ctx, row, account_type, look["styling"], problem.status, problem.detail,
-                         [e.get("message") for e in problem.extensions.get("errors", []) if isinstance(e, dict)],
+        headline, details = for_people(problem, account_type)
+        return form_page(call, ctx, row, account_type, look, problem.status, headline, details,
                          reference=still, typed=typed)
     return finished(call, row, look["styling"])
+
+
+def uses_sign_in(account_type):
+    return any(f["Type"] == "Auth" for f in account_type["accountFields"])
+
+
+def for_people(problem, account_type):
+    """What a person reads when the form is refused: plain words with the field labels the page shows, never
+    the API's names (operationIds, `authReference`, field names in quotes)."""
+    name = account_type["name"]
+    labels = {f["name"]: f.get("label") or f["name"] for f in account_type["accountFields"]}
+
+    def plain(text):
+        for field, label in labels.items():
+            text = text.replace(f"{field!r}", f"“{label}”").replace(f"`{field}`", f"“{label}”")
+        return text.replace("`", "")
+    if isinstance(problem, Conflict) and "already has an account" in problem.detail:
+        return f"You have already connected a {name} account.", []
+    if "authReference" in problem.detail:
+        return (f"The sign-in at {name} has expired or was already used. Please sign in at {name} again.", [])
+    errors = [plain(e["message"]) for e in problem.extensions.get("errors", [])
+              if isinstance(e, dict) and e.get("message")]
+    if errors:
+        return "Please check what you entered.", errors
+    return plain(problem.detail), []
 
 
 def is_secret(account_type, name):
@@ -174,5 +214,6 @@ def finished(call, row, styling):
     if row["redirect_url"]:
         return redirect(with_query(row["redirect_url"], sessionId=row["id"], status=row["status"],
                                    accountId=row["account_id"] or row["target_account_id"] or ""))
-    return page("accountui_done.html", title="Account", status=row["status"], error=row["error"],
-                styling=styling)
+    error = "You cancelled connecting your account." if row["status"] == "Failed" and row["error"] == \
+        models.CANCELLED else row["error"]
+    return page("accountui_done.html", title="Account", status=row["status"], error=error, styling=styling)

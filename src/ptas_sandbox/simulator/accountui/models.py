@@ -189,6 +189,9 @@ def submit(ctx, row, account_type, values):
     return load(ctx, row["id"])
 
 
+CANCELLED = "The person cancelled the account connection."
+
+
 def fail(ctx, row, error):
     """Record the last refused attempt (GET shows it); the session stays Pending so the person can retry."""
     ctx.store.update("accountui_sessions", {"id": row["id"]}, error=error)
@@ -197,5 +200,5 @@ def fail(ctx, row, error):
 def cancel(ctx, row):
     open_session(ctx, row)
     ctx.store.update("accountui_sessions", {"id": row["id"]}, status="Failed",
-                     error="The person cancelled the account connection.", completed_at=ctx.now)
+                     error=CANCELLED, completed_at=ctx.now)
     return load(ctx, row["id"])

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
-from ..pages import FORM, PAGE, page, redirect, shown, url, with_query, world_ctx
+from ..pages import FORM, PAGE, mine, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import json_body
 from ..problems import BadRequest, Conflict, NotFound
@@ -82,17 +82,24 @@ CONSENT_FORM = {"type": "object", "properties": {
     "decision": {"type": "string", "enum": ["approve", "deny", "notfound", "error", "outcome"],
                  "description": "`outcome` takes the error named in `outcome`"},
     "outcome": {"type": "string", "enum": ["notfound", "error"]},
-    "message": {"type": "string", "maxLength": models.MAX_MESSAGE, "description": "shown to the user"}},
-    "required": ["decision"], "additionalProperties": False,
+    "message": {"type": "string", "maxLength": models.MAX_MESSAGE, "description": "shown to the user"},
+    "csrfToken": {"type": "string", "description": "the token of the page's form (docs/pages.md)"}},
+    "required": ["decision", "csrfToken"], "additionalProperties": False,
     "if": {"properties": {"decision": {"const": "outcome"}}}, "then": {"required": ["outcome"]}}
+
+
+CONSENT_FIELDS = set(CONSENT_FORM["properties"])
 
 
 def consent_reference(call):
     """The reference behind the consent key of the URL with the context of its world; 404 for any other key."""
     row = models.by_consent_key(call.sandbox.store, call.params["key"])
     if row is None:
-        raise NotFound("No authorization with this address (is the link complete?).")
-    return world_ctx(call.sandbox, row["world"]), row
+        raise NotFound("This sign-in link is not valid. Check that the whole link was copied, or start again "
+                       "from the application.")
+    ctx = world_ctx(call.sandbox, row["world"])
+    mine(call, partners.record(partners.get(ctx, row["partner_id"])))
+    return ctx, row
 
 
 
@@ -104,11 +111,12 @@ def get_oauth_consent_page(call, look):
     """The dummy provider's consent page: approve, deny, or end with NotFoundError or OtherError."""
     ctx, row = consent_reference(call)
     if row["status"] != "Pending":
-        raise Conflict("This authorization was already answered; start a new one.")
+        raise Conflict("You have already answered this sign-in request. To try again, start over from the "
+                       "application.")
     if models.is_expired(ctx, row):
-        raise BadRequest("This authorization has expired; start a new one.")
+        raise BadRequest("This sign-in request has expired. Start over from the application.")
     provider = account_types.get(ctx, row["account_type_id"])["name"]
-    return page("consent.html", title=provider, provider=provider,
+    return page("consent.html", title=f"Sign in at {provider}", provider=provider,
                 partner=partners.get(ctx, row["partner_id"])["name"], action=call.request.path)
 
 
@@ -120,10 +128,13 @@ def complete_oauth_consent(call, look):
     """The user's answer, then the return step (spec §1 step 2): a redirect or the plain service page."""
     ctx, row = consent_reference(call)
     form = call.request.form
+    forged = set(form) - CONSENT_FIELDS
+    if forged:
+        raise BadRequest(f"The form has fields it does not have on the page: {', '.join(sorted(forged))}.")
     decision = form.get("decision")
     choice = form.get("outcome") if decision == "outcome" else decision
     if not choice:
-        raise BadRequest("The form needs a `decision` (approve, deny, notfound, error).")
+        raise BadRequest("The form was sent without a choice: go back and press one of the buttons.")
     message = form.get("message")
     if choice == "approve" and account_types.get(ctx, row["account_type_id"]).get("state") == "Outage":
         choice, message = "error", "The provider is in an outage; please try again later."
@@ -144,5 +155,5 @@ def return_step(ctx, row):
     target = row["redirect_url"] or next(iter(partners.record(partners.get(ctx, row["partner_id"]))
                                               ["redirectUrls"]), None)
     if target is None:
-        return page("oauth_result.html", headers=headers, title="Authorization", **result)
+        return page("oauth_result.html", headers=headers, title="Sign-in", **result)
     return redirect(with_query(target, **result), headers)

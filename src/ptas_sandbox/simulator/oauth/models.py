@@ -80,7 +80,8 @@ def is_expired(ctx, row):
 def complete(ctx, row, outcome, message=None):
     """The user's answer on the consent page: the reference gets its status and message, once."""
     if outcome not in OUTCOMES:
-        raise BadRequest(f"`decision` must be one of {', '.join(OUTCOMES)}.")
+        raise BadRequest(f"This answer is not one the page offers ({', '.join(OUTCOMES)}): go back and press one "
+                         "of its buttons.")
     if row["status"] != "Pending":
         raise Conflict("This authorization was already answered; start a new one.")
     if is_expired(ctx, row):

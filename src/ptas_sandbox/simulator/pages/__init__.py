@@ -2,14 +2,22 @@
 
 Everything a page shows goes through Jinja's autoescape; partner styling passes `safe_styling`, which keeps
 only known properties with plain values, so no partner setting can inject markup, script or remote CSS.
+
+A page may be framed only by the origins its partner lists in `uiSettings.frameAncestors` (none by default).
+Every form carries a token bound to a cookie the page sets (double submit): a post from another site has
+neither, and one whose Origin or Sec-Fetch-Site names another site is refused too.
 """
 
+import hashlib
+import hmac
 import re
+import secrets
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from flask import Response
+from flask import Response, current_app, g, request
 from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
 
 from ..problems import NotFound, Problem
 
@@ -18,22 +26,27 @@ ENV = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, 
 
 # The pages post forms to themselves; the OAuth2 return step redirects the browser on to the partner's URL,
 # which form-action must allow. Keys travel in URLs, so no Referer leaves the page.
+POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self' http: https:; "
+          "base-uri 'none'; frame-ancestors {}")
 HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
-                               "form-action 'self' http: https:; base-uri 'none'",
+    "Content-Security-Policy": POLICY.format("'none'"),
+    "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
 }
 
 # What a page operation answers: the page, or an error page (HTML, never problem+json: a person reads it).
-PAGE = {200: "text/html", 400: "text/html", 404: "text/html", 409: "text/html"}
+PAGE = {200: "text/html", 400: "text/html", 403: "text/html", 404: "text/html", 409: "text/html"}
 FORM = {**PAGE, 302: None}
 
 # uiSettings.styling: the properties a partner may set, and the value shapes accepted for them.
 COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\(\s*[\d.%\s,]+\))$")
 LENGTH = re.compile(r"^\d{1,3}(\.\d{1,2})?(px|em|rem|%)?$")
-FONT = re.compile(r"^[a-zA-Z0-9 ,'-]{1,80}$")
+# Font families: names of letters, digits, spaces and hyphens, bare or in single or double quotes, separated by
+# commas (`"Open Sans", sans-serif`). No character that could end a declaration, a rule or the <style> element.
+FAMILY = r"""(?:[A-Za-z0-9][A-Za-z0-9 -]*|"[A-Za-z0-9 -]+"|'[A-Za-z0-9 -]+')"""
+FONT = re.compile(rf"^\s*{FAMILY}\s*(,\s*{FAMILY}\s*)*$")
 STYLES = {
     "primaryColor": ("--primary", COLOR), "backgroundColor": ("--background", COLOR),
     "textColor": ("--text", COLOR), "fontFamily": ("--font", FONT), "borderRadius": ("--radius", LENGTH),
@@ -48,20 +61,88 @@ def safe_styling(styling):
     css = {}
     for key, (variable, shape) in STYLES.items():
         value = styling.get(key)
-        if isinstance(value, str) and shape.match(value.strip()):
-            css[variable] = value.strip()
+        if isinstance(value, str) and len(value) <= 120 and shape.match(value.strip()):
+            # Checked against a shape with no <, >, &, ;, {, }, \ or newline, so it is written into <style> as
+            # is: HTML-escaping there turned the quotes of "Open Sans" into &#34;, which CSS does not read.
+            css[variable] = Markup(value.strip())
     return css
 
 
-def page(template, http_status=200, headers=None, **values):
-    """An HTML response from a template; every value is escaped by the template engine."""
-    html = ENV.get_template(template).render(**values)
-    return Response(html, http_status, {**HEADERS, **(headers or {})}, mimetype="text/html")
+def framing(ui_settings):
+    """Headers letting the partner's listed origins, and no one else, frame a page."""
+    from ..partners.models import ORIGIN      # checked when the partner set them; checked again for the header
+    origins = [o for o in (ui_settings or {}).get("frameAncestors") or [] if isinstance(o, str) and ORIGIN.match(o)]
+    if not origins:
+        return {}
+    return {"Content-Security-Policy": POLICY.format(" ".join(origins)), "X-Frame-Options": None}
+
+
+# --- forms: a token bound to a cookie (double submit) ---------------------------------------------------------
+
+COOKIE = "ptas_form"
+TOKEN_FIELD = "csrfToken"
+
+
+class FormRefused(Problem):
+    status, slug, title = 403, "form-refused", "The form was refused"
+
+
+def _form_key():
+    signer = current_app.extensions["ptas"].signer
+    return (signer.secret if signer else "ptas-sandbox").encode()
+
+
+def form_token(cookie):
+    return hmac.new(_form_key(), f"form/{cookie}".encode(), hashlib.sha256).hexdigest()
+
+
+def _cookie():
+    value = request.cookies.get(COOKIE, "")
+    return value if re.fullmatch(r"[A-Za-z0-9_-]{32,64}", value) else None
+
+
+def check_form(call):
+    """Refuse a form post that did not come from the page itself: another site's Origin or Sec-Fetch-Site,
+    or no token matching the page's cookie."""
+    headers = call.request.headers
+    own = call.request.host_url.rstrip("/")
+    origin = headers.get("Origin")
+    if headers.get("Sec-Fetch-Site") in ("cross-site", "same-site") or (origin not in (None, "null", own)):
+        raise FormRefused("This form was sent from another website, so it was not accepted. Open the page "
+                          "again from the application you came from.")
+    cookie = _cookie()
+    sent = call.request.form.get(TOKEN_FIELD, "")
+    if cookie is None or not hmac.compare_digest(sent, form_token(cookie)):
+        raise FormRefused("This form has expired or was not sent from its page. Go back, reload the page and "
+                          "try again.")
+
+def page(template, http_status=200, headers=None, frame=None, **values):
+    """An HTML response from a template; every value is escaped by the template engine. Its forms get the
+    token of the browser's form cookie (set here when it has none); `frame`: the partner's uiSettings."""
+    frame = frame if frame is not None else g.get("page_frame")
+    cookie = _cookie() or secrets.token_urlsafe(32)
+    html = ENV.get_template(template).render(csrf_token=form_token(cookie), **values)
+    merged = {**HEADERS, **framing(frame), **(headers or {})}
+    response = Response(html, http_status, {k: v for k, v in merged.items() if v is not None},
+                        mimetype="text/html")
+    if request.cookies.get(COOKIE) != cookie:
+        # Lax: sent when the person navigates here, never with another site's post. A page its partner lets
+        # others frame is posted from a third-party context, where only SameSite=None (and Secure) cookies go.
+        framed = "X-Frame-Options" in merged and merged["X-Frame-Options"] is None
+        response.set_cookie(COOKIE, cookie, httponly=True, path="/", secure=framed,
+                            samesite="None" if framed else "Lax")
+    return response
+
+
+HEADINGS = {400: "Something is not right", 403: "This form was not accepted", 404: "Page not found",
+            409: "This is already done"}
 
 
 def error_page(problem, headers=None, styling=None):
-    """A Problem shown to a person: the same status, the detail as text."""
-    return page("error.html", problem.status, headers, title=problem.title, detail=problem.detail,
+    """A Problem shown to a person: the same status, a plain heading (not the API's problem title), the detail
+    as text."""
+    heading = HEADINGS.get(problem.status, "Something went wrong")
+    return page("error.html", problem.status, headers, title=heading, detail=problem.detail,
                 status_code=problem.status, styling=styling or {})
 
 
@@ -86,10 +167,20 @@ def hosted(call, look, sessions, what):
     if row is None:
         raise NotFound(f"No {what} with this address (is the link complete?).")
     ctx = world_ctx(call.sandbox, row["world"])
-    look["styling"] = safe_styling(partners.record(partners.get(ctx, row["partner_id"]))["uiSettings"]
-                                   .get("styling"))
+    partner = partners.record(partners.get(ctx, row["partner_id"]))
+    look["styling"] = safe_styling(partner["uiSettings"].get("styling"))
+    look["partner"] = partner["name"]
+    mine(call, partner)
     sessions.open_session(ctx, row)
     return ctx, row
+
+
+def mine(call, partner):
+    """The page belongs to `partner`: it may be framed by the partner's origins, and a form posted to it must
+    come from the page itself."""
+    g.page_frame = partner["uiSettings"]
+    if call.request.method == "POST":
+        check_form(call)
 
 
 def url(call, path):

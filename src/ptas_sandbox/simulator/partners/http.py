@@ -6,13 +6,19 @@ DeleteChildPartner is in users/http.py: deleting a partner deletes its users, an
 from ..operations import PARTNER_ONLY, Reply, component, operation
 from . import models
 
+UI_SETTINGS = {"type": "object", "properties": {
+    "styling": {"type": "object", "description": "the hosted pages' look: primaryColor, backgroundColor, "
+                "textColor, buttonTextColor, fontFamily (e.g. \"Open Sans\", sans-serif), borderRadius"},
+    "frameAncestors": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": models.ORIGIN.pattern},
+                       "description": "origins that may show the hosted pages in a frame (CSP frame-ancestors); "
+                                      "none by default"}}}
 PARTNER = component("Partner", {
     "type": "object",
     "properties": {
         "id": {"type": "string"}, "name": {"type": "string"}, "email": {"type": ["string", "null"]},
         "redirectUrls": {"type": "array", "items": models.URL_FIELD},
         "userTokenExpirySeconds": {"type": "integer"},
-        "uiSettings": {"type": "object", "properties": {"styling": {"type": "object"}}},
+        "uiSettings": UI_SETTINGS,
         "createdAt": {"type": "string", "format": "date-time"},
         "updatedAt": {"type": "string", "format": "date-time"},
     },
@@ -27,7 +33,7 @@ SETTINGS = {
         "email": models.EMAIL_FIELD,
         "redirectUrls": {"type": "array", "items": models.URL_FIELD, "maxItems": 20},
         "userTokenExpirySeconds": {"type": "integer", "minimum": 1, "maximum": 3_153_600_000},
-        "uiSettings": {"type": "object", "properties": {"styling": {"type": "object"}}},
+        "uiSettings": UI_SETTINGS,
     },
 }
 EXAMPLE = {"name": "Acme Shop Software", "email": "integrations@acme.example",

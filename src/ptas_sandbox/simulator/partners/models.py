@@ -54,6 +54,22 @@ def absolute_url(url):
     return url
 
 
+# uiSettings.frameAncestors: the origins that may frame the partner's hosted pages (CSP frame-ancestors).
+ORIGIN = re.compile(r"^https?://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$")
+MAX_FRAME_ANCESTORS = 20
+
+
+def frame_ancestors(values):
+    """The checked list of origins of `uiSettings.frameAncestors` (BadRequest names the first bad one)."""
+    if not isinstance(values, list) or len(values) > MAX_FRAME_ANCESTORS:
+        raise BadRequest(f"`uiSettings.frameAncestors` is a list of at most {MAX_FRAME_ANCESTORS} origins.")
+    for value in values:
+        if not isinstance(value, str) or not ORIGIN.match(value):
+            raise BadRequest(f"`uiSettings.frameAncestors`: {value!r} is not an origin such as "
+                             "https://app.example or http://localhost:3000 (scheme, host, optional port; no path).")
+    return list(dict.fromkeys(values))
+
+
 def settings(values):
     """Columns for the settings present in `values`, each checked (the JSON schema has checked types)."""
     columns = {}
@@ -69,7 +85,10 @@ def settings(values):
     if "userTokenExpirySeconds" in values:
         columns["user_token_expiry"] = int(values["userTokenExpirySeconds"])   # JSON Schema: 600.0 is an integer
     if "uiSettings" in values:
-        columns["ui_settings"] = json.dumps({"styling": {}, **values["uiSettings"]})
+        ui = {"styling": {}, **values["uiSettings"]}
+        if "frameAncestors" in ui:
+            ui["frameAncestors"] = frame_ancestors(ui["frameAncestors"])
+        columns["ui_settings"] = json.dumps(ui)
     return columns
 
 

@@ -19,8 +19,9 @@ component("UserUiSession", {
 # The registration form, documented (the handler reads and checks call.request.form itself).
 REGISTRATION_FORM = {"type": "object", "properties": {
     "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
-    "email": {"type": "string", "maxLength": 254, "pattern": r"^$|^[^@\s]+@[^@\s]+\.[^@\s]+$"}},
-    "required": ["name"], "additionalProperties": False}
+    "email": {"type": "string", "maxLength": 254, "pattern": r"^$|^[^@\s]+@[^@\s]+\.[^@\s]+$"},
+    "csrfToken": {"type": "string", "description": "the token of the page's form (docs/pages.md)"}},
+    "required": ["name", "csrfToken"], "additionalProperties": False}
 FORM_FIELDS = set(REGISTRATION_FORM["properties"])
 
 
@@ -48,9 +49,9 @@ def get_user_ui_session(call):
     return models.record(call.ctx, row, page_url(call, row["page_key"]))
 
 
-def form_page(call, styling, status=200, error=None, values=None):
-    return page("userui.html", status, title="Register", action=call.request.path, error=error,
-                values=values or {}, styling=styling)
+def form_page(call, look, status=200, error=None, values=None):
+    return page("userui.html", status, title=f"Register with {look['partner']}", action=call.request.path,
+                error=error, values=values or {}, styling=look["styling"], partner=look["partner"])
 
 
 @operation("GetUserUiPage", "GET", "/userui/pages/{key}", tokens=NO_AUTH, responses=PAGE)
@@ -58,7 +59,7 @@ def form_page(call, styling, status=200, error=None, values=None):
 def get_user_ui_page(call, look):
     """The hosted registration page of a session (its key is the secret), styled by the partner."""
     ctx, row = hosted(call, look, models, "registration")
-    return form_page(call, look["styling"])
+    return form_page(call, look)
 
 
 @operation("SubmitUserUiPage", "POST", "/userui/pages/{key}", tokens=NO_AUTH,
@@ -71,7 +72,7 @@ def submit_user_ui_page(call, look):
     form = call.request.form
     forged = set(form) - FORM_FIELDS
     if forged:
-        raise BadRequest(f"Unexpected form fields: {', '.join(sorted(forged))}.")
+        raise BadRequest(f"The form has fields it does not have on the page: {', '.join(sorted(forged))}.")
     values = {"name": form.get("name", ""), "email": form.get("email", "").strip()}
     try:
         if not values["name"].strip():
@@ -81,8 +82,9 @@ def submit_user_ui_page(call, look):
         with savepoint(ctx.store):
             row = models.register(ctx, row, values["name"], values["email"])
     except BadRequest as problem:
-        return form_page(call, look["styling"], 400, problem.detail, values)
+        return form_page(call, look, 400, problem.detail, values)
     if row["redirect_url"]:
         return redirect(with_query(row["redirect_url"], sessionId=row["id"], status="Completed",
                                    userId=row["user_id"]))
-    return page("userui_done.html", title="Registered", name=values["name"].strip(), styling=look["styling"])
+    return page("userui_done.html", title="Registered", name=values["name"].strip(), styling=look["styling"],
+                partner=look["partner"])
