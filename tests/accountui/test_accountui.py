@@ -10,8 +10,8 @@ import pytest
 from ptas_sandbox.simulator.accountui import models
 from ptas_sandbox.simulator.oauth import models as oauth
 from ptas_sandbox.simulator.pages import ENV
-from tests.support.problems import assert_problem
 from tests.support.pages import post_form
+from tests.support.problems import assert_problem
 
 
 @pytest.fixture
@@ -63,7 +63,8 @@ def test_several_types_offer_a_choice_first(client, world, user):
 def test_the_page_connects_an_oauth_account_through_the_provider(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
     assert 'id="connect"' in client.get(path(session)).get_data(as_text=True)
-    to_provider = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"})
+    to_provider = post_form(client, path(session) + "/connect", page=path(session),
+                            data={"accountTypeId": "dummy-auth"})
     assert to_provider.status_code == 302 and "/oauth/consent/" in to_provider.headers["Location"]
     back = post_form(client, urlsplit(to_provider.headers["Location"]).path, data={"decision": "approve"})
     assert back.status_code == 302 and back.headers["X-Service-AuthStatus"] == "Success"
@@ -81,7 +82,8 @@ def test_the_page_connects_an_oauth_account_through_the_provider(client, world, 
 
 def test_a_failed_authorization_is_shown_and_can_be_retried(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
-    consent = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"}).headers["Location"]
+    consent = post_form(client, path(session) + "/connect", page=path(session),
+                        data={"accountTypeId": "dummy-auth"}).headers["Location"]
     back = post_form(client, urlsplit(consent).path, data={"decision": "outcome", "outcome": "notfound",
                                                      "message": "<img src=x onerror=alert(1)>"})
     html = client.get(urlsplit(back.headers["Location"]).path + "?" + urlsplit(back.headers["Location"]).query)
@@ -220,14 +222,16 @@ def test_posted_values_become_credentials_numbers_parsed_files_base64():
 
 def connect_on_page(client, session):
     """Authorize on the page's Auth field and come back: the page URL the provider returned to."""
-    consent = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"}).headers["Location"]
+    consent = post_form(client, path(session) + "/connect", page=path(session),
+                        data={"accountTypeId": "dummy-auth"}).headers["Location"]
     back = urlsplit(post_form(client, urlsplit(consent).path, data={"decision": "approve"}).headers["Location"])
     return {k: v[0] for k, v in parse_qs(back.query).items()}["reference"]
 
 
 def test_an_update_session_reconnects_an_oauth_account(client, world, user):
     created = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
-    post_form(client, path(created), data={"accountTypeId": "dummy-auth", "authReference": connect_on_page(client, created)})
+    post_form(client, path(created),
+              data={"accountTypeId": "dummy-auth", "authReference": connect_on_page(client, created)})
     account_id = world.api.get(f"/accountui/{created['id']}").json["accountId"]
     update = open_session(world.api, accountId=account_id, userId=user["id"])
     reference = connect_on_page(client, update)

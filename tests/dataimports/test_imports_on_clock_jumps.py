@@ -3,8 +3,8 @@ TriggerAccountRefresh of a newcomer's test is a 409 and the last hour's transact
 
 import pytest
 
-from tests.support.worlds import new_world
 from tests.support.pages import post_form
+from tests.support.worlds import new_world
 
 
 @pytest.mark.parametrize("type_id", ["dummy", "dummy-auth", "dummy-report"])

@@ -11,8 +11,8 @@ import pytest
 
 from ptas_sandbox.simulator.oauth import models
 from tests.support.oauth import authorized, follow_provider
-from tests.support.problems import assert_problem
 from tests.support.pages import form_token, post_form
+from tests.support.problems import assert_problem
 
 
 def start(world, user_id, **body):

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.problems import assert_problem
 from tests.support.pages import form_token, post_form
+from tests.support.problems import assert_problem
 
 API_WORDS = ("Conflict with the current state", "Bad request", "CreateOauthRedirectUrl", "authReference",
              "accountTypeId", "NotFoundError", "OtherError", "`")

@@ -5,8 +5,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ptas_sandbox.simulator.userui import models
-from tests.support.problems import assert_problem
 from tests.support.pages import form_token, post_form
+from tests.support.problems import assert_problem
 
 
 def open_session(world, **body):

@@ -57,8 +57,8 @@ def offers_one(scene, type_id):
 @when(phrase('the person fills in the "{type_id}" form on the session\'s page'))
 def fill_account_form(scene, ui_session, type_id):
     path = urlsplit(ui_session["url"]).path
-    fields = {**page_form(scene, f"{path}?{urlencode({'type': type_id})}"), "accountTypeId": type_id, "action": "submit",
-              **form_for(account_type(scene, type_id))}
+    token = page_form(scene, f"{path}?{urlencode({'type': type_id})}")
+    fields = {**token, "accountTypeId": type_id, "action": "submit", **form_for(account_type(scene, type_id))}
     boundary = uuid.uuid4().hex
     body = "".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'
                    for k, v in fields.items()) + f"--{boundary}--\r\n"

@@ -6,8 +6,8 @@ from urllib.parse import urlencode, urlsplit
 from pytest_bdd import then, when
 
 from ..scene import check
-from .accountui import opened
 from . import page_form, phrase
+from .accountui import opened
 
 
 @when("I open a user UI session", target_fixture="ui_session")

@@ -70,7 +70,7 @@ def safe_styling(styling):
 
 def framing(ui_settings):
     """Headers letting the partner's listed origins, and no one else, frame a page."""
-    from ..partners.models import ORIGIN      # checked when the partner set them; checked again for the header
+    from ..partners.models import ORIGIN  # checked when the partner set them; checked again for the header
     origins = [o for o in (ui_settings or {}).get("frameAncestors") or [] if isinstance(o, str) and ORIGIN.match(o)]
     if not origins:
         return {}

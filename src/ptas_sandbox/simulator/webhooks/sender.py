@@ -202,7 +202,7 @@ def read_start(response):
     data = b""
     try:
         while len(data) < BODY_KEPT:
-            chunk = response.read(BODY_KEPT - len(data))
+            chunk = response.read1(BODY_KEPT - len(data))     # what has come, not a full buffer's worth
             if not chunk:
                 break
             data += chunk
