@@ -101,3 +101,10 @@ def test_every_serve_flag_and_variable_is_in_help_and_readme(capsys):
         assert name in text and name in readme, name
     missing = [flag for flag in flags if f"`{flag}" not in readme]
     assert not missing, f"README does not mention {missing}"
+
+
+def test_the_readme_shows_journal_inspector_docs_and_cli_on_its_first_screen():
+    first_screen = "\n".join(README.read_text().splitlines()[:40])
+    for shown in ("/_sandbox/requests", "/_sandbox/requests/count", "ptas inspect", "`/docs`", "ptas clock",
+                  "ptas trigger", "ptas requests", "ptas listen"):
+        assert shown in first_screen, shown

@@ -237,3 +237,8 @@ def test_looking_is_not_journaled(client, world):
         assert page(client, f"/_sandbox/inspect/{tab}", world)[0].status_code == 200
     assert [e["operationId"] for e in world.api.get("/_sandbox/requests").json["requests"]] == [
         "SandboxCreatePartner"]
+
+
+def test_odd_addresses_are_shown_as_nothing_found(client, world):
+    for query in ("entry=99999999999999999999999", "before=99999999999999999999999", "entry=x", "status=4xx"):
+        assert page(client, f"/_sandbox/inspect/requests?{query}", world)[0].status_code == 200

@@ -2,6 +2,8 @@
 
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -27,7 +29,7 @@ def example():
 def test_the_documented_example_passes_in_a_partners_project(pytester):
     pytester.makepyfile(test_token_refresh=example())
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_the_clock_fixture_keeps_the_partners_code_on_the_sandbox_clock(pytester):
@@ -39,7 +41,7 @@ def test_the_clock_fixture_keeps_the_partners_code_on_the_sandbox_clock(pytester
             before = time.time()
             ptas_clock.advance(3600)
             assert time.time() - before == 3600
-            sandbox_now = ptas_partner.call("GET", "/_sandbox/clock").json["now"]
+            sandbox_now = ptas_partner.call("GET", "/_sandbox/clock").json()["now"]
             assert datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") == sandbox_now[:26]
     """)
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
@@ -54,3 +56,69 @@ def test_every_partner_gets_a_world_of_its_own(pytester):
             assert ptas_partner.call("GET", f"/users/{ptas_user.id}").status_code == 200
     """)
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_monotonic_clocks_and_sleep_stay_real_under_the_clock_fixture(pytester):
+    pytester.makepyfile(test_poll="""
+        import time
+
+        def test_a_deadline_loop_ends(ptas_clock):
+            wall = time.time()
+            deadline = time.monotonic() + 0.05
+            polls = 0
+            while time.monotonic() < deadline:
+                polls += 1
+                time.sleep(0.01)
+            assert polls >= 1 and time.time() == wall      # the wall clock stays on the frozen sandbox
+    """)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_advance_on_sleep_moves_the_world_and_the_monotonic_clock(pytester):
+    pytester.makepyfile(test_sleep="""
+        import time
+
+        def test_sleep(ptas_partner, ptas_clock):
+            ptas_clock.advance_on_sleep()
+            wall, mono, real = time.time(), time.monotonic(), time.process_time()
+            time.sleep(3600)
+            assert time.time() - wall == 3600 and time.monotonic() - mono >= 3600
+            now = ptas_partner.call("GET", "/_sandbox/clock").json()["now"]
+            assert now[11:13] != time.strftime("%H", time.gmtime(wall))
+    """)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_replies_offer_json_like_requests_and_the_journal_verifies(pytester):
+    pytester.makepyfile(test_journal="""
+        import pytest
+
+        def test_journal(ptas_partner):
+            created = ptas_partner.call("POST", "/users", json={"name": "Jane"})
+            assert created.status_code == 201 and created.json()["name"] == "Jane" and created.ok
+            assert [e["operationId"] for e in ptas_partner.requests(operationId="CreateUser")] == ["CreateUser"]
+            assert ptas_partner.count(operationId="CreateUser", requestBody={"name": "Jane"}) == 1
+            ptas_partner.verify(operationId="CreateUser")
+            with pytest.raises(AssertionError, match="expected exactly 2 call.*CreateUser"):
+                ptas_partner.verify(times=2, operationId="CreateUser")
+    """)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_the_same_fixtures_run_against_a_served_sandbox(pytester, tmp_path):
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", "0", "--quiet",
+                                "--state", ":memory:"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        url = re.search(r"simulator on (http://\S+)", process.stdout.readline()).group(1)
+        pytester.makepyfile(test_token_refresh=example())
+        pytester.makepyfile(test_where="""
+            def test_where(ptas_sandbox, ptas_partner):
+                assert ptas_sandbox.url == "%s"
+                assert not hasattr(ptas_sandbox, "app")
+        """ % url)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ptas-url", url)
+        result.assert_outcomes(passed=5)
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -1,22 +1,56 @@
-"""What the pytest fixtures of plugin.py hand to partner developers: a sandbox in the test process, a partner
-of a fresh world, a user, and the world clock with the partner's own code kept on it (docs/fixtures.md)."""
+"""What the pytest fixtures of plugin.py hand to partner developers: a sandbox (in this process, or a served or
+remote one at `--ptas-url`, with the same API), a partner of a fresh world, a user, the world's request journal,
+and the world clock with the partner's own code kept on it (docs/fixtures.md)."""
 
+import json as jsonlib
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 PREFIX = "/partner/v2"
+ADMIN_HEADER = "X-Sandbox-Admin-Key"
+
+
+class Reply:
+    """An answer with the `requests` habits: `.status_code`, `.headers`, `.text`, `.content`, `.json()`, `.ok`."""
+
+    def __init__(self, status_code, headers, content):
+        self.status_code, self.headers, self.content = status_code, headers, content
+
+    @property
+    def text(self):
+        return self.content.decode("utf-8", "replace")
+
+    @property
+    def ok(self):
+        return self.status_code < 400
+
+    def json(self):
+        return jsonlib.loads(self.content)
+
+    def raise_for_status(self):
+        if not self.ok:
+            raise AssertionError(f"HTTP {self.status_code}: {self.text[:500]}")
+
+    def __repr__(self):
+        return f"<Reply [{self.status_code}]>"
+
+
+def full_path(path, prefix=PREFIX):
+    return path if path.startswith("/_sandbox") else prefix + path
 
 
 class Sandbox:
-    """The simulator in this process: `client` for Flask-style calls, `url` for code that speaks HTTP
-    (served on 127.0.0.1 and an ephemeral port, started the first time it is asked for)."""
+    """The simulator in this process: `call` goes through the WSGI app without a socket; `url` serves it on
+    127.0.0.1 and an ephemeral port (started the first time it is asked for) for code that speaks HTTP."""
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, admin_key=None):
         from ptas_sandbox.simulator import create_app
         self.app = create_app({"STATE": ":memory:", "START_SERVICES": False, **(config or {})})
         self.client = self.app.test_client()
         self.prefix = PREFIX
+        self.admin_key = admin_key or self.app.config.get("ADMIN_KEY")
         self._server = self._thread = None
 
     @property
@@ -35,17 +69,21 @@ class Sandbox:
         return f"http://127.0.0.1:{self._server.server_port}"
 
     def call(self, method, path, token=None, **kw):
-        """A call through the test client; `path` is under the service prefix unless it starts with /_sandbox."""
-        headers = dict(kw.pop("headers", {}))
+        """A call; `path` is under the service prefix unless it starts with /_sandbox. Keywords as `requests`
+        takes them (`json`, `params`, `headers`, `data`)."""
+        headers = dict(kw.pop("headers", None) or {})
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        url = path if path.startswith("/_sandbox") else self.prefix + path
-        return self.client.open(url, method=method, headers=headers, **kw)
+        if "params" in kw:
+            kw["query_string"] = kw.pop("params")
+        response = self.client.open(full_path(path, self.prefix), method=method, headers=headers, **kw)
+        return Reply(response.status_code, response.headers, response.get_data())
 
     def new_partner(self, name="Partner under test", email="dev@partner.example"):
-        response = self.call("POST", "/_sandbox/partners", json={"name": name, "email": email})
-        assert response.status_code == 201, response.get_data(as_text=True)
-        body = response.json
+        headers = {ADMIN_HEADER: self.admin_key} if self.admin_key else {}
+        response = self.call("POST", "/_sandbox/partners", json={"name": name, "email": email}, headers=headers)
+        assert response.status_code == 201, response.text
+        body = response.json()
         return Partner(self, body["accessToken"], body["partner"], body["world"]["id"])
 
     def close(self):
@@ -53,6 +91,33 @@ class Sandbox:
             self._server.shutdown()
             self._thread.join()
         self.app.extensions["ptas"].close()
+
+
+class RemoteSandbox(Sandbox):
+    """A served or remote sandbox at `url` (`pytest --ptas-url URL`): the same API over HTTP. Each partner
+    still gets a world of its own, so tests never see each other's data on a shared server."""
+
+    def __init__(self, url, admin_key=None):
+        import requests
+        self._url = url.rstrip("/")
+        self.prefix = PREFIX
+        self.admin_key = admin_key
+        self.session = requests.Session()
+
+    @property
+    def url(self):
+        return self._url
+
+    def call(self, method, path, token=None, **kw):
+        headers = dict(kw.pop("headers", None) or {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = self.session.request(method, self._url + full_path(path, self.prefix), headers=headers,
+                                        timeout=30, **kw)
+        return Reply(response.status_code, response.headers, response.content)
+
+    def close(self):
+        self.session.close()
 
 
 @dataclass
@@ -74,16 +139,43 @@ class Partner:
         """Another token of this partner holding `scope` (space-separated)."""
         response = self.call("POST", "/partners/self/tokens", json={"scope": scope, "expiresIn": expires_in,
                                                                      "name": name})
-        assert response.status_code == 201, response.get_data(as_text=True)
-        return response.json["accessToken"]
+        assert response.status_code == 201, response.text
+        return response.json()["accessToken"]
 
     def new_user(self, name="Jane's Bakery", email=None, scope=None):
         body = {"name": name, "email": email}
         if scope:
             body["scope"] = scope
         response = self.call("POST", "/users", json=body)
-        assert response.status_code == 201, response.get_data(as_text=True)
-        return User(self, response.json["id"], response.json["token"]["accessToken"], response.json)
+        assert response.status_code == 201, response.text
+        record = response.json()
+        return User(self, record["id"], record["token"]["accessToken"], record)
+
+    # -- the world's request journal ----------------------------------------------------------------------------
+    def requests(self, **filters):
+        """Journal entries of the world, newest first: `operationId`, `status` ("4xx" or 429), `tokenId`,
+        `since`, `until`, `pageSize` as GET /_sandbox/requests takes them."""
+        response = self.call("GET", "/_sandbox/requests", params={"pageSize": 1000, **filters})
+        assert response.status_code == 200, response.text
+        return response.json()["requests"]
+
+    def count(self, **pattern):
+        """How many calls of the world match (WireMock's verify): `operationId`, `method`, `path`,
+        `pathPattern`, `status`, `tokenId`, `requestBody` (contained), `since`, `until`, `marked`."""
+        response = self.call("POST", "/_sandbox/requests/count", json=pattern)
+        assert response.status_code == 200, response.text
+        return response.json()["count"]
+
+    def verify(self, times=None, **pattern):
+        """Assert the world saw calls matching `pattern`: exactly `times` of them, or at least one."""
+        found = self.count(**pattern)
+        if (found != times) if times is not None else found == 0:
+            recent = "\n".join(f"  #{e['id']} {e['status']} {e['method']} {e['path']} ({e['operationId']})"
+                               for e in self.requests(pageSize=10))
+            wanted = f"exactly {times}" if times is not None else "at least one"
+            raise AssertionError(f"expected {wanted} call(s) matching {pattern}, the journal has {found}; "
+                                 f"latest calls:\n{recent}")
+        return found
 
 
 @dataclass
@@ -98,25 +190,43 @@ class User:
 
 
 class Clock:
-    """The partner's world clock, frozen, with freezegun holding this process at the same instant: code under
-    test that reads `datetime.now()` or `time.time()` sees what the sandbox sees, and both move together."""
+    """The partner's world clock, frozen, with freezegun holding this process's wall clock at the same instant:
+    code under test that reads `datetime.now()` or `time.time()` sees what the sandbox sees, and both move
+    together. `time.monotonic()`, `time.perf_counter()` and `time.sleep()` stay real, so a "poll for 3 s" loop
+    ends. `advance_on_sleep()` makes a sleep of this thread move both clocks instead of waiting (a Retry-After
+    of 60 s passes at once)."""
 
     def __init__(self, partner):
+        from freezegun import api
         self.partner = partner
         self._freezer = self._frozen = None
+        self._api = api
+        self._slept = 0.0               # seconds skipped by advance_on_sleep: the monotonic clocks move as much
+        self._sleeper = None            # the thread whose sleeps move the clock
         self._move({"freeze": True})
 
     def _move(self, body):
         response = self.partner.call("POST", "/_sandbox/clock", json=body)
-        assert response.status_code == 200, response.get_data(as_text=True)
-        now = datetime.strptime(response.json["now"][:26] + "+0000", "%Y-%m-%dT%H:%M:%S.%f%z")
+        assert response.status_code == 200, response.text
+        now = datetime.strptime(response.json()["now"][:26] + "+0000", "%Y-%m-%dT%H:%M:%S.%f%z")
         if self._freezer is None:
             from freezegun import freeze_time
             self._freezer = freeze_time(now)
             self._frozen = self._freezer.start()
+            self._real_monotonic_clocks()
         else:
             self._frozen.move_to(now)
         return now
+
+    def _real_monotonic_clocks(self):
+        """freezegun freezes the monotonic clocks too, and a deadline loop on them never ends: put real ones
+        back (plus what advance_on_sleep skipped)."""
+        api, skipped = self._api, lambda: self._slept
+        time.monotonic = lambda: api.real_monotonic() + skipped()
+        time.perf_counter = lambda: api.real_perf_counter() + skipped()
+        if hasattr(api, "real_monotonic_ns"):
+            time.monotonic_ns = lambda: api.real_monotonic_ns() + int(skipped() * 1e9)
+            time.perf_counter_ns = lambda: api.real_perf_counter_ns() + int(skipped() * 1e9)
 
     def now(self):
         """The sandbox's now, as an aware UTC datetime."""
@@ -133,9 +243,28 @@ class Clock:
         text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f0Z")
         return self._move({"set": text})
 
+    def advance_on_sleep(self):
+        """From now on, `time.sleep(n)` in this thread returns at once, having moved the world clock, this
+        process's wall clock and its monotonic clocks n seconds ahead (other threads sleep for real)."""
+        self._sleeper = threading.current_thread()
+        self._real_sleep = real_sleep = time.sleep
+
+        def sleep(seconds):
+            if threading.current_thread() is not self._sleeper:
+                return real_sleep(seconds)
+            if seconds > 0:
+                self._slept += seconds
+                self.advance(seconds)
+            return None
+        time.sleep = sleep
+        return self
+
     def stop(self):
+        if self._sleeper is not None:
+            time.sleep = self._real_sleep
+            self._sleeper = None
         if self._freezer is not None:
-            self._freezer.stop()
+            self._freezer.stop()         # puts back the real clocks, monotonic ones included
             self._freezer = None
 
 
@@ -154,12 +283,11 @@ class Inbox:
     def requests(self):
         """Every request received: method, headers, body (text), time."""
         flushed = self.partner.call("POST", "/_sandbox/webhooks/flush")
-        assert flushed.status_code == 200, flushed.get_data(as_text=True)
-        response = self.partner.sandbox.call("GET", f"/_sandbox/echo/{self.name}")
-        assert response.status_code == 200, response.get_data(as_text=True)
-        return response.json["captures"]
+        assert flushed.status_code == 200, flushed.text
+        response = self.partner.call("GET", f"/_sandbox/echo/{self.name}")
+        assert response.status_code == 200, response.text
+        return response.json()["captures"]
 
     def notifications(self):
         """The JSON bodies received, oldest first."""
-        import json
-        return [json.loads(r["body"]) for r in self.requests() if r.get("body")]
+        return [jsonlib.loads(r["body"]) for r in self.requests() if r.get("body")]

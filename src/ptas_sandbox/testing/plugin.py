@@ -1,19 +1,33 @@
 """The pytest plugin the package registers (`pytest11`): fixtures for partner developers, nothing else.
 
-It is loaded in every pytest run of a project that installs ptas-sandbox, so it registers no markers or
-options and imports the simulator only when a test asks for a fixture (docs/fixtures.md). The conformance
-suites' markers and options live in `ptas_sandbox.conformance.harness`, loaded only by conformance runs.
+It is loaded in every pytest run of a project that installs ptas-sandbox, so it registers no markers and only
+the `--ptas-url`/`--ptas-admin-key` options, and imports the simulator only when a test asks for a fixture
+(docs/fixtures.md). The conformance suites' markers and options live in `ptas_sandbox.conformance.harness`,
+loaded only by conformance runs.
 """
+
+import os
 
 import pytest
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("ptas-sandbox", "ptas-sandbox fixtures")
+    group.addoption("--ptas-url", metavar="URL",
+                    help="run the ptas_* fixtures against a served or remote sandbox; default: a sandbox in the "
+                         "test process")
+    group.addoption("--ptas-admin-key", default=os.environ.get("PTAS_ADMIN_KEY"), metavar="KEY",
+                    help="the sandbox's admin key, where creating worlds needs it (or PTAS_ADMIN_KEY)")
+
+
 # Prefixed so they never clash with a project's own fixtures.
 @pytest.fixture(scope="session")
-def ptas_sandbox():
-    """The simulator in the test process (one per test session; every partner gets a world of its own)."""
-    from ptas_sandbox.testing.partner_kit import Sandbox
-    sandbox = Sandbox()
+def ptas_sandbox(pytestconfig):
+    """The simulator in the test process, or the one at `--ptas-url` (one per test session; every partner
+    gets a world of its own)."""
+    from ptas_sandbox.testing.partner_kit import RemoteSandbox, Sandbox
+    url, key = pytestconfig.getoption("ptas_url"), pytestconfig.getoption("ptas_admin_key")
+    sandbox = RemoteSandbox(url, admin_key=key) if url else Sandbox(admin_key=key)
     yield sandbox
     sandbox.close()
 
@@ -32,7 +46,8 @@ def ptas_user(ptas_partner):
 
 @pytest.fixture
 def ptas_clock(ptas_partner):
-    """The partner's world clock, frozen, with this process frozen at the same instant (freezegun)."""
+    """The partner's world clock, frozen, with this process's wall clock frozen at the same instant (freezegun);
+    monotonic clocks and sleep stay real unless `ptas_clock.advance_on_sleep()`."""
     from ptas_sandbox.testing.partner_kit import Clock
     clock = Clock(ptas_partner)
     yield clock

@@ -36,7 +36,7 @@ def requests(ctx, query):
                "token": query.get("tokenId") or None}
     before = query.get("before")
     found = journal.entries(ctx.store, ctx.world.id, limit=PAGE + 1,
-                            before=int(before) if before and before.isdigit() else None,
+                            before=int(before) if entry_id(before) else None,
                             **{k: v for k, v in filters.items() if v})
     operations = sorted({r["operation"] for r in ctx.store.all(
         "SELECT DISTINCT operation FROM journal WHERE world = ?", (ctx.world.id,))})
@@ -44,8 +44,13 @@ def requests(ctx, query):
             "operations": operations}
 
 
-def entry(ctx, entry_id):
-    return journal.get(ctx.store, ctx.world.id, entry_id) if str(entry_id).isdigit() else None
+def entry_id(text):
+    """True for an entry id as a page's address may carry it (digits, within SQL's integers)."""
+    return bool(text) and str(text).isdigit() and len(str(text)) < 16
+
+
+def entry(ctx, ident):
+    return journal.get(ctx.store, ctx.world.id, int(ident)) if entry_id(ident) else None
 
 
 def subscriptions(ctx):

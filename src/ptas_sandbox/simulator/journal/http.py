@@ -45,6 +45,7 @@ FILTERS = {
 }
 PATTERN = {"type": "object", "additionalProperties": False, "properties": {
     **FILTERS,
+    "status": {**STATUS, "type": ["string", "integer"], "minimum": 100, "maximum": 599},
     "path": {"type": "string", "description": "the exact path"},
     "pathPattern": {"type": "string", "description": "a regular expression searched in the path"},
     "requestBody": {"description": "a JSON value the (redacted) request body contains: objects match on the "
@@ -84,8 +85,10 @@ def filters(values):
                   "path": {"type": "string", "description": "the exact path"},
                   "order": {"type": "string", "enum": ["desc", "asc"], "description": "desc (newest first, the "
                             "default) or asc (oldest first: tail with `after`)"},
-                  "after": {"type": "integer", "minimum": 0, "description": "only entries with a larger id"},
-                  "before": {"type": "integer", "minimum": 0, "description": "only entries with a smaller id"},
+                  "after": {"type": "integer", "minimum": 0, "maximum": 2**53,
+                            "description": "only entries with a larger id"},
+                  "before": {"type": "integer", "minimum": 0, "maximum": 2**53,
+                             "description": "only entries with a smaller id"},
                   "pageSize": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "default 100"}},
            responses={200: "JournalPage"})
 def list_requests(call):
