@@ -21,6 +21,9 @@ def add(commands):
                    help="the receiver's URL as the deployment reaches it (default: http://HOST:PORT/)")
     c.add_argument("--max-wait", type=float, metavar="SECONDS",
                    help="how long to wait for imports and notifications on a deployment (default 120)")
+    c.add_argument("--operation", action="append", default=[], metavar="NAME=METHOD PATH",
+                   help="where an operation the spec names without a path lives, when the target's document "
+                        "names it otherwise (e.g. 'GetAccounts=GET /v2/accounts'); repeatable")
     c.set_defaults(func=conform)
 
 

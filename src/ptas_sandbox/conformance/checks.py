@@ -2,12 +2,20 @@
 
 import re
 
-from .scene import check
+from .bodies import identifier
+from .redact import redact
 from .timestamps import parse
 
 DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 SEVEN_DIGITS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$")
 PROBLEM_MEMBERS = ("type", "title", "status", "detail", "instance")
+
+
+def check(condition, message):
+    """An assertion whose message never shows a token in full (pytest shows only this message and the line)."""
+    __tracebackhide__ = True
+    if not condition:
+        raise AssertionError(redact(message))
 
 
 def problem(reply, status):
@@ -43,18 +51,41 @@ def seconds_between(start, end):
     return (parse(end) - parse(start)) / 1_000_000
 
 
+JWT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$")
+
+
 def find_token_record(value):
-    """The token record inside a response whose shape around it is not shown (CreateUser's user token)."""
+    """The token inside a response whose shape around it is not shown (CreateUser's first user token): an
+    object carrying accessToken, or else the token itself as a string (`{"accessToken": it}`, nothing more)."""
+    record = token_object(value)
+    if record is None:
+        jwt = next(jwt_strings(value), None)
+        record = {"accessToken": jwt} if jwt else None
+    return record
+
+
+def jwt_strings(value):
+    if isinstance(value, str) and JWT.match(value):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from jwt_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from jwt_strings(item)
+
+
+def token_object(value):
     if isinstance(value, dict):
         if isinstance(value.get("accessToken"), str):
             return value
         for item in value.values():
-            found = find_token_record(item)
+            found = token_object(item)
             if found is not None:
                 return found
     elif isinstance(value, list):
         for item in value:
-            found = find_token_record(item)
+            found = token_object(item)
             if found is not None:
                 return found
     return None
@@ -74,8 +105,9 @@ def items(reply, what):
     return [item for item in found if isinstance(item, dict)]
 
 
-def ids_of(reply, what):
-    return {item.get("id") for item in items(reply, what)}
+def ids_of(reply, what, *hints):
+    """The ids of a list's entries, under the target's name for them (`hints`: see bodies.identifier)."""
+    return {identifier(item, *hints) for item in items(reply, what)}
 
 
 def reports_problems(entry, what):

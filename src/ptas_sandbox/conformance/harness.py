@@ -8,6 +8,7 @@ test run, which gets only the fixtures of `ptas_sandbox.testing.plugin`.
 import pytest
 
 from . import steps, tags
+from .operations import NotOffered
 from .scene import Scene
 from .targets import open_target
 
@@ -74,6 +75,16 @@ def pytest_unconfigure(config):
     if plugin is not None:
         plugin.release()
         config.pluginmanager.unregister(plugin, TARGET_PLUGIN)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """What the target's document does not offer (an operation, a request schema) skips the scenario with the
+    reason: the spec cannot be checked there, which is not a departure from it."""
+    try:
+        return (yield)
+    except NotOffered as error:
+        pytest.skip(f"not offered by the target: {error}")
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ import pytest
 
 from . import FEATURES, tags
 from .harness import ChosenTarget
+from .operations import parse_override
 from .redact import excerpt, redact, redact_file
 from .targets import TargetError, in_process, open_target
 
@@ -37,7 +38,8 @@ def main(args):
     """Entry point of `ptas conform` (options parsed in ptas_sandbox/cli.py)."""
     return run(target=args.target, token=args.token, openapi=args.openapi, tags_expression=args.tags,
                report_dir=args.report_dir, slow=args.slow, pace=getattr(args, "pace", None),
-               as_deployment=getattr(args, "as_deployment", False), options=conform_options(args))
+               as_deployment=getattr(args, "as_deployment", False), options=conform_options(args),
+               operations=getattr(args, "operation", None))
 
 
 def conform_options(args):
@@ -47,7 +49,7 @@ def conform_options(args):
 
 
 def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir=None, slow=False, app=None,
-        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None):
+        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None, operations=None):
     """Run the suites; 0 only when every selected scenario passed, 2 when the run could not start. `app` runs
     them against a WSGI app in this process instead: a simulator, or (hiding /_sandbox, with `token`) a
     deployment; the project's tests run deliberately broken targets this way, without pacing."""
@@ -57,9 +59,11 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
         print(f"ptas conform: unknown tag(s) {', '.join(unknown)}; tags are {', '.join(tags.names())}", file=out)
         return 2
     try:
-        chosen = in_process(app, openapi=openapi, name="wsgi", token=token) if app is not None else \
-            open_target(target, token, openapi, pace=pace, as_deployment=as_deployment)
-    except TargetError as error:
+        overrides = dict(parse_override(text) for text in operations or ())   # --operation NAME=METHOD PATH
+        chosen = in_process(app, openapi=openapi, name="wsgi", token=token, overrides=overrides) \
+            if app is not None else open_target(target, token, openapi, pace=pace, as_deployment=as_deployment,
+                                                overrides=overrides)
+    except (TargetError, ValueError) as error:
         print(f"ptas conform: {redact(error)}", file=out)
         return 2
     if clock is not None:

@@ -138,7 +138,7 @@ def simulator_app():
     return create_app({"STATE": ":memory:", "START_SERVICES": False})
 
 
-def in_process(app=None, openapi=None, simulator=None, name="sim", token=None):
+def in_process(app=None, openapi=None, simulator=None, name="sim", token=None, overrides=None):
     """The simulator (or any WSGI app standing in for it) in this process: no network, no pacing. An app that
     hides `/_sandbox` is a deployment, as over HTTP: it needs `token` (the project's tests run the deployment
     mode this way, without waiting on the pace a shared target needs)."""
@@ -149,7 +149,7 @@ def in_process(app=None, openapi=None, simulator=None, name="sim", token=None):
     if not simulator and not token:
         raise TargetError("a deployment needs a partner token: --token or PTAS_TOKEN")
     document = load_document(openapi) if openapi else fetch_document(transport, "/openapi.json")
-    return Target(name, transport, Operations(document), simulator=simulator, app=flask_app,
+    return Target(name, transport, Operations(document, overrides), simulator=simulator, app=flask_app,
                   token=token)
 
 
@@ -160,7 +160,7 @@ def is_simulator(transport):
     return isinstance(health, dict) and health.get("service") == "ptas-sandbox"
 
 
-def over_http(base_url, token=None, openapi=None, pace=None, as_deployment=False):
+def over_http(base_url, token=None, openapi=None, pace=None, as_deployment=False, overrides=None):
     """A URL: a simulator when `/_sandbox/health` says so (unless `as_deployment`), otherwise a deployment that
     needs a partner token."""
     import requests
@@ -175,7 +175,8 @@ def over_http(base_url, token=None, openapi=None, pace=None, as_deployment=False
     document = load_document(openapi, fetch) if openapi else fetch_document(transport, "/openapi.json")
     if pace is None:
         pace = os.environ.get("PTAS_CONFORM_PACE") or PACE
-    return Target(base_url, transport, Operations(document), simulator=simulator, token=token, pace=pace)
+    return Target(base_url, transport, Operations(document, overrides), simulator=simulator, token=token,
+                  pace=pace)
 
 
 def fetch_document(transport, path):
@@ -186,9 +187,10 @@ def fetch_document(transport, path):
     return document
 
 
-def open_target(target="sim", token=None, openapi=None, pace=None, as_deployment=False):
+def open_target(target="sim", token=None, openapi=None, pace=None, as_deployment=False, overrides=None):
     if target in (None, "", "sim"):
-        return in_process(openapi=openapi, simulator=True)
+        return in_process(openapi=openapi, simulator=True, overrides=overrides)
     if target.startswith(("http://", "https://")):
-        return over_http(target, token=token, openapi=openapi, pace=pace, as_deployment=as_deployment)
+        return over_http(target, token=token, openapi=openapi, pace=pace, as_deployment=as_deployment,
+                         overrides=overrides)
     raise TargetError(f"unknown target {target!r}: `sim` or a base URL")

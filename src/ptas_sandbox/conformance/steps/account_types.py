@@ -6,13 +6,16 @@ never from a hard-coded account type.
 """
 
 import base64
+import re
 
 from pytest_bdd import then, when
 
+from ..bodies import NoSchema, identifier
 from ..checks import items, reports_problems
 from ..scene import check
 from . import acting, phrase
 
+MAX_TYPES = 10
 SAMPLE_VALUES = {"Text": "conformance", "Secret": "s3cret-value", "Number": 1,
                  "File": base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode()}
 
@@ -22,15 +25,40 @@ def uses_oauth(account_type):
     return any(f.get("Type") == "Auth" for f in account_type.get("accountFields", []))
 
 
+# What an accountFields element may call the credential's key and its being optional: the spec shows Type,
+# isDeprecated and deprecationReason only.
+KEYS = ("name", "key", "fieldName", "field", "id", "code")
+OPTIONAL = {"isRequired": False, "required": False, "isOptional": True, "optional": True, "mandatory": False}
+SHOWN = {"Type", "isDeprecated", "deprecationReason"}
+
+
+def field_key(field):
+    """The key under which a credential is sent, as the target names it in the accountFields element."""
+    for key in KEYS:
+        if isinstance(field.get(key), str) and field[key]:
+            return field[key]
+    plain = [v for k, v in field.items() if k not in SHOWN and isinstance(v, str) and re.fullmatch(r"[\w.-]+", v)]
+    return plain[0] if len(plain) == 1 else None
+
+
 def form_for(account_type):
     """Credentials for every required, non-deprecated field, by its Type (the form a client builds)."""
     values = {}
     for field in account_type.get("accountFields", []):
         kind = field.get("Type")
-        if kind == "Auth" or field.get("isDeprecated") or not field.get("isRequired", True):
+        if kind == "Auth" or field.get("isDeprecated") or any(field.get(k) is v for k, v in OPTIONAL.items()):
             continue
-        values[field["name"]] = field.get("options", [None])[0] if kind == "Choice" else SAMPLE_VALUES.get(kind, "x")
+        key = field_key(field)
+        if key is None:
+            raise NoSchema(f"an accountFields element of {type_name(account_type)} names no key the harness can "
+                           f"find ({sorted(field)})")
+        options = next((field[k] for k in ("options", "values", "choices") if isinstance(field.get(k), list)), None)
+        values[key] = options[0] if kind == "Choice" and options else SAMPLE_VALUES.get(kind, "x")
     return values
+
+
+def type_name(entry):
+    return identifier(entry, "accountTypeId", "typeId") if isinstance(entry, dict) else entry
 
 
 def account_type(scene, type_id):
@@ -55,13 +83,24 @@ def read_type(scene, actor, type_id):
 
 @then(phrase('the list has the account types "{first}", "{second}" and "{third}"'))
 def list_has_types(scene, first, second, third):
-    ids = {t.get("id") for t in items(scene.reply, "account types")}
+    ids = {identifier(t, *scene.target.operations.hints("GetAccountType")) for t in items(scene.reply, "account types")}
     missing = {first, second, third} - ids
     check(not missing, f"account types missing from GetAccountTypes: {sorted(missing)}")
 
 
-@then("every account type describes its fields, help, reports and provider status")
+@then("every account type, read on its own, describes its fields, help, reports and provider status")
 def every_type_described(scene):
+    """Spec §1 capability 4: GetAccountType is the detail; list entries may be summaries. Read each (at most
+    MAX_TYPES, to stay within the rate limit on a deployment)."""
+    hints = scene.target.operations.hints("GetAccountType")
+    listed = [identifier(t, *hints) for t in items(scene.reply, "account types")]
+    check(listed and None not in listed, f"every listed account type carries its id, got {listed[:5]}")
+    for type_id in listed[:MAX_TYPES]:
+        check_type(account_type(scene, type_id))
+
+
+@then("every account type in the list describes its fields, help, reports and provider status")
+def every_listed_type_described(scene):
     for entry in items(scene.reply, "account types"):
         check_type(entry)
 
@@ -73,7 +112,7 @@ def type_described(scene):
 
 
 def check_type(entry):
-    name = entry.get("id")
+    name = type_name(entry)
     for field in ("accountFields", "transactionFields", "helpUrls", "hasPspReports", "state", "errors", "warnings"):
         check(field in entry, f"the account type {name} has {field} (spec §2)")
     for field in entry["accountFields"]:

@@ -10,24 +10,29 @@ from .account_types import account_type, form_for
 from .users import create_user, user_id
 
 
-def create_account(scene, label, type_id, owner, by="I"):
-    """An account of `owner` (a user of the scenario); a partner token names the user, a user token acts for itself."""
-    body = {"accountTypeId": type_id, "credentials": form_for(account_type(scene, type_id))}
-    if by not in scene.users:
-        body["userId"] = user_id(scene, owner)
-    reply = scene.call("CreateAccount", by, json=body)
-    if reply.ok and isinstance(reply.body, dict) and reply.body.get("id"):
+def create_account(scene, label, type_id, owner, by="I", auth_reference=None):
+    """An account of `owner` (a user of the scenario); a partner token names the user, a user token acts for itself.
+
+    CreateAccount's payload is not shown: the body follows the target's request schema, the credentials the
+    account type's accountFields (or the authReference of the OAuth2 flow, spec §1 step 3)."""
+    values = {"accountTypeId": type_id, "userId": None if by in scene.users else user_id(scene, owner)}
+    if auth_reference:
+        values["authReference"] = auth_reference
+    else:
+        values["credentials"] = form_for(account_type(scene, type_id))
+    reply = scene.call("CreateAccount", by, json=scene.body("CreateAccount", values))
+    if reply.ok and isinstance(reply.body, dict):
         scene.accounts[label] = reply.body
         if not scene.target.simulator:
             scene.undo.append(lambda: scene.client.call("DeleteAccount", token=scene.token,
-                                                        params={"id": reply.body["id"]}))
+                                                        params={"id": scene.id_of(reply.body, "GetAccount")}))
     return reply
 
 
 def account_id(scene, label):
     accounts = scene.accounts
     check(label in accounts, f"no account {label!r} was created in this scenario")
-    return accounts[label]["id"]
+    return scene.id_of(accounts[label], "GetAccount")
 
 
 @given(phrase('a user "{owner}" with a "{type_id}" account "{label}"'))
@@ -60,7 +65,7 @@ def list_accounts(scene, actor):
 
 @when(acting('{actor} renames the account "{label}" to "{name}"'))
 def update_account(scene, actor, label, name):
-    scene.call("UpdateAccount", actor, params={"id": account_id(scene, label)}, json={"name": name})
+    scene.update("GetAccount", "UpdateAccount", {"id": account_id(scene, label)}, {"name": name}, actor)
 
 
 @when(acting('{actor} deletes the account "{label}"'))
@@ -88,9 +93,11 @@ def account_statistics(scene):
 
 @then(phrase('the list shows the account "{label}"'))
 def list_shows_account(scene, label):
-    check(account_id(scene, label) in ids_of(scene.reply, "accounts"), f"the account {label!r} is not listed")
+    check(account_id(scene, label) in scene.ids_in(scene.reply, "accounts", "GetAccount"),
+          f"the account {label!r} is not listed")
 
 
 @then(phrase('the list does not show the account "{label}"'))
 def list_lacks_account(scene, label):
-    check(account_id(scene, label) not in ids_of(scene.reply, "accounts"), f"the account {label!r} is listed")
+    check(account_id(scene, label) not in scene.ids_in(scene.reply, "accounts", "GetAccount"),
+          f"the account {label!r} is listed")

@@ -23,20 +23,20 @@ def opened(reply):
 @when(phrase('I open an account UI session for "{owner}" offering "{first}" and "{second}"'),
       target_fixture="ui_session")
 def open_account_ui(scene, owner, first, second):
-    return opened(scene.call("CreateAccountUiSession", json={"accountTypeIds": [first, second],
-                                                             "userId": user_id(scene, owner)}))
+    body = scene.body("CreateAccountUiSession", {"accountTypeIds": [first, second], "userId": user_id(scene, owner)})
+    return opened(scene.call("CreateAccountUiSession", json=body))
 
 
 @when(phrase('I open an account UI session for "{owner}" with the deprecated accountTypeId "{type_id}"'),
       target_fixture="ui_session")
 def open_account_ui_deprecated(scene, owner, type_id):
-    return opened(scene.call("CreateAccountUiSession", json={"accountTypeId": type_id,
-                                                             "userId": user_id(scene, owner)}))
+    body = scene.body("CreateAccountUiSession", {"accountTypeId": type_id, "userId": user_id(scene, owner)})
+    return opened(scene.call("CreateAccountUiSession", json=body))
 
 
 @when("I read the account UI session")
 def read_account_ui(scene, ui_session):
-    scene.call("GetAccountUiSession", params={"id": ui_session.get("id")})
+    scene.call("GetAccountUiSession", params={"id": scene.id_of(ui_session, "GetAccountUiSession")})
 
 
 @then(phrase('the session offers the account types "{first}" and "{second}"'))

@@ -6,9 +6,9 @@ from .. import checks
 from ..scene import check
 from . import phrase
 from .accounts import account_id, create_account
-from .partners import child_id, create_child, keep_settings
+from .partners import child_id, create_child, create_child_token, keep_settings
 from .tokens import DAY_S, create_own
-from .users import create_user, user_id
+from .users import create_user, issue_user_token, user_id
 
 SCOPED = "the scoped token"
 
@@ -19,12 +19,13 @@ def child(scene):
     return child_id(scene, "Scope Child")
 
 
-def own_child(scene):
+def own_child_label(scene):
     """A child partner the scoped token made itself when it may (a deploy token reaches only those, spec §5
     rule 4), otherwise one of mine."""
     if "Own Child" not in scene.partners and not create_child(scene, "Own Child", by=SCOPED).ok:
-        return child(scene)
-    return child_id(scene, "Own Child")
+        child(scene)
+        return "Scope Child"
+    return "Own Child"
 
 
 def user(scene):
@@ -46,9 +47,9 @@ def account(scene):
 
 def session(scene):
     if scene.scope_session is None:
-        reply = scene.must(scene.client.call("CreateUserUiSession", token=scene.token, json={}),
-                           "open a user UI session")
-        scene.scope_session = reply.body["id"]
+        reply = scene.must(scene.client.call("CreateUserUiSession", token=scene.token,
+                                             json=scene.body("CreateUserUiSession", {})), "open a user UI session")
+        scene.scope_session = scene.id_of(reply.body, "GetUserUiSession")
     return scene.scope_session
 
 
@@ -61,35 +62,34 @@ def own_scope(scene):
 # scoped token. A new operation joins the table by adding one line here and rows in features/auth/scopes.feature.
 CALLS = {
     "GetOwnPartner": lambda s: s.call("GetOwnPartner", SCOPED),
-    "UpdatePartner": lambda s: keep_settings(s) or s.call("UpdatePartner", SCOPED,
-                                                          json={"email": "scopes@example.test"}),
+    "UpdatePartner": lambda s: keep_settings(s) or s.update("GetOwnPartner", "UpdatePartner", {},
+                                                            {"email": "scopes@example.test"}, SCOPED),
     "CreatePartner": lambda s: create_child(s, "Scoped Child", by=SCOPED),
     "GetPartners": lambda s: s.call("GetPartners", SCOPED),
     "GetPartner": lambda s: s.call("GetPartner", SCOPED, params={"id": child(s)}),
-    "UpdateChildPartner": lambda s: s.call("UpdateChildPartner", SCOPED, params={"id": child(s)},
-                                           json={"name": s.name("Scope Child renamed")}),
+    "UpdateChildPartner": lambda s: s.update("GetPartner", "UpdateChildPartner", {"id": child(s)},
+                                             {"name": s.name("Scope Child renamed")}, SCOPED),
     "DeleteChildPartner": lambda s: s.call("DeleteChildPartner", SCOPED, params={"id": child(s)}),
     "GetOwnPartnerTokens": lambda s: s.call("GetOwnPartnerTokens", SCOPED),
     "CreateOwnPartnerToken": lambda s: s.call("CreateOwnPartnerToken", SCOPED, json={
         "name": s.name("made by the scoped token"), "scope": own_scope(s), "expiresIn": 600}),
-    "CreatePartnerToken": lambda s: s.call("CreatePartnerToken", SCOPED, params={"id": own_child(s)}, json={
-        "name": s.name("child token"), "scope": "partner:read", "expiresIn": 600}),
+    "CreatePartnerToken": lambda s: create_child_token(s, own_child_label(s), "child token", "partner:read", 600,
+                                                       by=SCOPED),
     "GetPartnerTokens": lambda s: s.call("GetPartnerTokens", SCOPED, params={"id": child(s)}),
     "GetUsers": lambda s: s.call("GetUsers", SCOPED),
     "GetUser": lambda s: s.call("GetUser", SCOPED, params={"id": user(s)}),
     "CreateUser": lambda s: create_user(s, "Scoped User", by=SCOPED),
-    "UpdateUser": lambda s: s.call("UpdateUser", SCOPED, params={"id": user(s)}, json={"name": s.name("Renamed")}),
+    "UpdateUser": lambda s: s.update("GetUser", "UpdateUser", {"id": user(s)}, {"name": s.name("Renamed")}, SCOPED),
     "DeleteUser": lambda s: s.call("DeleteUser", SCOPED, params={"id": user(s)}),
-    "CreateUserToken": lambda s: s.call("CreateUserToken", SCOPED, params={"id": user(s)},
-                                        json={"name": s.name("refresh")}),
+    "CreateUserToken": lambda s: issue_user_token(s, "CreateUserToken", SCOPED, {"id": user(s)}),
     "CreateAccount": lambda s: create_account(s, "Scoped Account", "dummy", owner(s), by=SCOPED),
     "GetAccounts": lambda s: s.call("GetAccounts", SCOPED),
     "GetAccount": lambda s: s.call("GetAccount", SCOPED, params={"id": account(s)}),
-    "UpdateAccount": lambda s: s.call("UpdateAccount", SCOPED, params={"id": account(s)},
-                                      json={"name": "renamed by the scoped token"}),
+    "UpdateAccount": lambda s: s.update("GetAccount", "UpdateAccount", {"id": account(s)},
+                                        {"name": "renamed by the scoped token"}, SCOPED),
     "DeleteAccount": lambda s: s.call("DeleteAccount", SCOPED, params={"id": account(s)}),
     "GetTransactions": lambda s: s.call("GetTransactions", SCOPED, params={"id": account(s)}),
-    "CreateUserUiSession": lambda s: s.call("CreateUserUiSession", SCOPED, json={}),
+    "CreateUserUiSession": lambda s: s.call("CreateUserUiSession", SCOPED, json=s.body("CreateUserUiSession", {})),
     "GetUserUiSession": lambda s: s.call("GetUserUiSession", SCOPED, params={"id": session(s)}),
 }
 

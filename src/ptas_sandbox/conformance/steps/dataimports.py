@@ -28,7 +28,7 @@ def imports_report(scene):
 
 @when("I read that data import")
 def read_import(scene, data_import):
-    scene.call("GetDataImport", params={"id": data_import["id"]})
+    scene.call("GetDataImport", params={"id": scene.id_of(data_import, "GetDataImport")})
 
 
 @then("it reports errors and warnings")

@@ -10,7 +10,7 @@ from pytest_bdd import then, when
 
 from ..scene import check
 from . import page_form, phrase
-from .accounts import account_id
+from .accounts import account_id, create_account
 from .users import user_id
 
 DECISIONS = {"approves": "approve", "reports a missing account": "notfound", "hits an error": "error"}
@@ -18,9 +18,8 @@ DECISIONS = {"approves": "approve", "reports a missing account": "notfound", "hi
 
 def ask(scene, type_id, owner, redirect=None):
     """Step 1 of the flow; what it answered (with the type and owner asked for) flows to the next steps."""
-    body = {"accountTypeId": type_id, "userId": user_id(scene, owner)}
-    if redirect:
-        body["redirectUrl"] = redirect
+    body = scene.body("CreateOauthRedirectUrl", {"accountTypeId": type_id, "userId": user_id(scene, owner),
+                                                 "redirectUrl": redirect})
     reply = scene.call("CreateOauthRedirectUrl", json=body)
     answer = reply.body if reply.ok and isinstance(reply.body, dict) else {}
     return {"type": type_id, "owner": owner, **answer}
@@ -40,7 +39,8 @@ def ask_plain(scene, type_id, owner):
 
 @when(phrase('I ask for an OAuth2 redirect URL to reconnect the account "{label}"'), target_fixture="oauth")
 def ask_reconnect(scene, label):
-    reply = scene.call("CreateAccountOauthRedirectUrl", params={"id": account_id(scene, label)}, json={})
+    reply = scene.call("CreateAccountOauthRedirectUrl", params={"id": account_id(scene, label)},
+                       json=scene.body("CreateAccountOauthRedirectUrl", {}))
     return dict(reply.body) if reply.ok and isinstance(reply.body, dict) else {}
 
 
@@ -91,14 +91,10 @@ def service_page(scene):
 
 @when(phrase('I create the account "{label}" with the authentication reference'))
 def create_with_reference(scene, oauth, label):
-    body = {"accountTypeId": oauth["type"], "userId": user_id(scene, oauth["owner"]),
-            "authReference": oauth["authReference"]}
-    reply = scene.call("CreateAccount", json=body)
-    if reply.ok:
-        scene.accounts[label] = reply.body
+    create_account(scene, label, oauth["type"], oauth["owner"], auth_reference=oauth["authReference"])
 
 
 @when(phrase('I update the account "{label}" with the new authentication reference'))
 def update_with_reference(scene, oauth, label):
-    scene.call("UpdateAccount", params={"id": account_id(scene, label)},
-               json={"authReference": oauth["authReference"]})
+    scene.update("GetAccount", "UpdateAccount", {"id": account_id(scene, label)},
+                 {"authReference": oauth["authReference"]})

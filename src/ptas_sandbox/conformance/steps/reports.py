@@ -22,7 +22,7 @@ def reports_report(scene):
 
 @when("I read that report")
 def read_report(scene, report):
-    scene.call("GetReport", params={"id": report["id"]})
+    scene.call("GetReport", params={"id": scene.id_of(report, "GetReport")})
 
 
 @then("some transaction links to a report", target_fixture="linked_report")

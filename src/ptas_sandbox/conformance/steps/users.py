@@ -1,5 +1,6 @@
 """Steps of the user features: users of a partner and their tokens (spec §4.2 notes 1-3, §4.3, §5 rule 6)."""
 
+import pytest
 from pytest_bdd import given, then, when
 
 from .. import checks
@@ -11,9 +12,9 @@ REFRESHING = "account:all transaction:all user.token:create"
 
 
 def create_user(scene, label, scope=None, email=None, by="I"):
-    body = {"name": scene.name(label), "email": email or f"{label.lower().replace(' ', '.')}@example.test"}
-    if scope:
-        body["scope"] = scope
+    """CreateUser (spec §4.2 note 1 shows scope and email; the name's property comes from the target's schema)."""
+    email = email or f"{label.lower().replace(' ', '.')}@example.test"
+    body = scene.body("CreateUser", {"name": scene.name(label), "email": email, "scope": scope}, optional=("name",))
     reply = scene.call("CreateUser", by, json=body)
     if reply.ok and isinstance(reply.body, dict) and reply.body.get("id"):
         record = checks.find_token_record(reply.body) or {}
@@ -23,6 +24,12 @@ def create_user(scene, label, scope=None, email=None, by="I"):
             scene.undo.append(lambda: scene.client.call("DeleteUser", token=scene.token,
                                                         params={"id": reply.body["id"]}))
     return reply
+
+
+def issue_user_token(scene, operation, actor, params=None):
+    """CreateUserToken and CreateOwnUserToken: payloads not shown; a label where the target's schema takes one."""
+    body = scene.body(operation, {"name": scene.name("refresh")}, optional=("name",))
+    return scene.call(operation, actor, params=params, json=body)
 
 
 def user_id(scene, label):
@@ -47,7 +54,7 @@ def given_refreshing_user(scene, label):
 @given(phrase("my users' tokens last {seconds:d} seconds"))
 def user_token_lifetime(scene, seconds):
     keep_settings(scene)
-    scene.must(scene.client.call("UpdatePartner", token=scene.token, json={"userTokenExpirySeconds": seconds}),
+    scene.must(scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds}),
                "set userTokenExpirySeconds")
 
 
@@ -75,16 +82,25 @@ def carries_id_and_token(scene):
           "CreateUser answers the first user token (spec §4.2 note 1)")
 
 
+def first_token_record(scene, label, field):
+    """The first user token's record, when the target answers one: the spec does not show CreateUser's response
+    shape, and a target answering the token as a bare string shows neither its scope nor its lifetime there."""
+    record = scene.users[label]["token"]
+    if set(record) == {"accessToken"}:
+        pytest.skip(f"the target answers the first user token as a string: its {field} is not shown there")
+    return record
+
+
 @then(phrase('the user token of "{label}" holds exactly "{scope}"'))
 def user_token_scope(scene, label, scope):
-    record = scene.users[label]["token"]
+    record = first_token_record(scene, label, "scope")
     check(checks.scope_set(record.get("scope")) == set(scope.split()),
           f"the user token's scope: expected {scope!r}, got {record.get('scope')!r}")
 
 
 @then(phrase('the user token of "{label}" lasts {seconds:d} seconds'))
 def user_token_lasts(scene, label, seconds):
-    record = scene.users[label]["token"]
+    record = first_token_record(scene, label, "expiresIn")
     check(record.get("expiresIn") == seconds,
           f"the user token lasts userTokenExpirySeconds (spec §5 rule 6): expiresIn {record.get('expiresIn')!r}")
 
@@ -97,12 +113,12 @@ def response_email(scene, email):
 
 @when(acting("{actor} creates a token for itself"))
 def user_creates_own(scene, actor):
-    scene.call("CreateOwnUserToken", actor, json={"name": scene.name("refresh")})
+    issue_user_token(scene, "CreateOwnUserToken", actor)
 
 
 @when(acting('{actor} creates a token for the user "{label}"'))
 def creates_user_token(scene, actor, label):
-    scene.call("CreateUserToken", actor, params={"id": user_id(scene, label)}, json={"name": scene.name("refresh")})
+    issue_user_token(scene, "CreateUserToken", actor, {"id": user_id(scene, label)})
 
 
 @then("the response carries a new user token")
@@ -125,7 +141,7 @@ def user_named(scene, name):
 
 @when(phrase('I rename the user "{label}" to "{new}"'))
 def rename_user(scene, label, new):
-    scene.call("UpdateUser", params={"id": user_id(scene, label)}, json={"name": scene.name(new)})
+    scene.update("GetUser", "UpdateUser", {"id": user_id(scene, label)}, {"name": scene.name(new)})
 
 
 @when(phrase('I delete the user "{label}"'))

@@ -12,18 +12,19 @@ from .accountui import opened
 
 @when("I open a user UI session", target_fixture="ui_session")
 def open_user_ui(scene):
-    return opened(scene.call("CreateUserUiSession", json={}))
+    return opened(scene.call("CreateUserUiSession", json=scene.body("CreateUserUiSession", {})))
 
 
 @when("I read the user UI session")
 def read_user_ui(scene, ui_session):
-    scene.call("GetUserUiSession", params={"id": ui_session.get("id")})
+    scene.call("GetUserUiSession", params={"id": scene.id_of(ui_session, "GetUserUiSession")})
 
 
 @then("the response identifies the session")
 def identifies(scene, ui_session):
     check(scene.reply.ok, f"expected the session, got {scene.reply.describe()}")
-    check(isinstance(scene.reply.body, dict) and scene.reply.body.get("id") == ui_session.get("id"),
+    check(isinstance(scene.reply.body, dict) and
+          scene.id_of(scene.reply.body, "GetUserUiSession") == scene.id_of(ui_session, "GetUserUiSession"),
           "GetUserUiSession answers the session asked for")
 
 

@@ -14,7 +14,12 @@ Feature: Account types
   @contract
   Scenario: Every account type describes its fields, help, reports and provider status
     When I list the account types
-    Then every account type describes its fields, help, reports and provider status
+    Then every account type, read on its own, describes its fields, help, reports and provider status
+
+  @sandbox
+  Scenario: The simulator's list of account types carries each type's detail
+    When I list the account types
+    Then every account type in the list describes its fields, help, reports and provider status
 
   @contract
   Scenario Outline: The dummy account type <type> is as spec §1 capability 6 describes it
