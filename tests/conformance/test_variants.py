@@ -10,8 +10,18 @@ import pytest
 from ptas_sandbox.conformance import runner
 from ptas_sandbox.simulator import create_app
 
-from .variants import (VARIANTS, FullReplacePut, HiddenSandbox, ListSummaries, MalformedIds400, NoIds, OtherNames,
-                       StrictDeployTokens, StringUserToken, stack)
+from .variants import (
+    VARIANTS,
+    FullReplacePut,
+    HiddenSandbox,
+    ListSummaries,
+    MalformedIds400,
+    NoIds,
+    OtherNames,
+    StrictDeployTokens,
+    StringUserToken,
+    stack,
+)
 
 
 @pytest.fixture

@@ -129,17 +129,18 @@ class Bodies:
                                     f"{self.operations.operation_id(operation)}.{name}")
         return body
 
-    def writable(self, operation, record):
+    def writable(self, operation, record, nulls=False):
         """The part of a record (as read) that the update operation's schema takes: what a full PUT sends back.
 
         A property the record names otherwise than the request schema (`email` read, `contactEmail` written)
-        goes to the property that shares its words."""
+        goes to the property that shares its words. `nulls` keeps properties that are null (to put a record back
+        as it was), where the schema allows null."""
         properties, _ = flatten(self.schema(operation))
         if not properties:
             return dict(record)
         body, used = {}, set()
         for key, value in record.items():
-            if value is None:
+            if value is None and not (nulls and key in properties and "null" in types_of(properties[key])):
                 continue
             target = key if key in properties else place(properties, key, value, used | set(record), 0.5)
             if target is not None and not properties[target].get("readOnly") and target not in used:

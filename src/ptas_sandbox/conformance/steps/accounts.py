@@ -3,7 +3,7 @@
 
 from pytest_bdd import given, then, when
 
-from ..checks import ids_of, reports_problems
+from ..checks import reports_problems
 from ..scene import check
 from . import acting, phrase
 from .account_types import account_type, form_for

@@ -181,6 +181,6 @@ def keep_settings(scene):
     if scene.target.simulator or scene.settings_kept:
         return
     reply = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings")
-    original = scene.bodies.writable("UpdatePartner", reply.body)
+    original = scene.bodies.writable("UpdatePartner", reply.body, nulls=True)
     scene.settings_kept = True
     scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))

@@ -189,7 +189,8 @@ def previous_leads_back(scene, two_pages):
     first, second = two_pages
     check(first.body.get("previousPageReference") in (None, ""), "the first page has no previousPageReference")
     second_ids = ids(scene, transactions(second))
-    check(second_ids and not set(second_ids) & set(ids(scene, transactions(first))), "the second page repeats the first")
+    check(second_ids and not set(second_ids) & set(ids(scene, transactions(first))),
+          "the second page repeats the first")
     previous = second.body.get("previousPageReference")
     check(previous, "the second page carries a previousPageReference (spec §4.3)")
     back = scene.client.request("GET", first.path, token=scene.token, query={"pageReference": previous},

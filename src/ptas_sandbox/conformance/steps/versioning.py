@@ -7,6 +7,7 @@ from pytest_bdd import then, when
 from ..scene import check
 from . import phrase
 
+
 @when(phrase('I call the removed path {method} {path}'))
 def call_removed(scene, method, path):
     """A removed path is addressed under the prefix the document uses for its collection (/users, /partners)."""
