@@ -4,6 +4,8 @@ from ..account_types import models as account_types
 from ..dataimports import models as imports
 from ..operations import ANY_TOKEN, Reply, component, operation, ref
 from ..problems import BadRequest, Conflict
+from ..timestamps import parse
+from ..users import models as users
 from . import models
 
 STATUS = {"type": "array", "items": ref("StatusMessage")}
@@ -71,7 +73,7 @@ DUMMY = {"accountTypeId": "dummy", "name": "My dummy shop",
            example=DUMMY, responses={201: "AccountChanged"})
 def create_account(call):
     """Connect a payment-provider account for a user; the first import starts at once."""
-    user_id = models.owner(call.ctx, call.principal, call.body.get("userId"))
+    user_id = users.owner(call.ctx, call.principal, call.body.get("userId"))
     return Reply(201, models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
                                     values=call.body))
 
@@ -116,7 +118,6 @@ def delete_account(call):
            example={"startDate": "2026-01-01T00:00:00Z"}, responses={202: "DataImport"})
 def trigger_account_refresh(call):
     """Re-read the account's transactions from a start date, as a new data import."""
-    from ..timestamps import parse
     row = models.owned(call.ctx, call.principal, call.params["id"])
     try:
         since = parse(call.body["startDate"])

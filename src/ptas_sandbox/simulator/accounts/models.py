@@ -7,9 +7,12 @@ import json
 
 from ..account_types import models as account_types
 from ..dataimports import models as imports
-from ..problems import BadRequest, Conflict, NotFound, not_found
+from ..oauth import models as oauth
+from ..problems import BadRequest, Conflict
 from ..providers import models as providers
+from ..reports import models as reports
 from ..timestamps import render
+from ..transactions import models as transactions
 from ..users import models as users
 
 SCHEMA = """
@@ -110,7 +113,6 @@ def checked_credentials(account_type, values):
 
 def redeem(ctx, reference, *, partner_id, user_id, account_type_id, account_id=None):
     """Complete the OAuth2 flow (spec §1): the authReference must be one the OAuth2 step issued."""
-    from ..oauth import models as oauth
     return oauth.redeem(ctx, reference, partner_id=partner_id, user_id=user_id, account_type_id=account_type_id,
                         account_id=account_id)
 
@@ -120,8 +122,6 @@ def record(ctx, row):
     account_type = account_types.catalogue()[row["type_id"]]
     kinds = {f["name"]: f["Type"] for f in account_type["accountFields"]}
     values = json.loads(row["credentials"])
-    count = row["delivered"]
-    when = schedule_of(ctx, row)
     return {
         "id": row["id"],
         "userId": row["user_id"],
@@ -133,20 +133,8 @@ def record(ctx, row):
         "updatedAt": render(row["updated_at"]),
         "errors": json.loads(row["errors"]),
         "warnings": json.loads(row["warnings"]),
-        "statistics": {"count": count, "first": render(when.at(0)) if count else None,
-                       "last": render(when.at(count - 1)) if count else None},
+        "statistics": providers.statistics(ctx.world.seed, row),
     }
-
-
-def user_statistics(ctx, user_id):
-    """Spec §1 capability 2, "user information and statistics": the user's accounts and their transactions."""
-    rows = ctx.store.all("SELECT * FROM accounts WHERE world = ? AND user_id = ? ORDER BY created_at, seq",
-                         (ctx.world.id, user_id))
-    stats = [record(ctx, row)["statistics"] for row in rows]
-    firsts = [s["first"] for s in stats if s["first"]]
-    lasts = [s["last"] for s in stats if s["last"]]
-    return {"accounts": len(rows), "transactions": sum(s["count"] for s in stats),
-            "first": min(firsts, default=None), "last": max(lasts, default=None)}
 
 
 def changed_record(ctx, row):
@@ -158,53 +146,24 @@ def changed_record(ctx, row):
     return body
 
 
-def schedule_of(ctx, row):
-    return providers.schedule(ctx.world.seed, row["id"], row["created_at"], json.loads(row["options"]))
-
-
 def load(ctx, account_id):
     return ctx.store.one("SELECT * FROM accounts WHERE id = ? AND world = ?", (account_id, ctx.world.id))
 
 
+def due_for_poll(ctx):
+    """The world's accounts whose next scheduled poll is due, with their user's `user_deleted_at`."""
+    return ctx.store.all("SELECT a.*, u.deleted_at AS user_deleted_at FROM accounts a JOIN users u ON "
+                         "u.id = a.user_id WHERE a.world = ? AND a.next_import_at <= ? ORDER BY a.seq",
+                         (ctx.world.id, ctx.now))
+
+
 def owned(ctx, principal, account_id):
     """An account the caller may act on: its own (user token) or one of its users' (partner token); 404 else."""
-    row = ctx.store.one("SELECT a.* FROM accounts a JOIN users u ON u.id = a.user_id WHERE a.id = ? AND "
-                        "a.world = ? AND a.partner_id = ? AND u.deleted_at IS NULL",
-                        (account_id, ctx.world.id, principal.partner_id))
-    if row is None or (principal.kind == "user" and row["user_id"] != principal.user_id):
-        raise not_found("account", account_id)
-    return row
-
-
-def owner(ctx, principal, user_id):
-    """The user an operation acts for: a user token acts for itself; a partner token names one of its users."""
-    if principal.kind == "user":
-        if user_id is not None and user_id != principal.user_id:
-            raise not_found("user", user_id)
-        return principal.user_id
-    if not user_id:
-        # 404 rather than 400: the body is well formed, the user the partner acts for is not found.
-        raise NotFound("A partner token acts for one of its users: name the user in `userId`.")
-    return users.get(ctx, principal.partner_id, user_id, live=True)["id"]
-
-
-def of_caller(ctx, principal, table, order, **filters):
-    """Rows of `table` (accounts, data imports) the caller may see: of its partner's live users, and only its
-    own for a user token. `filters` are column=value pairs; None means no filter."""
-    sql = (f"SELECT t.* FROM {table} t JOIN users u ON u.id = t.user_id WHERE t.world = ? AND t.partner_id = ? "
-           "AND u.deleted_at IS NULL")
-    params = [ctx.world.id, principal.partner_id]
-    if principal.kind == "user":
-        filters["user_id"] = principal.user_id if filters.get("user_id") in (None, principal.user_id) else ""
-    for column, value in filters.items():
-        if value is not None:
-            sql += f" AND t.{column} = ?"
-            params.append(value)
-    return ctx.store.all(f"{sql} ORDER BY {order}", params)
+    return users.one_of_caller(ctx, principal, "accounts", account_id, "account")
 
 
 def search(ctx, principal, user_id=None, type_id=None):
-    return of_caller(ctx, principal, "accounts", "t.created_at, t.seq", user_id=user_id, type_id=type_id)
+    return users.of_caller(ctx, principal, "accounts", "t.created_at, t.seq", user_id=user_id, type_id=type_id)
 
 
 def create(ctx, *, partner_id, user_id, values, options=None, preauthorized=False):
@@ -282,9 +241,9 @@ def update(ctx, row, values):
 def delete(ctx, row):
     """DeleteAccount: the account, its transactions, reports and data imports go; a second delete is 404."""
     body = record(ctx, row)
-    for table, column in (("transactions", "account"), ("reports", "account_seq"),
-                          ("data_imports", "account_seq")):
-        ctx.store.execute(f"DELETE FROM {table} WHERE {column} = ?", (row["seq"],))
+    transactions.forget_account(ctx, row)
+    reports.forget_account(ctx, row)
+    imports.forget_account(ctx, row)
     ctx.store.execute("DELETE FROM accounts WHERE seq = ?", (row["seq"],))
     ctx.emit("AccountDeleted", row["partner_id"], {"account": body, "userId": row["user_id"]})
 
@@ -309,3 +268,12 @@ def set_errors(ctx, row, errors, warnings=None):
     row = load(ctx, row["id"])
     ctx.emit("AccountUpdated", row["partner_id"], {"account": record(ctx, row), "userId": row["user_id"]})
     return row
+
+
+def set_progress(ctx, row, **columns):
+    """What the import catch-up records on an account: `next_import_at` (the next poll, None: none),
+    `delivered` (transactions delivered so far), `reported_through` (the first day not yet reported)."""
+    unknown = set(columns) - {"next_import_at", "delivered", "reported_through"}
+    if unknown:
+        raise ValueError(f"not import progress: {sorted(unknown)}")
+    ctx.store.update("accounts", {"seq": row["seq"]}, **columns)

@@ -5,12 +5,12 @@ import json
 
 from .. import scopes
 from ..account_types import models as account_types
-from ..accounts import models as accounts
 from ..oauth.http import consent_url
 from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
 from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden
+from ..users import models as users
 from . import models
 
 component("AccountUiSession", {
@@ -72,7 +72,7 @@ def create_account_ui_session(call):
         raise Forbidden(f"An account UI session that {needed.split(':')[1]}s an account needs {needed}.",
                         requiredScopes=[needed])
     type_ids = body.get("accountTypeIds") or ([body["accountTypeId"]] if body.get("accountTypeId") else [])
-    user_id = accounts.owner(call.ctx, call.principal, body.get("userId"))
+    user_id = users.owner(call.ctx, call.principal, body.get("userId"))
     row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
                         account_type_ids=type_ids, account_id=body.get("accountId"),
                         redirect_url=body.get("redirectUrl"))

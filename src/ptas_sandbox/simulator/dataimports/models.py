@@ -2,20 +2,16 @@
 
 An import delivers the transactions that happened before its cut-off (`until`) and completes `initialSeconds`
 (first import, refresh) or `incrementalSeconds` (scheduled) after it started; after the first one, the provider
-is polled every `intervalSeconds`. `catch_up(ctx)` runs before every operation of the world and after every clock
-move: it starts the polls that are due (a clock jump over many intervals becomes one catch-up import) and
-completes due imports (materializing transactions, reports, TransactionsImported). With nothing due it costs
-two indexed queries.
+is polled every `intervalSeconds`. This module keeps the import runs (the data_imports table); the catch-up
+that starts due polls and completes due runs before every operation is a service above accounts,
+transactions and reports: catchup/service.py.
 """
 
 import json
 
-from ..account_types import models as account_types
 from ..problems import not_found
-from ..providers import models as providers
-from ..reports import models as reports
 from ..timestamps import SECOND, render
-from ..transactions import models as transactions
+from ..users import models as users
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS data_imports (
@@ -79,68 +75,22 @@ def start(ctx, account, kind, *, at=None, since=None):
     return ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (import_id,))
 
 
-def catch_up(ctx):
-    """Bring the world's imports up to its clock (the ticker registered in service.py)."""
-    for _ in range(100):
-        busy = start_due_polls(ctx)
-        due = ctx.store.all("SELECT * FROM data_imports WHERE world = ? AND status = 'Running' AND due_at <= ? "
-                            "ORDER BY due_at, id", (ctx.world.id, ctx.now))
-        for row in due:
-            complete(ctx, row)
-        if not busy and not due:
-            return
+def due(ctx):
+    """The world's running imports whose time has come, in the order they finish."""
+    return ctx.store.all("SELECT * FROM data_imports WHERE world = ? AND status = 'Running' AND due_at <= ? "
+                         "ORDER BY due_at, id", (ctx.world.id, ctx.now))
 
 
-def start_due_polls(ctx):
-    started = 0
-    for account in ctx.store.all("SELECT a.*, u.deleted_at AS user_deleted_at FROM accounts a JOIN users u ON "
-                                 "u.id = a.user_id WHERE a.world = ? AND a.next_import_at <= ? ORDER BY a.seq",
-                                 (ctx.world.id, ctx.now)):
-        if account["user_deleted_at"] is not None:     # a deleted user's accounts are no longer polled
-            ctx.store.update("accounts", {"seq": account["seq"]}, next_import_at=None)
-            continue
-        if running(ctx, account):
-            continue
-        interval = json.loads(account["options"])["intervalSeconds"] * SECOND
-        boundary = account["next_import_at"] + (ctx.now - account["next_import_at"]) // interval * interval
-        start(ctx, account, "Scheduled", at=boundary)
-        ctx.store.update("accounts", {"seq": account["seq"]}, next_import_at=boundary + interval)
-        started += 1
-    return started
-
-
-def complete(ctx, run):
-    """Finish an import at its due time: deliver its range, or fail on a provider outage or bad credentials."""
-    from ..accounts import models as accounts
-    account = ctx.store.one("SELECT * FROM accounts WHERE seq = ?", (run["account_seq"],))
-    account_type = account_types.get(ctx, account["type_id"])
-    options = json.loads(account["options"])
-    finished = run["due_at"]
-    errors, warnings, count, report_ids, next_at = [], [], 0, [], account["next_import_at"]
-    rejected = providers.rejects(json.loads(account["credentials"]))
-    if account_type["state"] == "Outage":
-        errors = account_type["errors"] or [{"code": "ProviderUnavailable", "message": f"{account_type['name']} "
-                                              "is unavailable; the import is retried at the next poll."}]
-        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
-    elif rejected:
-        errors = [{"code": rejected["code"], "message": rejected["message"]}]
-        next_at = None      # the provider refuses until the credentials are updated (UpdateAccount)
-    else:
-        count = transactions.deliver(ctx, account, run)
-        report_ids = reports.report_finished_days(ctx, account, account_type, run)
-        if account_type["state"] == "Degraded":
-            warnings = account_type["warnings"] + account_type["errors"]
-        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
+def finish(ctx, run, *, errors, warnings, transaction_count, report_ids):
+    """Close an import run at its due time: Failed with errors, Completed otherwise; returns the closed row."""
     ctx.store.update("data_imports", {"id": run["id"]}, status="Failed" if errors else "Completed",
-                     finished_at=finished, transaction_count=count, report_ids=json.dumps(report_ids),
-                     errors=json.dumps(errors), warnings=json.dumps(warnings))
-    ctx.store.update("accounts", {"seq": account["seq"]}, next_import_at=next_at)
-    account = accounts.set_errors(ctx, accounts.load(ctx, account["id"]), errors)
-    done = ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (run["id"],))
-    report = reports.record(reports.load(ctx, report_ids[-1])) if report_ids else None
-    ctx.emit("TransactionsImported", account["partner_id"], {
-        "account": accounts.record(ctx, account), "userId": account["user_id"], "dataImport": record(done),
-        "report": report, "transactionCount": count})
+                     finished_at=run["due_at"], transaction_count=transaction_count,
+                     report_ids=json.dumps(report_ids), errors=json.dumps(errors), warnings=json.dumps(warnings))
+    return ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (run["id"],))
+
+
+def forget_account(ctx, account):
+    ctx.store.execute("DELETE FROM data_imports WHERE account_seq = ?", (account["seq"],))
 
 
 def visible(ctx, principal, import_id):
@@ -153,6 +103,5 @@ def visible(ctx, principal, import_id):
 
 
 def search(ctx, principal, account_id=None, user_id=None):
-    from ..accounts import models as accounts
-    return accounts.of_caller(ctx, principal, "data_imports", "t.started_at, t.id", user_id=user_id,
-                              account_id=account_id)
+    return users.of_caller(ctx, principal, "data_imports", "t.started_at, t.id", user_id=user_id,
+                           account_id=account_id)

@@ -8,12 +8,12 @@ X-Service-AuthMessage (spec §1), whether it redirects or shows the plain servic
 from urllib.parse import quote
 
 from ..account_types import models as account_types
-from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
 from ..pages import FORM, PAGE, mine, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import json_body
 from ..problems import BadRequest, Conflict, NotFound
+from ..users import models as users
 from . import models
 
 component("OauthRedirect", {
@@ -61,7 +61,7 @@ def consent_url(call, key):
 def create_oauth_redirect_url(call):
     """Start the OAuth2 flow (spec §1 step 1): the provider URL to send the user to, and the authReference."""
     type_id, user_id, redirect_url = json_body(call, "accountTypeId", "userId", "redirectUrl")
-    user_id = accounts.owner(call.ctx, call.principal, user_id)
+    user_id = users.owner(call.ctx, call.principal, user_id)
     return start(call, user_id=user_id, account_type_id=type_id, redirect_url=redirect_url)
 
 
@@ -72,7 +72,7 @@ def create_oauth_redirect_url(call):
            responses={201: "OauthRedirect"})
 def create_account_oauth_redirect_url(call):
     """Reconnect an OAuth2 account (spec §1): the authReference it gives is what UpdateAccount then takes."""
-    account = accounts.owned(call.ctx, call.principal, call.params["id"])
+    account = users.one_of_caller(call.ctx, call.principal, "accounts", call.params["id"], "account")
     return start(call, user_id=account["user_id"], account_type_id=account["type_id"], account_id=account["id"],
                  redirect_url=call.body.get("redirectUrl"))
 

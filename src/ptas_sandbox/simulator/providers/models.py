@@ -8,6 +8,7 @@ pool of shoppers and products per account, a fast seeded generator picks from it
 """
 
 import hashlib
+import json
 import random
 from dataclasses import dataclass
 from functools import lru_cache
@@ -94,6 +95,19 @@ def schedule(world_seed, account_id, created_at, options):
     step = max(1, history // total) if total else max(1, DAY // options["perDay"])
     origin = created_at - (step * total if total else history)
     return Schedule(account_seed(world_seed, account_id), origin, step)
+
+
+def schedule_of(world_seed, account):
+    """The schedule of an account row (accounts table): its provider options, from its creation."""
+    return schedule(world_seed, account["id"], account["created_at"], json.loads(account["options"]))
+
+
+def statistics(world_seed, account):
+    """The account's statistics object (spec §2): the delivered transactions' count, first and last times."""
+    count = account["delivered"]
+    when = schedule_of(world_seed, account)
+    return {"count": count, "first": render(when.at(0)) if count else None,
+            "last": render(when.at(count - 1)) if count else None}
 
 
 def transaction_id(account_id, n):

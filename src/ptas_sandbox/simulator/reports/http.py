@@ -1,7 +1,7 @@
 """HTTP layer of the reports: an account's settlement reports and one report by id."""
 
-from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, component, operation
+from ..users import models as users
 from . import models
 
 REPORT = component("Report", {
@@ -23,7 +23,7 @@ component("ReportList", {"type": "object", "properties": {"reports": {"type": "a
            responses={200: "ReportList"})
 def get_reports(call):
     """The settlement reports of an account (types with hasPspReports), oldest first."""
-    account = accounts.owned(call.ctx, call.principal, call.params["id"])
+    account = users.one_of_caller(call.ctx, call.principal, "accounts", call.params["id"], "account")
     return {"reports": [models.record(r) for r in models.of_account(call.ctx, account)]}
 
 

@@ -49,14 +49,15 @@ def load(ctx, ident):
 
 
 def report_finished_days(ctx, account, account_type, run):
-    """Reports for every whole day before the run's cut-off not yet reported; returns their ids."""
+    """Reports for every whole day before the run's cut-off not yet reported: [(day, report id)], and the
+    account's new `reported_through` (the first day still to report). The caller links the days' transactions."""
     if not account_type["hasPspReports"]:
-        return []
+        return [], account["reported_through"]
     first = account["reported_through"]
     if first is None:
         row = ctx.store.one("SELECT min(created_at) AS t FROM transactions WHERE account = ?", (account["seq"],))
         if row["t"] is None:
-            return []
+            return [], None
         first = row["t"] // DAY
     last = run["until_at"] // DAY          # days before this one are over
     warnings = account_type["warnings"] + account_type["errors"] if account_type["state"] == "Degraded" else []
@@ -72,12 +73,8 @@ def report_finished_days(ctx, account, account_type, run):
                          user_id=account["user_id"], account_id=account["id"], account_seq=account["seq"], day=day,
                          created_at=run["due_at"], data_import_id=run["id"], transaction_count=count,
                          errors="[]", warnings=json.dumps(warnings))
-        ctx.store.execute("UPDATE transactions SET report = ? WHERE account = ? AND created_at >= ? AND "
-                          "created_at < ?", (day, *bounds))
-        made.append(ident)
-    if last > first:
-        ctx.store.update("accounts", {"seq": account["seq"]}, reported_through=last)
-    return made
+        made.append((day, ident))
+    return made, last if last > first else account["reported_through"]
 
 
 def visible(ctx, principal, ident):
@@ -90,3 +87,7 @@ def visible(ctx, principal, ident):
 
 def of_account(ctx, account):
     return ctx.store.all("SELECT * FROM reports WHERE account_seq = ? ORDER BY day", (account["seq"],))
+
+
+def forget_account(ctx, account):
+    ctx.store.execute("DELETE FROM reports WHERE account_seq = ?", (account["seq"],))

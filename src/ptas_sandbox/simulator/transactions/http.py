@@ -1,8 +1,8 @@
 """HTTP layer of the transactions: GetTransactions (keyset pages), GetTransaction and the deprecated old form."""
 
-from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, component, operation
 from ..providers.models import CLASSIFICATIONS
+from ..users import models as users
 from . import models
 
 TRANSACTION = component("Transaction", {
@@ -46,6 +46,11 @@ def page_of(call, account, **search):
             "nextPageReference": found["nextPageReference"]}
 
 
+def account_of(call, account_id):
+    """The account whose transactions are asked for, if the caller may see it (404 otherwise)."""
+    return users.one_of_caller(call.ctx, call.principal, "accounts", account_id, "account")
+
+
 @operation("GetTransactions", "GET", "/accounts/{id}/transactions", tokens=ANY_TOKEN, scopes=("transaction:read",),
            query={**PAGING, "createdAt": {"type": "string", "format": "date-time",
                                           "description": "only transactions created at or after this instant"},
@@ -53,7 +58,7 @@ def page_of(call, account, **search):
                   **EXCLUDES}, responses={200: "TransactionPage"})
 def get_transactions(call):
     """The transactions delivered so far, oldest first, one page at a time."""
-    account = accounts.owned(call.ctx, call.principal, call.params["id"])
+    account = account_of(call, call.params["id"])
     return page_of(call, account, created_at=call.query.get("createdAt"), report_id=call.query.get("reportId"))
 
 
@@ -61,7 +66,7 @@ def get_transactions(call):
            scopes=("transaction:read",), query=EXCLUDES, responses={200: "Transaction"})
 def get_transaction(call):
     """One transaction of an account."""
-    account = accounts.owned(call.ctx, call.principal, call.params["id"])
+    account = account_of(call, call.params["id"])
     row = models.find(call.ctx, account, call.params["transactionId"])
     return models.render(call.ctx, account, [row], call.query.get("excludeDeprecatedFields"),
                          call.query.get("excludeMappedFields"))[0]
@@ -72,4 +77,4 @@ def get_transaction(call):
            summary="Deprecated: the old form of GetTransactions, without searches or exclude flags; do not use "
                    "it for new work.")
 def get_transactions_deprecated(call):
-    return page_of(call, accounts.owned(call.ctx, call.principal, call.params["accountId"]))
+    return page_of(call, account_of(call, call.params["accountId"]))

@@ -32,22 +32,31 @@ DEFAULT_PAGE = 100
 
 def deliver(ctx, account, run):
     """Materialize the transactions an import run brings (n in [lo, hi)): one executemany from a generator, so
-    a million rows go in seconds and in little memory. A refresh re-reads rows already there (same data)."""
-    from ..accounts import models as accounts
-    when = accounts.schedule_of(ctx, account)
+    a million rows go in seconds and in little memory. A refresh re-reads rows already there (same data).
+
+    Returns (how many the run brought, how many the account has delivered now)."""
+    when = providers.schedule_of(ctx.world.seed, account)
     hi = when.count_before(run["until_at"])
     lo = account["delivered"]
     if run["kind"] == "Refresh":     # re-read from the start date, and whatever never arrived before it
         lo = min(lo, when.first_at_or_after(run["from_at"]))
     if hi <= lo:
-        return 0
+        return 0, account["delivered"]
     seq, world = account["seq"], ctx.world.id
     ctx.store.executemany("INSERT INTO transactions (account, created_at, n, world) VALUES (?, ?, ?, ?) "
                           "ON CONFLICT (account, created_at) DO NOTHING",
                           ((seq, t, n, world) for n, t in when.times(lo, hi)))
-    if hi > account["delivered"]:
-        ctx.store.update("accounts", {"seq": seq}, delivered=hi)
-    return hi - lo
+    return hi - lo, max(hi, account["delivered"])
+
+
+def link_report(ctx, account, day):
+    """The account's transactions of `day` now belong to that day's settlement report."""
+    ctx.store.execute("UPDATE transactions SET report = ? WHERE account = ? AND created_at >= ? AND created_at < ?",
+                      (day, account["seq"], day * DAY, (day + 1) * DAY))
+
+
+def forget_account(ctx, account):
+    ctx.store.execute("DELETE FROM transactions WHERE account = ?", (account["seq"],))
 
 
 class Cursor:
@@ -114,8 +123,7 @@ def find(ctx, account, transaction_id):
     n = providers.index_of(account["id"], transaction_id)
     row = None
     if n is not None:
-        from ..accounts import models as accounts
-        at = accounts.schedule_of(ctx, account).at(n)
+        at = providers.schedule_of(ctx.world.seed, account).at(n)
         row = ctx.store.one("SELECT * FROM transactions WHERE account = ? AND created_at = ?", (account["seq"], at))
     if row is None:
         raise not_found("transaction", transaction_id)
@@ -124,9 +132,8 @@ def find(ctx, account, transaction_id):
 
 def render(ctx, account, rows, exclude_deprecated=False, exclude_mapped=False):
     """Transaction bodies for rows, without deprecated or mapped fields when asked (spec §4.3)."""
-    from ..accounts import models as accounts
     entry = account_types.catalogue()[account["type_id"]]
-    when = accounts.schedule_of(ctx, account)
+    when = providers.schedule_of(ctx.world.seed, account)
     bodies = []
     for row in rows:
         report = reports.report_id(account["id"], row["report"]) if row["report"] is not None else None

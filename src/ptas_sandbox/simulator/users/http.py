@@ -1,6 +1,5 @@
 """HTTP layer of the user operations: users of the calling partner and their tokens."""
 
-from ..accounts import models as accounts
 from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, Reply, component, operation, ref
 from ..partners import models as partners
 from ..problems import not_found
@@ -56,7 +55,7 @@ def get_users(call):
 def get_user(call):
     """Read one user of the partner, with its statistics (spec §1 capability 2)."""
     user = models.record(models.get(call.ctx, call.principal.partner_id, call.params["id"]))
-    return {**user, "statistics": accounts.user_statistics(call.ctx, user["id"])}
+    return {**user, "statistics": models.statistics(call.ctx, user["id"])}
 
 
 @operation("UpdateUser", "PUT", "/users/{id}", tokens=PARTNER_ONLY, scopes=("user:update",),

@@ -1,8 +1,13 @@
-"""User rules: a partner registers users; a user sees only its own data. No Flask here."""
+"""User rules: a partner registers users; a user sees only its own data. No Flask here.
+
+"Its own data" is this area's rule for every table keyed by user (accounts, data imports): `of_caller` and
+`one_of_caller` answer what a caller may see of them, so the areas above ask here rather than each other.
+"""
 
 from .. import scopes
 from ..partners import models as partners
-from ..problems import BadRequest, not_found
+from ..problems import BadRequest, NotFound, not_found
+from ..providers import models as providers
 from ..timestamps import render
 from ..tokens import models as tokens
 
@@ -120,3 +125,49 @@ def create_token(ctx, principal, partner, user, values):
     return tokens.issue(ctx, partner_id=partner["id"], user_id=user["id"], kind="user", scope=scope,
                         expires_in=tokens.lifetime(values.get("expiresIn"), partner["user_token_expiry"]),
                         name=tokens.name_of(values.get("name")), created_by=principal.token_id)
+
+
+def owner(ctx, principal, user_id):
+    """The user an operation acts for: a user token acts for itself; a partner token names one of its users."""
+    if principal.kind == "user":
+        if user_id is not None and user_id != principal.user_id:
+            raise not_found("user", user_id)
+        return principal.user_id
+    if not user_id:
+        # 404 rather than 400: the body is well formed, the user the partner acts for is not found.
+        raise NotFound("A partner token acts for one of its users: name the user in `userId`.")
+    return get(ctx, principal.partner_id, user_id, live=True)["id"]
+
+
+def of_caller(ctx, principal, table, order, **filters):
+    """Rows of `table` (accounts, data imports) the caller may see: of its partner's live users, and only its
+    own for a user token. `filters` are column=value pairs; None means no filter."""
+    sql = (f"SELECT t.* FROM {table} t JOIN users u ON u.id = t.user_id WHERE t.world = ? AND t.partner_id = ? "
+           "AND u.deleted_at IS NULL")
+    params = [ctx.world.id, principal.partner_id]
+    if principal.kind == "user":
+        filters["user_id"] = principal.user_id if filters.get("user_id") in (None, principal.user_id) else ""
+    for column, value in filters.items():
+        if value is not None:
+            sql += f" AND t.{column} = ?"
+            params.append(value)
+    return ctx.store.all(f"{sql} ORDER BY {order}", params)
+
+
+def one_of_caller(ctx, principal, table, row_id, what):
+    """The row `row_id` of `table` if the caller may see it (`of_caller`); 404 naming `what` otherwise."""
+    rows = of_caller(ctx, principal, table, "t.id", id=row_id)
+    if not rows:
+        raise not_found(what, row_id)
+    return rows[0]
+
+
+def statistics(ctx, user_id):
+    """Spec §1 capability 2, "user information and statistics": the user's accounts and their transactions."""
+    rows = ctx.store.all("SELECT * FROM accounts WHERE world = ? AND user_id = ? ORDER BY created_at, seq",
+                         (ctx.world.id, user_id))
+    stats = [providers.statistics(ctx.world.seed, row) for row in rows]
+    firsts = [s["first"] for s in stats if s["first"]]
+    lasts = [s["last"] for s in stats if s["last"]]
+    return {"accounts": len(rows), "transactions": sum(s["count"] for s in stats),
+            "first": min(firsts, default=None), "last": max(lasts, default=None)}

@@ -1,0 +1,84 @@
+"""The import catch-up, a stage of every authenticated request (pipeline.py: `Sandbox.catch_up`) and of every
+clock move: bring the world's imports up to its clock, so reading at time T shows what would have happened by T,
+with no sleeping threads.
+
+It starts the polls that are due (a clock jump over many intervals becomes one catch-up import) and completes
+the import runs that are due: transactions delivered, the days' settlement reports made, the account's import
+progress and errors recorded, TransactionsImported emitted. Each table is written through its own area's models;
+this service only orders the steps. With nothing due it costs two indexed queries.
+"""
+
+import json
+
+from ..account_types import models as account_types
+from ..accounts import models as accounts
+from ..dataimports import models as imports
+from ..providers import models as providers
+from ..reports import models as reports
+from ..timestamps import SECOND
+from ..transactions import models as transactions
+
+
+def attach(app, sandbox):
+    sandbox.catch_ups.append(catch_up_imports)
+
+
+def catch_up_imports(ctx):
+    """Start due polls and complete due runs until nothing is due (a completed run may schedule the next)."""
+    for _ in range(100):
+        busy = start_due_polls(ctx)
+        due = imports.due(ctx)
+        for run in due:
+            complete(ctx, run)
+        if not busy and not due:
+            return
+
+
+def start_due_polls(ctx):
+    started = 0
+    for account in accounts.due_for_poll(ctx):
+        if account["user_deleted_at"] is not None:     # a deleted user's accounts are no longer polled
+            accounts.set_progress(ctx, account, next_import_at=None)
+            continue
+        if imports.running(ctx, account):
+            continue
+        interval = json.loads(account["options"])["intervalSeconds"] * SECOND
+        boundary = account["next_import_at"] + (ctx.now - account["next_import_at"]) // interval * interval
+        imports.start(ctx, account, "Scheduled", at=boundary)
+        accounts.set_progress(ctx, account, next_import_at=boundary + interval)
+        started += 1
+    return started
+
+
+def complete(ctx, run):
+    """Finish an import at its due time: deliver its range, or fail on a provider outage or bad credentials."""
+    account = accounts.load(ctx, run["account_id"])
+    account_type = account_types.get(ctx, account["type_id"])
+    options = json.loads(account["options"])
+    errors, warnings, count, report_ids, next_at = [], [], 0, [], account["next_import_at"]
+    progress = {}
+    rejected = providers.rejects(json.loads(account["credentials"]))
+    if account_type["state"] == "Outage":
+        errors = account_type["errors"] or [{"code": "ProviderUnavailable", "message": f"{account_type['name']} "
+                                              "is unavailable; the import is retried at the next poll."}]
+        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
+    elif rejected:
+        errors = [{"code": rejected["code"], "message": rejected["message"]}]
+        next_at = None      # the provider refuses until the credentials are updated (UpdateAccount)
+    else:
+        count, progress["delivered"] = transactions.deliver(ctx, account, run)
+        made, progress["reported_through"] = reports.report_finished_days(ctx, account, account_type, run)
+        for day, report_id in made:
+            transactions.link_report(ctx, account, day)
+            report_ids.append(report_id)
+        if account_type["state"] == "Degraded":
+            warnings = account_type["warnings"] + account_type["errors"]
+        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
+    done = imports.finish(ctx, run, errors=errors, warnings=warnings, transaction_count=count,
+                          report_ids=report_ids)
+    accounts.set_progress(ctx, account, next_import_at=next_at, **progress)
+    account = accounts.set_errors(ctx, accounts.load(ctx, account["id"]), errors)
+    report = reports.record(reports.load(ctx, report_ids[-1])) if report_ids else None
+    ctx.emit("TransactionsImported", account["partner_id"], {
+        "account": accounts.record(ctx, account), "userId": account["user_id"], "dataImport": imports.record(done),
+        "report": report, "transactionCount": count})
