@@ -43,6 +43,7 @@ serve: $(SERVE_STAMP)
 # Static checks that run with every `make test`.
 check: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench examples
+	$(BIN)/lint-imports --no-logo --no-cache
 
 test: $(TEST_STAMP) browser check
 	$(BIN)/python -m pytest $(ARGS)
