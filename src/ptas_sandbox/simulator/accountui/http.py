@@ -7,7 +7,7 @@ from .. import scopes
 from ..account_types import models as account_types
 from ..oauth.http import consent_url
 from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
-from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
+from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden
 from ..users import models as users

@@ -12,6 +12,7 @@ import json
 from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..oauth import models as oauth
+from ..pages.models import page_key
 from ..partners.models import absolute_url
 from ..problems import BadRequest, Conflict, not_found
 from ..timestamps import SECOND, render
@@ -83,7 +84,7 @@ def create(ctx, *, partner_id, user_id, account_type_ids=None, account_id=None, 
     session_id = ctx.new_id("accountui")
     ctx.store.insert("accountui_sessions", id=session_id, world=ctx.world.id, partner_id=partner_id,
                      user_id=user_id, account_type_ids=json.dumps(type_ids), target_account_id=account_id,
-                     page_key=oauth.page_key(ctx, "accountui", session_id),
+                     page_key=page_key(ctx, "accountui", session_id),
                      redirect_url=None if redirect_url is None else absolute_url(redirect_url),
                      status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME)
     return load(ctx, session_id)

@@ -7,9 +7,8 @@ secret (`consent_key`), so knowing an authReference (it travels in the return st
 anyone answer the consent for the user.
 """
 
-import hashlib
-import hmac
 
+from ..pages.models import page_key
 from ..problems import BadRequest, Conflict
 from ..timestamps import SECOND, render
 
@@ -42,13 +41,6 @@ OUTCOMES = {
     "error": ("OtherError", "The provider reported an error; please try again."),
 }
 MAX_MESSAGE = 500
-
-
-def page_key(ctx, purpose, ident):
-    """The secret in a hosted page's URL (consent page, Account UI, User UI): an HMAC under the server's
-    signing secret, so deterministic for a given sandbox yet unguessable without its secret."""
-    secret = ctx.signer.secret.encode() if ctx.signer else b"ptas-sandbox"
-    return hmac.new(secret, f"{purpose}/{ctx.world.id}/{ident}".encode(), hashlib.sha256).hexdigest()
 
 
 def create(ctx, *, partner_id, user_id, account_type_id, account_id=None, redirect_url=None):

@@ -1,7 +1,7 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
 from ..operations import NO_AUTH, PARTNER_ONLY, Reply, component, operation
-from ..pages import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
+from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest
 from . import models

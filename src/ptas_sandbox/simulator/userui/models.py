@@ -5,8 +5,8 @@ States (the spec shows none; the simulator's choice): Pending → Completed (a u
 Expired (SESSION_LIFETIME passed on the world clock while Pending).
 """
 
-from ..oauth.models import page_key
-from ..partners.models import absolute_url
+from ..pages.models import page_key
+from ..partners import models as partners
 from ..problems import Conflict, not_found
 from ..timestamps import SECOND, render
 from ..users import models as users
@@ -45,7 +45,7 @@ def create(ctx, partner_id, redirect_url=None):
     session_id = ctx.new_id("userui")
     ctx.store.insert("userui_sessions", id=session_id, world=ctx.world.id, partner_id=partner_id,
                      page_key=page_key(ctx, "userui", session_id),
-                     redirect_url=None if redirect_url is None else absolute_url(redirect_url),
+                     redirect_url=None if redirect_url is None else partners.absolute_url(redirect_url),
                      status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME)
     return get(ctx, partner_id, session_id)
 
@@ -73,7 +73,6 @@ def open_session(ctx, row):
 
 def register(ctx, row, name, email):
     """The page's form: CreateUser for the session's partner, and the session completes with the user's id."""
-    from ..partners import models as partners
     open_session(ctx, row)
     user = users.create(ctx, partners.get(ctx, row["partner_id"]), {"name": name, "email": email or None})
     ctx.store.update("userui_sessions", {"id": row["id"]}, status="Completed", user_id=user["id"],
