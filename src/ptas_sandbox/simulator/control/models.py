@@ -6,11 +6,11 @@ from ..timestamps import render
 from ..tokens import models as tokens
 
 
-def create_world(sandbox, values):
+def create_world(sandbox, values, scenario=None):
     """A new world, its root partner and the initial partner token the support team would issue (spec §5 rule 2)."""
     seed = values.get("seed")
     world = sandbox.worlds.create(seed=None if seed is None else int(seed), start=values.get("start"),
-                                  frozen=values.get("frozen", False))
+                                  frozen=values.get("frozen", False), scenario=scenario)
     ctx = sandbox.ctx(world)
     with sandbox.store.transaction():
         partner = partners.create(ctx, {k: v for k, v in values.items() if k in ("name", "email")})

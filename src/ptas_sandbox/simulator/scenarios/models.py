@@ -39,9 +39,7 @@ def load(sandbox, name, seed=None):
     with sandbox.store.transaction():
         world, ctx, partner, token = control.create_world(sandbox, {
             **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
-            "start": parse(plan["start"]), "frozen": True})
-        sandbox.store.update("worlds", {"id": world.id}, scenario=name)
-        world.scenario = name
+            "start": parse(plan["start"]), "frozen": True}, scenario=name)
         for type_id, state in plan.get("accountTypes", {}).items():
             account_types.set_state(ctx, type_id, state)
         partner_row = partners.get(ctx, partner["id"])
