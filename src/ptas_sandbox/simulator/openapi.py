@@ -77,6 +77,8 @@ def describe(op):
             responses[str(status)] = {"description": "A page", "content": {schema: {"schema": {"type": "string"}}}}
         elif schema is None:
             responses[str(status)] = {"description": "No body" if status == 204 else "Success"}
+        elif isinstance(schema, dict) and "content" in schema:      # several media types, given whole
+            responses[str(status)] = {"description": "Success", **schema}
         else:
             schema = ref(schema) if isinstance(schema, str) else schema
             responses[str(status)] = {"description": "Success",

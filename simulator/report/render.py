@@ -1,0 +1,44 @@
+"""The report as text for people and as JUnit XML for CI (one test case per rule; a rule fails when it has a
+finding at or above the chosen severity). Pure functions of the report's JSON, shared by the server and `ptas`."""
+
+import xml.etree.ElementTree as ET
+
+from .models import SEVERITIES, at_or_above
+
+
+def text(report):
+    lines = [f"Integration report of world {report['world']} at {report['generatedAt']}",
+             f"judged: {report['judged']['requests']} request(s), {report['judged']['deliveries']} webhook "
+             f"attempt(s); findings: " + ", ".join(f"{report['summary'][s]} {s}" for s in reversed(SEVERITIES))]
+    for f in report["findings"]:
+        lines += ["", f"{f['severity'].upper():7} {f['rule']}: {f['title']}", f"  {f['message']}",
+                  f"  fix: {f['fix']}"]
+        for e in f["evidence"]:
+            what = " ".join(str(e[k]) for k in ("method", "path") if e.get(k)) or e.get("deliveryId") or ""
+            status = e.get("status")
+            lines.append(f"  - {e.get('at')} {e.get('operationId') or e.get('eventType') or ''} {what}"
+                         f"{f' → {status}' if status is not None else ''}{' (injected)' if e.get('injected') else ''}")
+        if f["count"] > len(f["evidence"]):
+            lines.append(f"  … and {f['count'] - len(f['evidence'])} more")
+    if not report["findings"]:
+        lines += ["", "No findings: every rule passed."]
+    return "\n".join(lines) + "\n"
+
+
+def junit(report, fail_on="warning"):
+    """JUnit XML: a failure per rule with findings at or above `fail_on`, lower ones in system-out."""
+    failing = {f["rule"] for f in at_or_above(report["findings"], fail_on)}
+    suite = ET.Element("testsuite", name="ptas-sandbox integration report", tests=str(len(report["rules"])),
+                       failures=str(len(failing)), errors="0", skipped="0", timestamp=report["generatedAt"] or "")
+    for rule in report["rules"]:
+        case = ET.SubElement(suite, "testcase", classname=f"integration.{rule['severity']}", name=rule["id"])
+        mine = [f for f in report["findings"] if f["rule"] == rule["id"]]
+        if rule["id"] in failing:
+            failure = ET.SubElement(case, "failure", type=rule["severity"],
+                                    message=f"{len(mine)} finding(s): {mine[0]['message']}")
+            failure.text = text({**report, "findings": mine})
+        elif mine:
+            ET.SubElement(case, "system-out").text = text({**report, "findings": mine})
+    suites = ET.Element("testsuites", name="ptas-sandbox", tests=suite.get("tests"), failures=suite.get("failures"))
+    suites.append(suite)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
