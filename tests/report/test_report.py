@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ptas_sandbox.simulator.report import models
-from tests.accounts_support import connect, imported, long_lived_user
-from tests.conftest import assert_problem
+from tests.support.accounts import connect, imported, long_lived_user
+from tests.support.problems import assert_problem
 
 
 def report(world, **query):
@@ -23,8 +23,9 @@ def rules(world):
 
 def long_lived(world):
     """The well-behaved start: a long-lived token, then the initial one revoked with it (spec §5)."""
+    scope = "partner:all user:all account:all transaction:all"
     created = world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000,
-                                                            "scope": "partner:all user:all account:all transaction:all"}).json
+                                                            "scope": scope}).json
     api = world.api.as_(created["accessToken"])
     [initial] = [t for t in api.get("/partners/self/tokens").json["tokens"] if t["name"] == "initial token"]
     assert api.delete(f"/partners/self/tokens/{initial['id']}").status_code == 200

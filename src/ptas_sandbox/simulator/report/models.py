@@ -240,8 +240,8 @@ def expired_user_tokens(data):
             late.setdefault(call.token_id, []).append(call)
     for token_id, calls in late.items():
         token = data.tokens[token_id]
-        renewed = any(t["kind"] == "user" and t["user_id"] == token["user_id"] and t["created_at"] >= token["expires_at"]
-                      for t in data.tokens.values())
+        renewed = any(t["kind"] == "user" and t["user_id"] == token["user_id"]
+                      and t["created_at"] >= token["expires_at"] for t in data.tokens.values())
         if len(calls) > 1 or not renewed:
             yield finding("expired-user-token", f"A user token of user {token['user_id']} expired at "
                           f"{render(token['expires_at'])} and was used {len(calls)} time(s) after"
@@ -259,7 +259,8 @@ def polling(data):
     by_account = {}
     for call in data.api_calls:
         found = ACCOUNT_IN_PATH.search(call.path)
-        if call.operationId in TRANSACTION_READS and found and call.at >= since and "pageReference" not in call.params():
+        if call.operationId in TRANSACTION_READS and found and call.at >= since \
+                and "pageReference" not in call.params():
             by_account.setdefault(found.group(1) or found.group(2), []).append(call)
     for account_id, calls in by_account.items():
         imports = [at for at in data.imports.get(account_id, []) if calls[0].at <= at <= calls[-1].at]
