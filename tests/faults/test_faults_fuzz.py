@@ -1,5 +1,5 @@
-"""Fuzzing of the fault operations on an app of their own (the faults they create would break the operations
-fuzzed after them in tests/test_fuzz.py): no input gives a 500 or an answer the document does not describe."""
+"""Fuzzing of the fault and snapshot operations on an app of their own (faults would break the operations fuzzed
+after them in tests/core/test_fuzz.py): no input gives a 500 or an answer the document does not describe."""
 
 import hypothesis
 import schemathesis
@@ -20,3 +20,13 @@ schema = schemathesis.openapi.from_wsgi("/openapi.json", APP)
 def test_no_input_breaks_a_fault_operation(case):
     APP.test_client().delete("/_sandbox/faults", headers=AUTH)      # room under the per-world bound
     case.call_and_validate(headers=AUTH, excluded_checks=[checks.negative_data_rejection, checks.unsupported_method])
+
+
+@schema.include(path_regex="^/_sandbox/snapshots$").parametrize()
+@hypothesis.settings(max_examples=40, deadline=None, derandomize=True,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+def test_no_snapshot_breaks_the_loader(case):
+    """A snapshot's validity lies in relations between rows (one root partner, accounts its transactions name)
+    that no schema states: schema-valid documents may be refused, with a 400, never a 500."""
+    case.call_and_validate(excluded_checks=[checks.negative_data_rejection, checks.positive_data_acceptance,
+                                            checks.unsupported_method])

@@ -1,0 +1,169 @@
+"""World snapshots (issue 14): a world exported as one document loads into a new world on another sandbox with
+the same state; a bad document is a 400 and leaves no world behind."""
+
+import copy
+import json
+
+import pytest
+
+from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.snapshots import models
+from tests.support.accounts import imported, long_lived_user
+from tests.support.client import Api
+from tests.support.problems import assert_problem
+
+
+@pytest.fixture
+def elsewhere(system_time):
+    """Another sandbox: its own store and its own signing secret."""
+    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False,
+                      "SECRET": "another sandbox's secret, long enough for HS256"})
+    yield Api(app.test_client())
+    app.extensions["ptas"].close()
+
+
+def snapshot(world):
+    response = world.api.get("/_sandbox/snapshot")
+    assert response.status_code == 200, response.json
+    return response.json
+
+
+def load(api, document):
+    response = api.post("/_sandbox/snapshots", json=document)
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def worlds(api):
+    app = api.client.application
+    return len(app.extensions["ptas"].worlds.all())
+
+
+@pytest.fixture
+def busy(world):
+    """A world with a user, an imported account, a webhook with a pending notification, a fault, a frozen clock."""
+    user, user_api = long_lived_user(world)
+    account = imported(world.api, user_api, seconds=3 * 86400)
+    hook = world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/snap",
+                                             "events": ["AccountCreated"]}).json
+    world.api.post("/_sandbox/clock", json={"freeze": True})
+    world.api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/faults", json={"match": {"operationId": "GetUsers"},
+                                             "effect": {"type": "status", "status": 502}, "times": 3})
+    return {"user": user, "user_api": user_api, "account": account, "hook": hook}
+
+
+def pages(api, account_id):
+    out, reference = [], None
+    while True:
+        page = api.get(f"/accounts/{account_id}/transactions?pageSize=1000"
+                       + (f"&pageReference={reference}" if reference else "")).json
+        out += page["transactions"]
+        reference = page["nextPageReference"]
+        if reference is None:
+            return out
+
+
+def test_a_snapshot_is_one_versioned_document_without_secrets(world, busy):
+    document = snapshot(world)
+    assert (document["format"], document["version"]) == (models.FORMAT, models.VERSION)
+    assert document["world"]["clock"]["frozen"] is True
+    assert isinstance(document["tables"]["transactions"], dict)            # packed: many rows
+    text = json.dumps(document)
+    assert world.token not in text and "accessToken" not in text and "eyJ" not in text
+
+
+def test_a_loaded_world_has_the_same_state(world, busy, elsewhere):
+    document = snapshot(world)
+    loaded = load(elsewhere, document)
+    there = elsewhere.as_(loaded["accessToken"])
+    assert there.get("/_sandbox/clock").json == world.api.get("/_sandbox/clock").json
+    assert there.get("/partners/self").json == world.api.get("/partners/self").json
+    assert there.get("/webhooks").json == world.api.get("/webhooks").json
+    user_there = elsewhere.as_(loaded["tokens"][token_id(world, busy["user"])])
+    account_id = busy["account"]["id"]
+    assert user_there.get("/accounts").json == busy["user_api"].get("/accounts").json
+    mine = pages(busy["user_api"], account_id)
+    assert len(mine) > 100 and pages(user_there, account_id) == mine
+    assert there.get("/_sandbox/faults").json["faults"][0]["remaining"] == 3
+
+
+def token_id(world, user):
+    """The id of the user's long-lived token (the one long_lived_user made)."""
+    rows = world.api.client.application.extensions["ptas"].store.all(
+        "SELECT id FROM tokens WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC", (user["id"],))
+    return rows[0]["id"]
+
+
+def test_pending_deliveries_travel_and_go_out_after_loading(world, busy, elsewhere):
+    loaded = load(elsewhere, snapshot(world))
+    there = elsewhere.as_(loaded["accessToken"])
+    assert there.post("/_sandbox/webhooks/flush").json["attempted"] == 1
+    [capture] = elsewhere.get("/_sandbox/echo/snap").json["captures"]
+    assert json.loads(capture["body"])["eventType"] == "AccountCreated"
+
+
+def test_loading_twice_into_one_sandbox_is_a_conflict_and_makes_nothing(world, busy, elsewhere):
+    document = snapshot(world)
+    load(elsewhere, document)
+    before = worlds(elsewhere)
+    assert_problem(elsewhere.post("/_sandbox/snapshots", json=document), 409)
+    assert worlds(elsewhere) == before
+
+
+def broken(document, change):
+    document = copy.deepcopy(document)
+    change(document)
+    return document
+
+
+BREAKAGES = {
+    "format": lambda d: d.update(format="something else"),
+    "version": lambda d: d.update(version=99),
+    "seed": lambda d: d["world"].update(seed="seven"),
+    "clock": lambda d: d["world"]["clock"].update(now="yesterday"),
+    "unknown table": lambda d: d["tables"].update(secrets=[]),
+    "unknown column": lambda d: d["tables"]["users"][0].update(password="x"),
+    "wrong type": lambda d: d["tables"]["users"][0].update(created_at="noon"),
+    "missing column": lambda d: d["tables"]["users"][0].pop("created_at"),
+    "no root": lambda d: d["tables"]["partners"][0].update(parent_id="someone"),
+    "garbled pack": lambda d: d["tables"]["transactions"].update(data="bm90IGd6aXA="),
+    "pack count": lambda d: d["tables"]["transactions"].update(rows=3),
+    "orphan transactions": lambda d: d["tables"].pop("accounts"),
+    "duplicate ids": lambda d: d["tables"]["users"].append(dict(d["tables"]["users"][0])),
+}
+
+
+@pytest.mark.parametrize("name", BREAKAGES)
+def test_a_bad_snapshot_is_a_400_and_leaves_no_world(world, busy, elsewhere, name):
+    document = broken(snapshot(world), BREAKAGES[name])
+    before = worlds(elsewhere)
+    assert_problem(elsewhere.post("/_sandbox/snapshots", json=document), 400)
+    assert worlds(elsewhere) == before
+    assert load(elsewhere, snapshot(world))["world"]           # nothing half-made blocks the good document
+
+
+def test_a_snapshot_that_is_not_json_is_a_400(elsewhere):
+    response = elsewhere.post("/_sandbox/snapshots", data="{not json", headers={"Content-Type": "application/json"})
+    assert_problem(response, 400)
+
+
+def test_snapshots_are_bounded_in_size(system_time, world, busy):
+    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "SNAPSHOT_MAX_BYTES": 10_000})
+    assert_problem(app.test_client().post("/_sandbox/snapshots", json=snapshot(world)), 413)
+    app.extensions["ptas"].close()
+
+
+def test_only_the_root_partner_exports_its_world(world):
+    child = world.api.post("/partners", json={"name": "Store"}).json
+    as_child = world.api.as_(world.api.post(f"/partners/{child['id']}/tokens", json={}).json["accessToken"])
+    assert_problem(as_child.get("/_sandbox/snapshot"), 403)
+    _, user = world.user(name="Jane")
+    assert_problem(user.get("/_sandbox/snapshot"), 403)
+
+
+def test_the_documented_example_loads_into_a_fresh_sandbox(elsewhere):
+    from ptas_sandbox.simulator.snapshots.http import EXAMPLE
+    loaded = load(elsewhere, EXAMPLE)
+    assert loaded["partner"]["name"] == "Acme" and loaded["accessToken"]
+    assert elsewhere.as_(loaded["accessToken"]).get("/partners/self").status_code == 200
