@@ -44,6 +44,7 @@ serve: $(SERVE_STAMP)
 check: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/lint-imports --no-logo --no-cache
+	$(BIN)/mypy
 
 test: $(TEST_STAMP) browser check
 	$(BIN)/python -m pytest $(ARGS)

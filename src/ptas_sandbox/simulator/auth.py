@@ -6,6 +6,7 @@ verifies the signature and the claims' presence, and the world clock decides exp
 
 import functools
 import re
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import jwt
@@ -17,15 +18,31 @@ ISSUER = "ptas-sandbox"
 REQUIRED = ["jti", "sub", "knd", "wld", "iat", "exp", "iss"]
 
 
+@dataclass(frozen=True)
+class Principal:
+    """Who calls: the token, its kind, its partner (and user) and the scopes it holds."""
+    token_id: str
+    kind: str                    # "partner" or "user"
+    partner_id: str
+    user_id: str | None
+    scopes: frozenset[str]
+
+    @property
+    def is_deploy_token(self) -> bool:
+        """Spec §5 rule 4: a partner token with only partner:create."""
+        return self.kind == "partner" and self.scopes == {"partner:create"}
+
+
 class Signer:
-    def __init__(self, secret):
+    def __init__(self, secret: str) -> None:
         self.secret = secret
         # Verifying a signature is a pure function of the token string, and the costliest step of a request;
         # the claims of recently verified tokens are kept. Expiry and revocation are still checked on every
         # request, against the store and the world clock (tokens.models.authenticate).
         self.verify = functools.lru_cache(maxsize=4096)(self._verify)
 
-    def issue(self, *, token_id, subject, kind, world, scope, issued_at, expires_at):
+    def issue(self, *, token_id: str, subject: str, kind: str, world: str, scope: str, issued_at: int,
+              expires_at: int) -> str:
         claims = {"jti": token_id, "sub": subject, "knd": kind, "wld": world, "scope": scope,
                   "iat": issued_at // 1_000_000, "exp": expires_at // 1_000_000, "iss": ISSUER}
         return jwt.encode(claims, self.secret, algorithm=ALGORITHMS[0])
@@ -43,7 +60,7 @@ class Signer:
 BEARER = re.compile(r"(?i:bearer)\s+(\S+)")
 
 
-def bearer(header):
+def bearer(header: str | None) -> str:
     """The JWT of an `Authorization: Bearer <jwt>` header (spec §5 rule 1); 401 when absent or malformed."""
     if not header:
         raise Unauthorized("This operation needs an Authorization header with a bearer token.",

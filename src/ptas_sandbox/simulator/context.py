@@ -1,23 +1,26 @@
 """The domain context: one world at one moment, handed to every domain operation instead of Flask globals."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import events
-from .worlds import derived_id, next_in_sequence
+from .auth import Signer
+from .store import Store
+from .worlds import World, derived_id, next_in_sequence
 
 
 @dataclass
 class Ctx:
-    store: object
-    world: object
-    now: int                  # the world clock, read once per request so one operation sees one instant
-    signer: object = None
-    config: dict = field(default_factory=dict)
+    store: Store
+    world: World
+    now: int                  # the world clock in microseconds, read once per request: one operation, one instant
+    signer: Signer | None = None
+    config: dict[str, Any] = field(default_factory=dict)
 
-    def new_id(self, kind):
+    def new_id(self, kind: str) -> str:
         """The next id of `kind` in this world: drawn from the world seed, so a replayed world has the same ids."""
         return derived_id(self.world.id, self.world.seed, kind, next_in_sequence(self.store, self.world.id, kind))
 
-    def emit(self, kind, partner_id, data):
+    def emit(self, kind: str, partner_id: str, data: dict[str, Any]) -> Any:
         """Record a domain event (spec §6) in the same transaction as the change that caused it."""
         return events.emit(self, kind, partner_id, data)

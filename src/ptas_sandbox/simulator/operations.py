@@ -6,7 +6,18 @@ Schema. The app factory routes every registered operation and the OpenAPI docume
 two cannot drift (tests/core/test_openapi.py still checks the served result).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:       # for the annotations only: the registry sits below every module it names
+    from flask import Request
+
+    from .auth import Principal
+    from .context import Ctx
+    from .sandbox import Sandbox
+
+Schema = dict[str, Any]   # a JSON Schema, or a component's name where a response schema goes
 
 # Authentication modes besides token kinds.
 NO_AUTH = "none"          # health, world creation, echo capture, hosted pages with their own secrets
@@ -15,8 +26,8 @@ PARTNER_ONLY = ("partner",)
 USER_ONLY = ("user",)
 ANY_TOKEN = ("partner", "user")
 
-REGISTRY = {}
-COMPONENTS = {}
+REGISTRY: dict[str, "Operation"] = {}
+COMPONENTS: dict[str, Schema] = {}
 
 
 @dataclass
@@ -24,23 +35,23 @@ class Operation:
     id: str
     method: str
     path: str
-    handler: object
+    handler: "Callable[[Call], Any]"
     area: str
-    tokens: object = ANY_TOKEN
-    scopes: object = ()          # any one of these (a tuple), or {token kind: tuple}
-    body: dict | None = None
+    tokens: str | tuple[str, ...] = ANY_TOKEN    # token kinds, or NO_AUTH / WORLD_AUTH
+    scopes: tuple[str, ...] | dict[str, tuple[str, ...]] = ()   # any one of these, or {token kind: tuple}
+    body: Schema | None = None
     body_required: bool = True
-    example: object = None
-    query: dict = field(default_factory=dict)
-    responses: dict = field(default_factory=dict)
+    example: Any = None
+    query: dict[str, Schema] = field(default_factory=dict)
+    responses: dict[int, Schema | str | None] = field(default_factory=dict)
     summary: str = ""
     control: bool = False        # outside the service prefix, not rate limited
     deprecated: bool = False
-    callbacks: dict | None = None   # OpenAPI `callbacks`: requests the service makes because of this operation
+    callbacks: Schema | None = None   # OpenAPI `callbacks`: requests the service makes because of this operation
     consumes: str = "application/json"   # anything else: the handler gets the raw bytes as call.body
     atomic: bool = True          # False: the handler runs outside a store transaction (it waits on other threads)
 
-    def scopes_for(self, kind):
+    def scopes_for(self, kind: str) -> tuple[str, ...]:
         return self.scopes.get(kind, ()) if isinstance(self.scopes, dict) else self.scopes
 
 
@@ -71,17 +82,17 @@ def ref(name):
 class Reply:
     """A handler's answer when 200 with a JSON body is not the whole story."""
     status: int
-    body: object = None
-    headers: dict = field(default_factory=dict)
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class Call:
     """What a handler gets: the domain context, the caller and the parsed input."""
-    sandbox: object
-    ctx: object
-    principal: object
-    params: dict
-    query: dict
-    body: object
-    request: object
+    sandbox: "Sandbox"
+    ctx: "Ctx | None"                 # None for an operation without a token (NO_AUTH): it finds its world itself
+    principal: "Principal | str | None"   # a Principal; the control API's is the partner id (WORLD_AUTH)
+    params: dict[str, str]            # path parameters
+    query: dict[str, Any]             # typed query parameters (pipeline.parse_query)
+    body: Any                         # the parsed JSON body, raw bytes for other media types, or None
+    request: "Request"

@@ -6,21 +6,27 @@ parse input → domain operation (one transaction) → render.
 """
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from flask import Response, current_app, request
 from jsonschema import Draft202012Validator
+from werkzeug.datastructures import Headers
 
 from . import scopes
-from .auth import bearer
-from .operations import NO_AUTH, WORLD_AUTH, Call, Reply
+from .auth import Principal, bearer
+from .context import Ctx
+from .operations import NO_AUTH, WORLD_AUTH, Call, Operation, Reply
 from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
-from .sandbox import current_sandbox
+from .sandbox import Sandbox, current_sandbox
 from .timestamps import parse as parse_time
 
 
 def handle(op, params):
     sandbox = current_sandbox()
-    ctx = principal = injection = None
+    ctx: Ctx | None = None
+    principal: Principal | str | None = None
+    injection = None
     if op.tokens != NO_AUTH:
         claims, ctx = bearer_world(sandbox, request.headers)
         world = ctx.world
@@ -55,7 +61,7 @@ def intercept(sandbox, ctx, op, claims):
     return None, ctx, None
 
 
-def bearer_world(sandbox, headers):
+def bearer_world(sandbox: Sandbox, headers: Headers | Mapping[str, str]) -> tuple[Mapping[str, Any], Ctx]:
     """The verified claims of the request's bearer token and a context of its world; 401 when either is not."""
     claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
     world = sandbox.worlds.get(claims["wld"])
@@ -64,7 +70,7 @@ def bearer_world(sandbox, headers):
     return claims, sandbox.ctx(world)
 
 
-def control_principal(ctx, claims):
+def control_principal(ctx: Ctx, claims: Mapping[str, Any]) -> str:
     """The control API takes any unrevoked partner token of the world, expired or not: a harness that moved
     the clock past its token's expiry can still move it back into shape or reset the world."""
     row = ctx.store.one("SELECT partner_id, revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
@@ -76,7 +82,7 @@ def control_principal(ctx, claims):
     return row["partner_id"]
 
 
-def authorize(op, principal):
+def authorize(op: Operation, principal: Principal) -> None:
     if principal.kind not in op.tokens:
         raise Forbidden(f"{op.id} does not accept {principal.kind} tokens.")
     needed = op.scopes_for(principal.kind)
@@ -84,7 +90,7 @@ def authorize(op, principal):
         raise Forbidden(f"{op.id} needs one of the scopes {', '.join(needed)}.", requiredScopes=list(needed))
 
 
-_validators = {}
+_validators: dict[str, Draft202012Validator] = {}
 
 
 def _not_json(constant):
@@ -134,9 +140,9 @@ def explained(error):
     return error.message
 
 
-def parse_query(op):
+def parse_query(op: Operation) -> dict[str, Any]:
     """Typed query parameters: booleans, integers (with their bounds) and date-times; others stay strings."""
-    values = {}
+    values: dict[str, Any] = {}
     for name, schema in op.query.items():
         raw = request.args.get(name)
         if raw is None:

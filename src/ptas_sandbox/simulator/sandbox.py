@@ -6,23 +6,29 @@ Kept in `app.extensions["ptas"]` and reached through `current_sandbox()`; domain
 import itertools
 import secrets
 import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from flask import current_app
 
-from .auth import Signer
+from .auth import Principal, Signer
 from .context import Ctx
 from .ratelimit import RateLimiter
 from .store import Store
-from .worlds import Worlds
+from .worlds import World, Worlds
 
 
-def system_microseconds():
+def _no_authentication(ctx: Ctx, claims: Mapping[str, Any]) -> Principal:
+    raise RuntimeError("no area handed authentication to the pipeline (tokens/service.py attaches it)")
+
+
+def system_microseconds() -> int:
     """The only reading of the system clock in the simulator; worlds offset or freeze it."""
     return time.time_ns() // 1000
 
 
 class Sandbox:
-    def __init__(self, config, schemas):
+    def __init__(self, config: dict[str, Any], schemas: list[str]) -> None:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = Store(config["STATE"], schemas)
@@ -31,15 +37,15 @@ class Sandbox:
         self.signer = Signer(secret)
         self.limiter = RateLimiter(config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"], config["OPERATION_LIMITS"])
         self._traces = itertools.count(1)
-        self.services = []      # background parts (the webhook dispatcher) started and stopped with the app
+        self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
         # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
-        self.authenticate = None    # function(ctx, claims) -> Principal: the tokens area's rules
-        self.catch_ups = []     # functions(ctx) bringing a world's lazy processes (imports) up to its clock
+        self.authenticate: Callable[[Ctx, Mapping[str, Any]], Principal] = _no_authentication   # tokens area
+        self.catch_ups: list[Callable[[Ctx], None]] = []    # bring a world's lazy processes (imports) to its clock
 
-    def ctx(self, world):
+    def ctx(self, world: World) -> Ctx:
         return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config)
 
-    def catch_up(self, world):
+    def catch_up(self, world: World) -> None:
         """Let everything that runs on the world clock catch up with it (imports finish, events fire).
 
         Called before every operation of the world and after every clock move, so reading at time T shows
@@ -51,14 +57,14 @@ class Sandbox:
                 for catch_up in self.catch_ups:
                     catch_up(ctx)
 
-    def trace_id(self):
+    def trace_id(self) -> str:
         return f"{next(self._traces):016x}"
 
-    def close(self):
+    def close(self) -> None:
         for service in reversed(self.services):
             service.stop()
         self.store.close()
 
 
-def current_sandbox():
+def current_sandbox() -> Sandbox:
     return current_app.extensions["ptas"]

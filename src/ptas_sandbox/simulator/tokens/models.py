@@ -1,8 +1,7 @@
 """Token rules: issue, list, revoke, and authenticate a bearer on the world clock. No Flask here."""
 
-from dataclasses import dataclass
-
 from .. import scopes as scope_table
+from ..auth import Principal
 from ..problems import BadRequest, Conflict, Forbidden, Unauthorized, not_found
 from ..timestamps import LATEST, SECOND, render
 
@@ -27,21 +26,6 @@ CREATE INDEX IF NOT EXISTS tokens_by_partner ON tokens (world, partner_id, kind,
 
 HOUR = 3600
 CHILD_DEFAULT_LIFETIME = 15_768_000  # spec §4.1 rule 2 and §8: 6 months, half of the spec's one-year 31536000
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who calls: the token, its kind, its partner (and user) and the scopes it holds."""
-    token_id: str
-    kind: str
-    partner_id: str
-    user_id: str | None
-    scopes: frozenset
-
-    @property
-    def is_deploy_token(self):
-        """Spec §5 rule 4: a partner token with only partner:create."""
-        return self.kind == "partner" and self.scopes == {"partner:create"}
 
 
 def has_public_id(row):
