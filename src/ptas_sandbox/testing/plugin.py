@@ -59,3 +59,20 @@ def ptas_inbox(ptas_partner):
     """A webhook receiver in the sandbox: `.url` for a callbackUrl, `.notifications()` of what arrived."""
     from ptas_sandbox.testing.partner_kit import Inbox
     return Inbox(ptas_partner)
+
+
+@pytest.fixture
+def ptas_faults(ptas_partner):
+    """The faults of `ptas_partner`'s world: `.status(503, operation="GetTransactions", retry_after=30)`,
+    `.latency(...)`, `.drop(...)`, `.add(effect, ...)`, `.injections()`; cleared after the test."""
+    from ptas_sandbox.testing.chaos import Faults
+    faults = Faults(ptas_partner)
+    yield faults
+    faults.clear()
+
+
+@pytest.fixture
+def ptas_report(ptas_partner):
+    """The integration report of `ptas_partner`'s world: `.findings()`, `.rules()`, `.assert_clean()`."""
+    from ptas_sandbox.testing.chaos import Report
+    return Report(ptas_partner)

@@ -1,0 +1,80 @@
+"""What the `ptas_faults` and `ptas_report` fixtures hand to partner developers: the world's faults, and its
+integration report (docs/chaos.md)."""
+
+MATCH_KEYS = {"operation": "operationId", "method": "method", "path": "path", "token": "token",
+              "webhook": "webhookId", "event": "eventType"}
+
+
+def camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class Faults:
+    """The faults of a partner's world: `add` one, read what was injected, `clear` them all."""
+
+    def __init__(self, partner):
+        self.partner = partner
+
+    def add(self, effect, *, times=None, probability=None, seed=None, **fields):
+        """A fault: `effect` is its type (status, latency, drop, truncate, malformed, success-then-500, duplicate,
+        delay, reorder, bad-signature); operation=, method=, path=, token= (a token id), webhook=, event= choose
+        what it matches; other keywords are the effect's fields (status=503, retry_after=30, seconds=5,
+        clock="wall", after=True, copies=2, max_hold_seconds=60)."""
+        match = {MATCH_KEYS[k]: fields.pop(k) for k in list(fields) if k in MATCH_KEYS}
+        body = {"effect": {"type": effect, **{camel(k): v for k, v in fields.items()}}, "match": match}
+        for key, value in (("times", times), ("probability", probability), ("seed", seed)):
+            if value is not None:
+                body[key] = value
+        response = self.partner.call("POST", "/_sandbox/faults", json=body)
+        if response.status_code != 201:
+            raise AssertionError(f"the sandbox refused the fault {body}: {response.text}")
+        return response.json()
+
+    def status(self, status, **kw):
+        """Matching calls answer `status` (429, 500, 502, 503, 504) with ProblemDetails; 429 and 503 carry
+        Retry-After (retry_after=SECONDS)."""
+        return self.add("status", status=status, **kw)
+
+    def latency(self, seconds, clock="world", **kw):
+        return self.add("latency", seconds=seconds, clock=clock, **kw)
+
+    def drop(self, after=False, **kw):
+        return self.add("drop", after=after, **kw)
+
+    def list(self):
+        return self.partner.call("GET", "/_sandbox/faults").json()["faults"]
+
+    def injections(self):
+        """What was injected, oldest first: faultId, at, effect, operationId or deliveryId."""
+        return self.partner.call("GET", "/_sandbox/faults").json()["injections"]
+
+    def clear(self):
+        self.partner.call("DELETE", "/_sandbox/faults")
+
+
+class Report:
+    """The integration report of a partner's world."""
+
+    SEVERITIES = ("info", "warning", "error")
+
+    def __init__(self, partner):
+        self.partner = partner
+
+    def json(self):
+        return self.partner.call("GET", "/_sandbox/report").json()
+
+    def findings(self, at_least="info"):
+        floor = self.SEVERITIES.index(at_least)
+        return [f for f in self.json()["findings"] if self.SEVERITIES.index(f["severity"]) >= floor]
+
+    def rules(self, at_least="info"):
+        return sorted({f["rule"] for f in self.findings(at_least)})
+
+    def text(self):
+        return self.partner.call("GET", "/_sandbox/report", params={"format": "text"}).text
+
+    def assert_clean(self, at_least="warning"):
+        """Fails with the report's text when a finding is at least this severe."""
+        if self.findings(at_least):
+            raise AssertionError("the integration report has findings:\n" + self.text())
