@@ -1,6 +1,7 @@
 """HTTP layer of snapshots: `GET /_sandbox/snapshot` exports the caller's world, `POST /_sandbox/snapshots`
 loads a document into a new world (docs/chaos.md)."""
 
+from .. import scopes
 from ..control.models import clock_of
 from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
 from ..partners import models as partners
@@ -59,7 +60,6 @@ def load_snapshot(call):
         token_id = max(root_live, key=lambda t: t["expires_at"])["id"]
         token, secret = tokens.record(root_live_row(ctx, token_id), ctx.now), access[token_id]
     else:
-        from .. import scopes
         with call.sandbox.store.transaction():
             issued = tokens.issue(ctx, partner_id=root["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
                                   expires_in=call.sandbox.config["INITIAL_TOKEN_LIFETIME"], name="snapshot access")
