@@ -18,6 +18,7 @@ from ..journal import models as journal
 from ..operations import NO_AUTH, operation
 from ..pipeline import Reply, bearer_world, control_principal
 from ..problems import NotFound, Problem
+from ..report import http as report     # the chaos area's integration report, as a tab
 from ..timestamps import parse, render
 from ..webhooks import samples
 from ..worlds import next_in_sequence
@@ -186,6 +187,7 @@ register_tab("accounts", "Accounts & imports",
              lambda page: ("accounts.html", views.accounts_tab(page.ctx, page.query)))
 register_tab("tokens", "Tokens", lambda page: ("tokens.html", views.tokens_tab(page.ctx, page.query)))
 register_tab("clock", "Clock", lambda page: ("clock.html", views.clock_tab(page.ctx, page.query)))
+register_tab("report", "Report", lambda page: ("report.html", {"report": report.report_of(page.ctx)}))
 
 
 @operation("SandboxInspect", "GET", BASE, tokens=NO_AUTH, control=True, responses={**PAGES, 303: None},

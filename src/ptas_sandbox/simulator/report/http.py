@@ -20,9 +20,10 @@ component("IntegrationReport", {"type": "object", "properties": {
     "required": ["world", "generatedAt", "summary", "rules", "findings"]})
 
 
-def report_of(sandbox, ctx, since=None, slow_ms=models.SLOW_MS):
+def report_of(ctx, since=None, slow_ms=models.SLOW_MS):
+    """The report of the context's world (also the inspector's Report tab)."""
     deprecated = {op.id for op in REGISTRY.values() if op.deprecated}
-    traffic = models.gather(sandbox.store, ctx.world.id, deprecated, since=since, slow_ms=slow_ms)
+    traffic = models.gather(ctx.store, ctx.world.id, deprecated, since=since, slow_ms=slow_ms)
     return models.judge(traffic, ctx.now, ctx.world.id, since)
 
 
@@ -47,7 +48,7 @@ def report(call):
     if fail_on not in models.SEVERITIES:
         raise InvalidParameter(f"`failOn` is one of {', '.join(models.SEVERITIES)}.", parameter="failOn")
     with call.sandbox.store.transaction():
-        result = report_of(call.sandbox, call.ctx, query.get("since"), query.get("slowMs", models.SLOW_MS))
+        result = report_of(call.ctx, query.get("since"), query.get("slowMs", models.SLOW_MS))
     if fmt == "text":
         return Response(render.text(result), 200, mimetype="text/plain")
     if fmt == "junit":
