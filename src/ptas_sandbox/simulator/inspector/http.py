@@ -18,7 +18,7 @@ from ..journal import models as journal
 from ..operations import NO_AUTH, operation
 from ..pipeline import Reply, bearer_world, control_principal
 from ..problems import NotFound, Problem
-from ..report import http as report     # the chaos area's integration report, as a tab
+from ..report import http as report  # the chaos area's integration report, as a tab
 from ..timestamps import parse, render
 from ..webhooks import samples
 from ..worlds import next_in_sequence
