@@ -20,7 +20,8 @@ def add(commands):
     c.add_argument("--receiver-url", metavar="URL",
                    help="the receiver's URL as the deployment reaches it (default: http://HOST:PORT/)")
     c.add_argument("--max-wait", type=float, metavar="SECONDS",
-                   help="how long to wait for imports and notifications on a deployment (default 120)")
+                   help="the longest a @slow scenario waits for time to pass or data to arrive "
+                        "(default 300; reports need 172800); notifications are awaited up to 120 s")
     c.add_argument("--operation", action="append", default=[], metavar="NAME=METHOD PATH",
                    help="where an operation the spec names without a path lives, when the target's document "
                         "names it otherwise (e.g. 'GetAccounts=GET /v2/accounts'); repeatable")

@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .operations import Operations
+from .redact import excerpt
 
 NOTHING = object()
 
@@ -34,8 +35,8 @@ class Reply:
         return 200 <= self.status < 300
 
     def describe(self):
-        """One line for failure messages (callers redact it)."""
-        return f"{self.operation or self.method + ' ' + self.path} answered {self.status}: {self.text[:400]}"
+        """One line for failure messages: the body's excerpt has its tokens masked before it is cut."""
+        return f"{self.operation or self.method + ' ' + self.path} answered {self.status}: {excerpt(self.text, 400)}"
 
 
 def parse_json(text):
