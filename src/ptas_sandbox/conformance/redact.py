@@ -9,6 +9,10 @@ PARTIAL_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?")
 _secrets = set()
 
 
+# Secrets in JSON bodies (a webhook's signing secret, a credential) are masked like tokens.
+SECRET = re.compile(r'("(?:secret|password|clientSecret|webhookSecret)"\s*:\s*")([^"]{4,})', re.I)
+
+
 def mask(token):
     """The first six and last four characters of a token, enough to tell tokens apart, never enough to use one."""
     if not token:
@@ -28,6 +32,7 @@ def redact(text):
         text = str(text)
     for secret in _secrets:
         text = text.replace(secret, mask(secret))
+    text = SECRET.sub(lambda m: m.group(1) + mask(m.group(2)), text)
     text = JWT.sub(lambda m: mask(m.group(0)), text)
     return PARTIAL_JWT.sub(lambda m: mask(m.group(0)), text)
 
