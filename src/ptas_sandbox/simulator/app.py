@@ -14,7 +14,7 @@ from .openapi import document, full_path
 from .operations import REGISTRY
 from .pipeline import handle
 from .problems import BY_STATUS, Problem, Removed
-from .sandbox import Sandbox, current_sandbox
+from .sandbox import Simulator, current_sandbox
 
 DEFAULTS = {
     "PREFIX": "/partner/v2",            # DESIGN.md: every operation is served under the v2 prefix
@@ -79,7 +79,7 @@ def create_app(config=None):
                 schemas.append(module.SCHEMA)
             if hasattr(module, "attach"):
                 services.append(module.attach)
-    sandbox = Sandbox(app.config, schemas)
+    sandbox = Simulator(app.config, schemas)
     app.extensions["ptas"] = sandbox
     route(app)
     for attach in services:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:       # for the annotations only: the registry sits below ever
 
     from .auth import Principal
     from .context import Ctx
-    from .sandbox import Sandbox
+    from .sandbox import Simulator
 
 Schema = dict[str, Any]   # a JSON Schema, or a component's name where a response schema goes
 
@@ -79,8 +79,9 @@ def ref(name):
 
 
 @dataclass
-class Reply:
-    """A handler's answer when 200 with a JSON body is not the whole story."""
+class Answer:
+    """A handler's answer when 200 with a JSON body is not the whole story (a client's received response is
+    a `Reply`: ptas_sandbox.testing, conformance.client)."""
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -89,7 +90,7 @@ class Reply:
 @dataclass
 class Call:
     """What a handler gets: the domain context, the caller and the parsed input."""
-    sandbox: "Sandbox"
+    sandbox: "Simulator"
     ctx: "Ctx | None"                 # None for an operation without a token (NO_AUTH): it finds its world itself
     principal: "Principal | str | None"   # a Principal; the control API's is the partner id (WORLD_AUTH)
     params: dict[str, str]            # path parameters

@@ -1,7 +1,7 @@
 """The path of one API request, in the order DESIGN.md draws it, in one place.
 
 verify the bearer's signature → rate limit (world clock) → authenticate (expiry, revocation, lastUsedAt) →
-authorize (token kind, scope table) → catch up (the world's imports reach its clock: `Sandbox.catch_up`) →
+authorize (token kind, scope table) → catch up (the world's imports reach its clock: `Simulator.catch_up`) →
 parse input → domain operation (one transaction) → render.
 """
 
@@ -16,9 +16,9 @@ from werkzeug.datastructures import Headers
 from . import scopes
 from .auth import Principal, bearer
 from .context import Ctx
-from .operations import NO_AUTH, WORLD_AUTH, Call, Operation, Reply
+from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
 from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
-from .sandbox import Sandbox, current_sandbox
+from .sandbox import Simulator, current_sandbox
 from .timestamps import parse as parse_time
 
 
@@ -61,7 +61,7 @@ def intercept(sandbox, ctx, op, claims):
     return None, ctx, None
 
 
-def bearer_world(sandbox: Sandbox, headers: Headers | Mapping[str, str]) -> tuple[Mapping[str, Any], Ctx]:
+def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tuple[Mapping[str, Any], Ctx]:
     """The verified claims of the request's bearer token and a context of its world; 401 when either is not."""
     claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
     world = sandbox.worlds.get(claims["wld"])
@@ -171,7 +171,7 @@ def parse_query(op: Operation) -> dict[str, Any]:
 def render(result):
     if isinstance(result, Response):
         return result
-    reply = result if isinstance(result, Reply) else Reply(200, result)
+    reply = result if isinstance(result, Answer) else Answer(200, result)
     if reply.body is None and reply.status == 204:
         return Response(status=204, headers=reply.headers)
     return Response(json.dumps(reply.body), reply.status, reply.headers, mimetype="application/json")

@@ -1,6 +1,6 @@
-"""The running sandbox of one app: its configuration, store, worlds, signer and rate limiter, in one object.
-
-Kept in `app.extensions["ptas"]` and reached through `current_sandbox()`; domain code gets a `Ctx` from it.
+"""The running simulator of one app (`Simulator`): its configuration, store, worlds, signer and rate limiter, in
+one object. Kept in `app.extensions["ptas"]` and reached through `current_sandbox()` (handlers: `call.sandbox`);
+domain code gets a `Ctx` from it. (`Sandbox` is the partner-side name: ptas_sandbox.testing's client.)
 """
 
 import itertools
@@ -27,7 +27,7 @@ def system_microseconds() -> int:
     return time.time_ns() // 1000
 
 
-class Sandbox:
+class Simulator:
     def __init__(self, config: dict[str, Any], schemas: list[str]) -> None:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
@@ -66,5 +66,5 @@ class Sandbox:
         self.store.close()
 
 
-def current_sandbox() -> Sandbox:
+def current_sandbox() -> Simulator:
     return current_app.extensions["ptas"]

@@ -2,7 +2,7 @@
 
 from ..account_types import models as account_types
 from ..dataimports import models as imports
-from ..operations import ANY_TOKEN, Reply, component, operation, ref
+from ..operations import ANY_TOKEN, Answer, component, operation, ref
 from ..problems import BadRequest, Conflict
 from ..timestamps import parse
 from ..users import models as users
@@ -74,7 +74,7 @@ DUMMY = {"accountTypeId": "dummy", "name": "My dummy shop",
 def create_account(call):
     """Connect a payment-provider account for a user; the first import starts at once."""
     user_id = users.owner(call.ctx, call.principal, call.body.get("userId"))
-    return Reply(201, models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
+    return Answer(201, models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
                                     values=call.body))
 
 
@@ -108,7 +108,7 @@ def update_account(call):
 def delete_account(call):
     """Delete an account with its transactions, reports and data imports."""
     models.delete(call.ctx, models.owned(call.ctx, call.principal, call.params["id"]))
-    return Reply(204)
+    return Answer(204)
 
 
 @operation("TriggerAccountRefresh", "POST", "/accounts/{id}/refresh", tokens=ANY_TOKEN,
@@ -127,7 +127,7 @@ def trigger_account_refresh(call):
         raise BadRequest("`startDate` is in the future: the provider has nothing to re-read there yet.")
     if imports.running(call.ctx, row):
         raise Conflict("An import of this account is running; refresh when it has finished.")
-    return Reply(202, imports.record(imports.start(call.ctx, row, "Refresh", since=since)))
+    return Answer(202, imports.record(imports.start(call.ctx, row, "Refresh", since=since)))
 
 
 @operation("ValidateAccountCredentials", "POST", "/accounttypes/{id}/validate", tokens=ANY_TOKEN,

@@ -6,7 +6,7 @@ import json
 from .. import scopes
 from ..account_types import models as account_types
 from ..oauth.http import consent_url
-from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
+from ..operations import ANY_TOKEN, NO_AUTH, Answer, component, operation
 from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden
@@ -76,7 +76,7 @@ def create_account_ui_session(call):
     row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
                         account_type_ids=type_ids, account_id=body.get("accountId"),
                         redirect_url=body.get("redirectUrl"))
-    return Reply(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
+    return Answer(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
 
 
 @operation("GetAccountUiSession", "GET", "/accountui/{id}", tokens=ANY_TOKEN, scopes=("account:read",),

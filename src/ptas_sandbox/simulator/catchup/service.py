@@ -1,4 +1,4 @@
-"""The import catch-up, a stage of every authenticated request (pipeline.py: `Sandbox.catch_up`) and of every
+"""The import catch-up, a stage of every authenticated request (pipeline.py: `Simulator.catch_up`) and of every
 clock move: bring the world's imports up to its clock, so reading at time T shows what would have happened by T,
 with no sleeping threads.
 

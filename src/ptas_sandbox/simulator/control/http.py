@@ -5,7 +5,7 @@ import hmac
 from ptas_sandbox import __version__
 
 from ..openapi import SPEC_VERSION
-from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
+from ..operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ..partners import models as partners
 from ..pipeline import bearer_world, control_principal
 from ..problems import BadRequest, Forbidden
@@ -51,7 +51,7 @@ def create_partner(call):
         except ValueError as error:
             raise BadRequest(str(error)) from None
     world, _, partner, token = models.create_world(call.sandbox, values)
-    return Reply(201, models.world_body(call.sandbox, world, partner, token))
+    return Answer(201, models.world_body(call.sandbox, world, partner, token))
 
 
 @operation("SandboxGetClock", "GET", "/_sandbox/clock", tokens=WORLD_AUTH, control=True,

@@ -2,7 +2,7 @@
 
 from flask import current_app
 
-from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
+from ..operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ..problems import InvalidParameter
 from ..timestamps import render
 from ..webhooks import models as webhooks
@@ -65,7 +65,7 @@ def echo_capture(call):
     seq = models.capture(call.sandbox.store, call.params["bin"], request.method, request.path,
                          request.query_string.decode("latin-1"), dict(request.headers), request.content_type,
                          call.body or b"", call.sandbox.system_time())
-    return Reply(status, {"captured": seq, "bin": call.params["bin"]})
+    return Answer(status, {"captured": seq, "bin": call.params["bin"]})
 
 
 @operation("SandboxEchoCaptures", "GET", "/_sandbox/echo/{bin}", tokens=NO_AUTH, control=True,

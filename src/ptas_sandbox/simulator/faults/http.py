@@ -7,7 +7,7 @@ import time
 from flask import Response
 
 from ..journal import models as journal
-from ..operations import WORLD_AUTH, Reply, component, operation
+from ..operations import WORLD_AUTH, Answer, component, operation
 from ..problems import Forbidden, Problem
 from . import models
 
@@ -94,7 +94,7 @@ def root_only(call):
 def create_fault(call):
     """Make matching calls (or notifications) of the caller's world misbehave (docs/chaos.md)."""
     root_only(call)
-    return Reply(201, models.create(call.ctx, call.body))
+    return Answer(201, models.create(call.ctx, call.body))
 
 
 @operation("SandboxGetFaults", "GET", "/_sandbox/faults", tokens=WORLD_AUTH, control=True,
@@ -112,7 +112,7 @@ def delete_fault(call):
     """Remove one fault; its past injections stay in the log."""
     root_only(call)
     models.delete(call.ctx, call.params["id"])
-    return Reply(204)
+    return Answer(204)
 
 
 @operation("SandboxDeleteFaults", "DELETE", "/_sandbox/faults", tokens=WORLD_AUTH, control=True,

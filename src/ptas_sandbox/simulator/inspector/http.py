@@ -16,7 +16,7 @@ from markupsafe import Markup
 from .. import events
 from ..journal import models as journal
 from ..operations import NO_AUTH, operation
-from ..pipeline import Reply, bearer_world, control_principal
+from ..pipeline import Answer, bearer_world, control_principal
 from ..problems import NotFound, Problem
 from ..report import http as report  # the chaos area's integration report, as a tab
 from ..timestamps import parse, render
@@ -218,7 +218,7 @@ def link(call):
         world_id, token_id = ctx.world.id, claims["jti"]
     ticket, expires = access.mint_ticket(sandbox.store, sandbox.system_time(), world_id, token_id)
     url = f"{request.host_url.rstrip('/')}{BASE}/login?{urlencode({'ticket': ticket})}"
-    return Reply(201, {"url": url, "expiresAt": render(expires)})
+    return Answer(201, {"url": url, "expiresAt": render(expires)})
 
 
 @operation("SandboxInspectorLogin", "GET", f"{BASE}/login", tokens=NO_AUTH, control=True,

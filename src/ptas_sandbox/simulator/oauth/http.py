@@ -8,7 +8,7 @@ X-Service-AuthMessage (spec §1), whether it redirects or shows the plain servic
 from urllib.parse import quote
 
 from ..account_types import models as account_types
-from ..operations import ANY_TOKEN, NO_AUTH, Reply, component, operation
+from ..operations import ANY_TOKEN, NO_AUTH, Answer, component, operation
 from ..pages.http import FORM, PAGE, mine, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import json_body
@@ -47,7 +47,7 @@ def start(call, *, user_id, account_type_id, account_id=None, redirect_url=None)
     oauth_type(call.ctx, account_type_id)
     row = models.create(call.ctx, partner_id=call.principal.partner_id, user_id=user_id,
                         account_type_id=account_type_id, account_id=account_id, redirect_url=redirect_url)
-    return Reply(201, {"redirectUrl": consent_url(call, row["consent_key"]), "authReference": row["id"],
+    return Answer(201, {"redirectUrl": consent_url(call, row["consent_key"]), "authReference": row["id"],
                        "expiresAt": models.record(row)["expiresAt"]})
 
 

@@ -3,7 +3,7 @@
 DeleteChildPartner is in users/http.py: deleting a partner deletes its users, and users sit above partners.
 """
 
-from ..operations import PARTNER_ONLY, Reply, component, operation
+from ..operations import PARTNER_ONLY, Answer, component, operation
 from . import models
 
 UI_SETTINGS = {"type": "object", "properties": {
@@ -48,7 +48,7 @@ def create_partner(call):
     """Create a child partner of the calling partner."""
     child = models.create(call.ctx, call.body, parent_id=call.principal.partner_id,
                           created_by=call.principal.token_id)
-    return Reply(201, models.record(child))
+    return Answer(201, models.record(child))
 
 
 @operation("GetPartners", "GET", "/partners", tokens=PARTNER_ONLY, scopes=("partner:read",),

@@ -1,6 +1,6 @@
 """HTTP layer of the scenarios (control API): list them, and load one into a new world."""
 
-from ..operations import NO_AUTH, Reply, component, operation, ref
+from ..operations import NO_AUTH, Answer, component, operation, ref
 from . import models
 
 component("ScenarioList", {"type": "object", "properties": {"scenarios": {"type": "array", "items": {
@@ -24,4 +24,4 @@ def get_scenarios(call):
            body_required=False, example={"seed": 7}, responses={201: "ScenarioWorld"})
 def load_scenario(call):
     """Load a named scenario into a new world (frozen clock, fixed start); answers with its partner token."""
-    return Reply(201, models.load(call.sandbox, call.params["name"], seed=call.body.get("seed")))
+    return Answer(201, models.load(call.sandbox, call.params["name"], seed=call.body.get("seed")))

@@ -3,7 +3,7 @@ loads a document into a new world (docs/chaos.md)."""
 
 from .. import scopes
 from ..control.models import clock_of
-from ..operations import NO_AUTH, WORLD_AUTH, Reply, component, operation
+from ..operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ..partners import models as partners
 from ..problems import Forbidden
 from ..tokens import models as tokens
@@ -66,7 +66,7 @@ def load_snapshot(call):
         token, secret = issued, issued["accessToken"]
         access[token.get("id") or "snapshot access"] = secret
     partner = partners.record(call.sandbox.store.one("SELECT * FROM partners WHERE id = ?", (root["id"],)))
-    return Reply(201, {"partner": partner, "accessToken": secret, "token": token, "tokens": access,
+    return Answer(201, {"partner": partner, "accessToken": secret, "token": token, "tokens": access,
                        "world": {"id": world.id, "seed": world.seed, "clock": clock_of(call.sandbox, world)}})
 
 

@@ -1,7 +1,7 @@
 """HTTP layer of the token operations (spec §4.1): own tokens and the tokens of child partners."""
 
 from .. import scopes
-from ..operations import PARTNER_ONLY, Reply, component, operation
+from ..operations import PARTNER_ONLY, Answer, component, operation
 from ..partners import models as partners
 from ..problems import not_found
 from . import models
@@ -57,7 +57,7 @@ def create_own_partner_token(call):
     token = models.issue(call.ctx, partner_id=call.principal.partner_id, kind="partner", scope=scope,
                          expires_in=models.lifetime(body.get("expiresIn")), name=models.name_of(body.get("name")),
                          created_by=call.principal.token_id)
-    return Reply(201, token)
+    return Answer(201, token)
 
 
 @operation("RevokePartnerOwnToken", "DELETE", "/partners/self/tokens/{tokenId}", tokens=PARTNER_ONLY,
@@ -96,7 +96,7 @@ def create_partner_token(call):
     token = models.issue(call.ctx, partner_id=child["id"], kind="partner", scope=scope,
                          expires_in=models.lifetime(body.get("expiresIn"), models.CHILD_DEFAULT_LIFETIME),
                          name=models.name_of(body.get("name")), created_by=call.principal.token_id)
-    return Reply(201, token)
+    return Answer(201, token)
 
 
 @operation("RevokePartnerToken", "DELETE", "/partners/{id}/tokens/{tokenId}", tokens=PARTNER_ONLY,

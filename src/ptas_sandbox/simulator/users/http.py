@@ -1,6 +1,6 @@
 """HTTP layer of the user operations: users of the calling partner and their tokens."""
 
-from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, Reply, component, operation, ref
+from ..operations import ANY_TOKEN, PARTNER_ONLY, USER_ONLY, Answer, component, operation, ref
 from ..partners import models as partners
 from ..problems import not_found
 from ..tokens.http import create_request
@@ -37,7 +37,7 @@ FIELDS = {"name": partners.NAME_FIELD, "email": partners.EMAIL_FIELD}
 def create_user(call):
     """Create a user; the response carries the user id and its first user token."""
     partner = partners.get(call.ctx, call.principal.partner_id)
-    return Reply(201, models.create(call.ctx, partner, call.body))
+    return Answer(201, models.create(call.ctx, partner, call.body))
 
 
 @operation("GetUsers", "GET", "/users", tokens=PARTNER_ONLY, scopes=("user:read",),
@@ -71,7 +71,7 @@ def update_user(call):
 def delete_user(call):
     """Delete a user: it stays listed with deletedAt, its tokens stop working."""
     models.delete(call.ctx, call.principal.partner_id, call.params["id"])
-    return Reply(204)
+    return Answer(204)
 
 
 @operation("CreateUserToken", "POST", "/users/{id}/tokens", tokens=ANY_TOKEN,
@@ -84,7 +84,7 @@ def create_user_token(call):
     if call.principal.kind == "user" and call.params["id"] != call.principal.user_id:
         raise not_found("user", call.params["id"])
     user = models.get(call.ctx, partner["id"], call.params["id"], live=True)
-    return Reply(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
+    return Answer(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
 
 
 @operation("CreateOwnUserToken", "POST", "/users/self/tokens", tokens=USER_ONLY,
@@ -94,7 +94,7 @@ def create_own_user_token(call):
     """A new token for the calling user (spec §4.2 note 3)."""
     partner = partners.get(call.ctx, call.principal.partner_id)
     user = models.get(call.ctx, partner["id"], call.principal.user_id, live=True)
-    return Reply(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
+    return Answer(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
 
 
 @operation("DeleteChildPartner", "DELETE", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:delete",),
@@ -103,4 +103,4 @@ def delete_child_partner(call):
     """Delete a child partner with its tokens and users."""
     child = partners.child(call.ctx, call.principal.partner_id, call.params["id"])
     models.delete_partner(call.ctx, child["id"])
-    return Reply(204)
+    return Answer(204)

@@ -1,6 +1,6 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
-from ..operations import NO_AUTH, PARTNER_ONLY, Reply, component, operation
+from ..operations import NO_AUTH, PARTNER_ONLY, Answer, component, operation
 from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest
@@ -38,7 +38,7 @@ def page_url(call, key):
 def create_user_ui_session(call):
     """Open a user UI session; send the person to its `url` to register (spec §4.2 note 4)."""
     row = models.create(call.ctx, call.principal.partner_id, call.body.get("redirectUrl"))
-    return Reply(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
+    return Answer(201, models.record(call.ctx, row, page_url(call, row["page_key"])))
 
 
 @operation("GetUserUiSession", "GET", "/userui/{id}", tokens=PARTNER_ONLY, scopes=("userui:read",),

@@ -5,7 +5,7 @@ test events; partner tokens only (a webhook belongs to a partner, not to a user)
 """
 
 from .. import events
-from ..operations import PARTNER_ONLY, Reply, component, operation, ref
+from ..operations import PARTNER_ONLY, Answer, component, operation, ref
 from ..partners.models import URL_FIELD
 from ..timestamps import render
 from ..worlds import next_in_sequence
@@ -65,7 +65,7 @@ READ, WRITE = ("partner:read",), ("partner:update",)
            example=EXAMPLE, responses={201: "Webhook"}, callbacks=NOTIFICATION_CALLBACK)
 def create_webhook(call):
     """Subscribe a callback URL to event kinds."""
-    return Reply(201, models.create(call.ctx, call.principal.partner_id, call.body))
+    return Answer(201, models.create(call.ctx, call.principal.partner_id, call.body))
 
 
 @operation("GetWebhooks", "GET", "/webhooks", tokens=PARTNER_ONLY, scopes=READ, responses={200: "WebhookList"})
@@ -100,7 +100,7 @@ def patch_webhook(call):
 def delete_webhook(call):
     """Unsubscribe; attempts not yet made are cancelled (the log keeps them)."""
     models.delete(call.ctx, call.principal.partner_id, call.params["id"])
-    return Reply(204)
+    return Answer(204)
 
 
 def send_test(call, kind):
@@ -108,7 +108,7 @@ def send_test(call, kind):
     ctx = call.ctx
     data = samples.data_for(kind, ctx, next_in_sequence(ctx.store, ctx.world.id, "test-event"))
     event = events.emit(ctx, kind, call.principal.partner_id, data, test=True)
-    return Reply(202, {"id": event["id"], "eventType": kind, "createdAt": render(event["created_at"]),
+    return Answer(202, {"id": event["id"], "eventType": kind, "createdAt": render(event["created_at"]),
                        "isTest": True, "data": data})
 
 

@@ -1,4 +1,4 @@
-"""Starts the webhook dispatcher with the app and stops it with the sandbox (Sandbox.close)."""
+"""Starts the webhook dispatcher with the app and stops it with the sandbox (Simulator.close)."""
 
 from flask import request
 
