@@ -276,3 +276,34 @@ def test_injected_calls_are_marked_in_the_journal(world):
     first, second = world.api.get("/_sandbox/requests?operationId=GetUsers&order=asc").json["requests"][-2:]
     assert first["status"] == 503 and first["marks"]["injected"]["faultId"] == made["id"]
     assert second["status"] == 200 and "injected" not in second["marks"]
+
+
+def test_wall_clock_latency_holds_no_lock_another_world_needs(system_time):
+    """While one world's call waits out its wall-clock latency, another world's calls are answered."""
+    import threading
+    waiting, release = threading.Event(), threading.Event()
+
+    def sleep(seconds):
+        waiting.set()
+        release.wait(10)
+
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "FAULT_SLEEP": sleep}))
+    try:
+        slow, fast = (requests.post(f"{served.base}/_sandbox/partners", json={}).json()["accessToken"]
+                      for _ in range(2))
+        requests.post(f"{served.base}/_sandbox/faults", headers={"Authorization": f"Bearer {slow}"},
+                      json={"effect": {"type": "latency", "seconds": 20, "clock": "wall"}}).raise_for_status()
+        answers = []
+        held = threading.Thread(target=lambda: answers.append(requests.get(
+            f"{served.base}/partner/v2/users", headers={"Authorization": f"Bearer {slow}"}, timeout=30)))
+        held.start()
+        assert waiting.wait(10)
+        other = requests.get(f"{served.base}/partner/v2/users", headers={"Authorization": f"Bearer {fast}"},
+                             timeout=10)
+        assert other.status_code == 200 and not answers       # answered while the slow call still waits
+        release.set()
+        held.join(10)
+        assert answers[0].status_code == 200
+    finally:
+        release.set()
+        served.close()

@@ -1,9 +1,8 @@
 """`ptas faults`: add, list and delete a world's faults (docs/chaos.md)."""
 
 import json
-import sys
 
-from . import _control
+from ._client import Failed, add_target, run
 
 
 def add(commands):
@@ -11,7 +10,7 @@ def add(commands):
     actions = f.add_subparsers(dest="action", required=True)
 
     a = actions.add_parser("add", help="add a fault (flags, or the whole body with --json)")
-    _control.arguments(a)
+    add_target(a)
     a.add_argument("--json", help="the body of POST /_sandbox/faults as JSON")
     a.add_argument("--effect", help="status, latency, drop, truncate, malformed, success-then-500, duplicate, "
                                     "delay, reorder, bad-signature")
@@ -30,17 +29,17 @@ def add(commands):
     a.add_argument("--times", type=int, help="the next N matching calls (default 1)")
     a.add_argument("--probability", type=float, help="each matching call with this chance (seeded)")
     a.add_argument("--seed", type=int, help="the seed of --probability")
-    a.set_defaults(func=add_fault)
+    a.set_defaults(func=run("faults add", add_fault))
 
     ls = actions.add_parser("list", help="the world's faults and recent injections")
-    _control.arguments(ls)
-    ls.set_defaults(func=list_faults)
+    add_target(ls)
+    ls.set_defaults(func=run("faults list", list_faults))
 
     d = actions.add_parser("delete", help="delete one fault, or all with --all")
-    _control.arguments(d)
+    add_target(d)
     d.add_argument("id", nargs="?")
     d.add_argument("--all", action="store_true")
-    d.set_defaults(func=delete_faults)
+    d.set_defaults(func=run("faults delete", delete_faults))
 
 
 def body_of(args):
@@ -48,9 +47,9 @@ def body_of(args):
         try:
             return json.loads(args.json)
         except ValueError as error:
-            sys.exit(f"ptas: --json is not JSON: {error}")
+            raise Failed(f"--json is not JSON: {error}", 2) from None
     if not args.effect:
-        sys.exit("ptas: give --effect (or --json)")
+        raise Failed("give --effect (or --json)", 2)
     effect = {"type": args.effect}
     for key, value in (("status", args.status), ("retryAfter", args.retry_after), ("seconds", args.seconds),
                        ("clock", args.clock), ("copies", args.copies)):
@@ -68,8 +67,8 @@ def body_of(args):
     return body
 
 
-def add_fault(args):
-    made = _control.call(args, "POST", "/_sandbox/faults", json=body_of(args)).json()
+def add_fault(sandbox, args):
+    made = sandbox.call("POST", "/_sandbox/faults", expect=(201,), json=body_of(args))
     print(f"{made['id']}  {describe(made)}")
 
 
@@ -84,19 +83,19 @@ def describe(fault):
     return f"{kind}{' ' + extra if extra else ''} on {match}; {scope.strip()}; injected {fault['injected']}"
 
 
-def list_faults(args):
-    listed = _control.call(args, "GET", "/_sandbox/faults").json()
+def list_faults(sandbox, args):
+    listed = sandbox.call("GET", "/_sandbox/faults")
     for fault in listed["faults"]:
         print(f"{fault['id']}  {describe(fault)}")
     if not listed["faults"]:
         print("no faults")
 
 
-def delete_faults(args):
+def delete_faults(sandbox, args):
     if args.all:
-        print(f"deleted {_control.call(args, 'DELETE', '/_sandbox/faults').json()['deleted']} fault(s)")
+        print(f"deleted {sandbox.call('DELETE', '/_sandbox/faults')['deleted']} fault(s)")
     elif args.id:
-        _control.call(args, "DELETE", f"/_sandbox/faults/{args.id}")
+        sandbox.call("DELETE", f"/_sandbox/faults/{args.id}", expect=(204,))
         print(f"deleted {args.id}")
     else:
-        sys.exit("ptas: give a fault id or --all")
+        raise Failed("give a fault id or --all", 2)

@@ -3,25 +3,25 @@ finding reaches --fail-on, so CI fails a build on it (docs/chaos.md)."""
 
 import json
 
-from . import _control
+from ._client import add_target, run
 
 SEVERITIES = ("info", "warning", "error")
 
 
 def add(commands):
     r = commands.add_parser("report", help="judge a world's recorded traffic (findings, evidence, fixes)")
-    _control.arguments(r)
+    add_target(r)
     r.add_argument("--format", choices=["text", "json", "junit"], default="text")
     r.add_argument("--fail-on", choices=[*SEVERITIES, "never"], default="warning",
                    help="exit 1 when a finding is at least this severe (default warning)")
     r.add_argument("--since", help="judge only traffic from this instant on (world clock)")
     r.add_argument("--output", "-o", help="write the report to this file instead of standard output")
-    r.set_defaults(func=report)
+    r.set_defaults(func=run("report", report))
 
 
-def report(args):
+def report(sandbox, args):
     query = {"since": args.since} if args.since else {}
-    body = _control.call(args, "GET", "/_sandbox/report", params=query).json()
+    body = sandbox.call("GET", "/_sandbox/report", params=query)
     if args.format == "json":
         text = json.dumps(body, indent=2) + "\n"
     else:

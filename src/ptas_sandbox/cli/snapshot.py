@@ -2,26 +2,25 @@
 a new world of any sandbox (docs/chaos.md)."""
 
 import json
-import sys
 
-from . import _control
+from ._client import Failed, add_target, run
 
 
 def add(commands):
     s = commands.add_parser("snapshot", help="save a world to a file, or load one into a new world")
     actions = s.add_subparsers(dest="action", required=True)
     save = actions.add_parser("save", help="export the token's world to FILE")
-    _control.arguments(save)
+    add_target(save)
     save.add_argument("file")
-    save.set_defaults(func=save_snapshot)
+    save.set_defaults(func=run("snapshot save", save_snapshot))
     load = actions.add_parser("load", help="load FILE into a new world; prints its partner token")
-    _control.arguments(load)
+    add_target(load, token=False)
     load.add_argument("file")
-    load.set_defaults(func=load_snapshot)
+    load.set_defaults(func=run("snapshot load", load_snapshot))
 
 
-def save_snapshot(args):
-    document = _control.call(args, "GET", "/_sandbox/snapshot").json()
+def save_snapshot(sandbox, args):
+    document = sandbox.call("GET", "/_sandbox/snapshot")
     with open(args.file, "w", encoding="utf-8") as out:
         json.dump(document, out, separators=(",", ":"))
     tables = document["tables"]
@@ -30,13 +29,13 @@ def save_snapshot(args):
     print(f"saved world {document['world']['id']} at {document['world']['clock']['now']} to {args.file} ({sizes})")
 
 
-def load_snapshot(args):
+def load_snapshot(sandbox, args):
     try:
         with open(args.file, "rb") as source:
             raw = source.read()
     except OSError as error:
-        sys.exit(f"ptas: cannot read {args.file}: {error}")
-    loaded = _control.call(args, "POST", "/_sandbox/snapshots", needs_token=False, data=raw,
-                           headers={"Content-Type": "application/json"}).json()
+        raise Failed(f"cannot read {args.file}: {error}", 2) from None
+    loaded = sandbox.call("POST", "/_sandbox/snapshots", auth=False, expect=(201,), data=raw,
+                          headers={"Content-Type": "application/json"})
     print(f"loaded into world {loaded['world']['id']} (clock {loaded['world']['clock']['now']})")
     print(f"partner token {loaded['accessToken']}")
