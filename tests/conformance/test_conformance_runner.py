@@ -165,3 +165,30 @@ def test_pace_is_read_as_requests_per_seconds():
     for bad in ("fast", "0/60", "10/0"):
         with pytest.raises(TargetError):
             parse_pace(bad)
+
+
+def test_a_receiver_url_without_a_place_to_listen_is_refused(capsys):
+    from ptas_sandbox.cli import main as cli
+    assert cli(["conform", "--receiver-url", "https://hooks.example.test", "--tags", "webhooks"]) == 2
+    assert "--receiver-url needs --receiver-listen" in capsys.readouterr().out
+
+
+def test_the_receiver_keeps_what_arrives_per_inbox_and_wakes_the_waiter():
+    import threading
+
+    import requests
+
+    from ptas_sandbox.conformance.receiver import KEPT, Receiver
+    receiver = Receiver("127.0.0.1:0")
+    try:
+        url, inbox = receiver.inbox()
+        other, _ = receiver.inbox()
+        threading.Timer(0.05, lambda: requests.post(url, json={"eventType": "AccountCreated"}, timeout=5)).start()
+        got = receiver.wait(inbox, lambda notes: len(notes) >= 1, budget=10)
+        assert got == [{"eventType": "AccountCreated"}]
+        assert requests.post(other, data="not json", timeout=5).status_code == 204
+        assert receiver.received(inbox) == [{"eventType": "AccountCreated"}]      # the other inbox is apart
+        assert receiver.wait(inbox, lambda notes: len(notes) >= 2, budget=0.01) == got   # the budget ends a wait
+        assert receiver.captures.maxlen == KEPT
+    finally:
+        receiver.close()
