@@ -210,6 +210,8 @@ FIELD_RENAMES = {
     "UpdateWebhook": {"callbackUrl": "targetUrl", "events": "eventTypes"},
     "PatchWebhook": {"callbackUrl": "targetUrl", "events": "eventTypes"},
 }
+# Webhook field names are not shown (spec §6): this deployment names them otherwise both ways.
+WEBHOOK_RENAMES = {"callbackUrl": "targetUrl", "events": "eventTypes"}
 # The spec names these only by operation (§4.3): a renamed one is found through an --operation override.
 PATHLESS = ("GetUsers", "UpdateUser", "DeleteUser", "DeleteChildPartner", "GetPartners",
             "CreateAccountOauthRedirectUrl", "CreateAccount", "UpdateAccount", "DeleteAccount", "GetAccounts",
@@ -232,6 +234,9 @@ class OtherNames(Variant):
             op = operation_object(document, operation)
             content = op["requestBody"]["content"]["application/json"]
             content["schema"] = rename_properties(request_schema(document, operation), renames)
+        hook = document["components"]["schemas"].get("Webhook", {})
+        hook.update(rename_properties({k: v for k, v in hook.items() if k in ("properties", "required")},
+                                      WEBHOOK_RENAMES))
         field = document["components"]["schemas"].get("AccountField", {})
         field["properties"] = {("key" if k == "name" else k): v for k, v in field.get("properties", {}).items()}
         field["required"] = [("key" if k == "name" else k) for k in field.get("required", [])]
@@ -260,6 +265,15 @@ class OtherNames(Variant):
         return body
 
     def response(self, operation, environ, status, headers, data):
+        if environ["PATH_INFO"].startswith(SERVICE + "/webhooks") and status.startswith("2"):
+            body = json_of(data)
+            records = [body] if isinstance(body, dict) else []
+            records += [e for v in (body.values() if isinstance(body, dict) else []) if isinstance(v, list) for e in v]
+            for record in records:
+                for old, new in WEBHOOK_RENAMES.items():
+                    if isinstance(record, dict) and old in record:
+                        record[new] = record.pop(old)
+            return status, headers, json.dumps(body).encode()
         if operation in ("GetAccountType", "GetAccountTypes"):
             body = json_of(data)
             for entry in [body] + list((body or {}).get("accountTypes", []) if isinstance(body, dict) else []):

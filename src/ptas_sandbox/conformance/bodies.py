@@ -149,18 +149,23 @@ class Bodies:
         return body
 
 
-def place(properties, meaning, value, used, threshold=0.34):
+def place(properties, meaning, value, used, threshold=0.45):
     if meaning in properties and meaning not in used:
         return meaning
-    wanted = expand(words(meaning))
+    mine = words(meaning)
+    if not mine - {"id"}:
+        return None                     # an id goes only where it is named exactly
     best, best_score = None, 0.0
     for name, schema in properties.items():
         if name in used or not isinstance(schema, dict) or schema.get("readOnly"):
             continue
         if value is not None and not compatible(schema, value):
             continue
-        have = expand(words(name))
-        score = len(wanted & have) / max(1, len(wanted | have))
+        theirs = words(name)
+        if not (mine - {"id"}) & expand(theirs - {"id"}):
+            continue                    # `accountTypeId` and `ownerId` share only "id": no match
+        shared = len(mine & expand(theirs)) + len(theirs & expand(mine))
+        score = shared / (len(mine) + len(theirs))
         if value is not None and isinstance(value, str) and value in (schema.get("enum") or []):
             score += 1.0
         if value is not None and isinstance(value, list) and value and all(

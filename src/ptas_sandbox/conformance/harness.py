@@ -84,6 +84,8 @@ def pytest_pyfunc_call(pyfuncitem):
     try:
         return (yield)
     except NotOffered as error:
+        if not tags.is_scenario(pyfuncitem):
+            raise
         pytest.skip(f"not offered by the target: {error}")
 
 
