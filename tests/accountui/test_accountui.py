@@ -152,7 +152,7 @@ def test_an_update_session_updates_the_given_account(client, world, user):
 
 def test_session_expires_on_the_world_clock(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"])
-    world.api.advance(models.SESSION_LIFETIME // 1_000_000)
+    world.api.advance(models.SESSION_LIFETIME_US // 1_000_000)
     assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Expired"
     assert client.get(path(session)).status_code == 409
 
@@ -269,6 +269,6 @@ def test_a_file_over_the_limit_is_refused_on_the_page(client, world, user):
 def test_an_expired_authorization_is_not_offered_for_submission(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy-auth"], userId=user["id"])
     reference = connect_on_page(client, session)
-    world.api.advance(oauth.REFERENCE_LIFETIME // 1_000_000)
+    world.api.advance(oauth.REFERENCE_LIFETIME_US // 1_000_000)
     html = client.get(path(session) + f"?type=dummy-auth&reference={reference}").get_data(as_text=True)
     assert 'name="authReference"' not in html and "expired" in html and 'id="connect"' in html

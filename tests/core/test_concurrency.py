@@ -10,7 +10,7 @@ import requests
 import waitress
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.timestamps import SECOND, parse
+from ptas_sandbox.simulator.timestamps import SECOND_US, parse
 from ptas_sandbox.webhooks import verify
 
 WORLDS = 4
@@ -159,7 +159,7 @@ def test_a_concurrent_mixed_workload_never_fails_and_loses_or_doubles_nothing(se
         children = [p["id"] for p in server.call("GET", "/partners", root).json()["partners"]]
         assert sorted(c["id"] for c in made["child"][root]) == sorted(children)
         clock = server.call("GET", "/_sandbox/clock", root).json()
-        assert parse(clock["now"]) == parse(START) + ROUND * 60 * SECOND     # no advance lost to another
+        assert parse(clock["now"]) == parse(START) + ROUND * 60 * SECOND_US     # no advance lost to another
         captures = server.call("GET", f"/_sandbox/echo/{bins[root]}").json()["captures"]
         # the age check is about replay; these were signed on a world clock moved ahead, so it is skipped
         received = [verify(secrets[root], c["headers"], c["body"], tolerance_seconds=None) for c in captures]

@@ -7,7 +7,7 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.faults.http import ConnectionDropped
-from ptas_sandbox.simulator.timestamps import SECOND, parse
+from ptas_sandbox.simulator.timestamps import SECOND_US, parse
 from ptas_sandbox.webhooks import verify
 from tests.support.problems import assert_problem
 from tests.support.receivers import Served
@@ -86,7 +86,7 @@ def test_latency_on_the_world_clock_moves_it(world):
     before = now(world)
     fault(world, match={"operationId": "GetUsers"}, effect={"type": "latency", "seconds": 90})
     assert world.api.get("/users").status_code == 200
-    assert now(world) - before >= 90 * SECOND
+    assert now(world) - before >= 90 * SECOND_US
 
 
 def test_wall_clock_latency_sleeps_outside_the_store_and_is_bounded(system_time):
@@ -261,7 +261,7 @@ def test_a_bad_signature_fails_verification_once(world):
     world.api.post("/testevents/accountcreated")
     world.api.post("/testevents/accountcreated")
     first, second = received(world, "sig")
-    at = now(world) // SECOND
+    at = now(world) // SECOND_US
     with pytest.raises(Exception):
         verify(hook["secret"], first["headers"], first["body"], now=at)
     assert verify(hook["secret"], second["headers"], second["body"], now=at)["eventType"] == "AccountCreated"

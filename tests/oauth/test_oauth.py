@@ -118,7 +118,7 @@ def test_unknown_consent_key_is_a_404_page(client):
 def test_consent_after_expiry_is_refused(api, client, world, user):
     flow = start(world, user["id"])
     form_token(client, consent_path(flow))              # the page was open before the reference expired
-    world.api.advance(models.REFERENCE_LIFETIME // 1_000_000)
+    world.api.advance(models.REFERENCE_LIFETIME_US // 1_000_000)
     assert client.get(consent_path(flow)).status_code == 400
     assert answer(client, flow, decision="approve").status_code == 400
 
@@ -197,7 +197,7 @@ def test_unknown_and_expired_references_are_refused_by_create_account(client, wo
     body = {"accountTypeId": "dummy-auth", "userId": jane["id"]}
     assert_problem(world.api.post("/accounts", json={**body, "authReference": "no-such-reference"}), 400)
     reference = authorized(client, world.api, **body)
-    world.api.advance(models.REFERENCE_LIFETIME // 1_000_000)
+    world.api.advance(models.REFERENCE_LIFETIME_US // 1_000_000)
     assert_problem(world.api.post("/accounts", json={**body, "authReference": reference}), 400)
     assert world.api.get("/accounts", query_string={"userId": jane["id"]}).json["accounts"] == []
 

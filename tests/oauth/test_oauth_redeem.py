@@ -55,7 +55,7 @@ def test_unknown_and_foreign_references_are_unknown(client, sandbox, world, othe
 def test_an_expired_reference_is_refused(client, sandbox, world):
     user = world.user()[0]
     reference = approved(client, world, user["id"])
-    world.api.advance(models.REFERENCE_LIFETIME // 1_000_000)
+    world.api.advance(models.REFERENCE_LIFETIME_US // 1_000_000)
     with pytest.raises(BadRequest, match="expired"):
         redeem(sandbox, world, reference, user["id"])
 

@@ -1,12 +1,12 @@
 """Spec §2 statements the area tests left implicit: the token record's times, the token list's one field, the
 account statistics' first and last dates, and the partner's redirectUrls replacing the single redirectUrl."""
 
-from ptas_sandbox.simulator.timestamps import SECOND, parse
+from ptas_sandbox.simulator.timestamps import SECOND_US, parse
 from tests.support.accounts import all_pages, imported, long_lived_user
 
 
 def lifetime(record):
-    return (parse(record["expiresAt"]) - parse(record["createdAt"])) / SECOND
+    return (parse(record["expiresAt"]) - parse(record["createdAt"])) / SECOND_US
 
 
 def test_expires_at_is_created_at_plus_expires_in_for_every_kind_of_token(world):

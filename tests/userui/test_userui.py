@@ -52,7 +52,7 @@ def test_a_completed_session_cannot_register_again(client, world):
 def test_an_expired_session_reads_expired_and_its_page_refuses(client, world):
     session = open_session(world)
     form_token(client, path(session))                   # the page was open before the session expired
-    world.api.advance(models.SESSION_LIFETIME // 1_000_000)
+    world.api.advance(models.SESSION_LIFETIME_US // 1_000_000)
     assert world.api.get(f"/userui/{session['id']}").json["status"] == "Expired"
     assert post_form(client, path(session), data={"name": "Jane"}).status_code == 409
 

@@ -8,7 +8,7 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.events import ACTIVE
-from ptas_sandbox.simulator.timestamps import SECOND, parse
+from ptas_sandbox.simulator.timestamps import SECOND_US, parse
 from ptas_sandbox.webhooks import verify
 from tests.support.client import Api, Http
 from tests.support.receivers import Receiver, Served
@@ -41,7 +41,7 @@ class Partner:
         return response.json() if response.content else None
 
     def now(self):
-        return parse(self.call("GET", "/_sandbox/clock")["now"]) / SECOND
+        return parse(self.call("GET", "/_sandbox/clock")["now"]) / SECOND_US
 
 
 def test_a_script_gets_every_test_event_signed_at_its_receiver_and_in_the_echo(sandbox, receiver):

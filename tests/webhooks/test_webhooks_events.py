@@ -40,8 +40,8 @@ def captured(api, bin_):
 
 def now_of(world):
     """The world clock in Unix seconds, to check signatures' timestamps against."""
-    from ptas_sandbox.simulator.timestamps import SECOND, parse
-    return parse(world.api.get("/_sandbox/clock").json["now"]) / SECOND
+    from ptas_sandbox.simulator.timestamps import SECOND_US, parse
+    return parse(world.api.get("/_sandbox/clock").json["now"]) / SECOND_US
 
 
 def test_an_event_becomes_a_signed_notification_at_each_subscribed_webhook(app, api, world):

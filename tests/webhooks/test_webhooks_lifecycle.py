@@ -7,7 +7,7 @@ import json
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.events import ACTIVE
-from ptas_sandbox.simulator.timestamps import SECOND, parse
+from ptas_sandbox.simulator.timestamps import SECOND_US, parse
 from ptas_sandbox.webhooks import verify
 from tests.support.client import Api
 from tests.support.receivers import Receiver
@@ -23,7 +23,7 @@ def subscribe(world, bin_):
 
 def notifications(api, world, hook, bin_):
     world.api.post("/_sandbox/webhooks/flush")
-    now = parse(world.api.get("/_sandbox/clock").json["now"]) / SECOND
+    now = parse(world.api.get("/_sandbox/clock").json["now"]) / SECOND_US
     return [verify(hook["secret"], c["headers"], c["body"], now=now)
             for c in api.get(f"/_sandbox/echo/{bin_}").json["captures"]]
 

@@ -10,7 +10,7 @@ import threading
 from collections import defaultdict
 
 from .problems import TooManyRequests
-from .timestamps import SECOND
+from .timestamps import SECOND_US
 
 
 class RateLimiter:
@@ -28,9 +28,9 @@ class RateLimiter:
         with self._lock:
             for key, (limit, window) in rules:
                 log = self._logs[key]
-                del log[:bisect.bisect_right(log, now - window * SECOND)]
+                del log[:bisect.bisect_right(log, now - window * SECOND_US)]
                 if len(log) >= limit:
-                    wait = max(1, math.ceil((log[0] + window * SECOND - now) / SECOND))
+                    wait = max(1, math.ceil((log[0] + window * SECOND_US - now) / SECOND_US))
                     scope = "the global rate limit" if len(key) == 1 else f"the rate limit of {operation_id}"
                     raise TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
                                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)

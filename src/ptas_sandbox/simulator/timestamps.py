@@ -8,7 +8,9 @@ import re
 from datetime import datetime, timedelta, timezone
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-SECOND = 1_000_000
+# Every instant and duration in the store is in microseconds (`_us`); durations from the spec are seconds (`_s`).
+SECOND_US = 1_000_000
+DAY_US = 86_400 * SECOND_US
 # The largest instant a timestamp can render: anything later (a huge expiresIn) is refused, not overflowed.
 LATEST = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc) - EPOCH) // timedelta(microseconds=1)
 

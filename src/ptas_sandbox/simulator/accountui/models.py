@@ -3,7 +3,7 @@ the hosted page builds its form from the types' accountFields and creates or upd
 accounts rules. No Flask here.
 
 States (the spec shows none; the simulator's choice): Pending → Completed (the account was created or updated),
-Failed (the person cancelled), or Expired (SESSION_LIFETIME passed on the world clock while Pending).
+Failed (the person cancelled), or Expired (SESSION_LIFETIME_US passed on the world clock while Pending).
 """
 
 import base64
@@ -15,7 +15,7 @@ from ..oauth import models as oauth
 from ..pages.models import page_key
 from ..partners.models import absolute_url
 from ..problems import BadRequest, Conflict, not_found
-from ..timestamps import SECOND, render
+from ..timestamps import SECOND_US, render
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accountui_sessions (
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS accountui_sessions (
 );
 """
 
-SESSION_LIFETIME = 60 * 60 * SECOND
+SESSION_LIFETIME_US = 60 * 60 * SECOND_US
 SHOWN_TYPES = ("Text", "Secret", "Number", "Choice", "File", "Auth")
 
 
@@ -86,7 +86,7 @@ def create(ctx, *, partner_id, user_id, account_type_ids=None, account_id=None, 
                      user_id=user_id, account_type_ids=json.dumps(type_ids), target_account_id=account_id,
                      page_key=page_key(ctx, "accountui", session_id),
                      redirect_url=None if redirect_url is None else absolute_url(redirect_url),
-                     status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME)
+                     status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME_US)
     return load(ctx, session_id)
 
 

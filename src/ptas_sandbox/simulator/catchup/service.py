@@ -15,7 +15,7 @@ from ..accounts import models as accounts
 from ..dataimports import models as imports
 from ..providers import models as providers
 from ..reports import models as reports
-from ..timestamps import SECOND
+from ..timestamps import SECOND_US
 from ..transactions import models as transactions
 
 
@@ -42,7 +42,7 @@ def start_due_polls(ctx):
             continue
         if imports.running(ctx, account):
             continue
-        interval = json.loads(account["options"])["intervalSeconds"] * SECOND
+        interval = json.loads(account["options"])["intervalSeconds"] * SECOND_US
         boundary = account["next_import_at"] + (ctx.now - account["next_import_at"]) // interval * interval
         imports.start(ctx, account, "Scheduled", at=boundary)
         accounts.set_progress(ctx, account, next_import_at=boundary + interval)
@@ -61,7 +61,7 @@ def complete(ctx, run):
     if account_type["state"] == "Outage":
         errors = account_type["errors"] or [{"code": "ProviderUnavailable", "message": f"{account_type['name']} "
                                               "is unavailable; the import is retried at the next poll."}]
-        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
+        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND_US
     elif rejected:
         errors = [{"code": rejected["code"], "message": rejected["message"]}]
         next_at = None      # the provider refuses until the credentials are updated (UpdateAccount)
@@ -73,7 +73,7 @@ def complete(ctx, run):
             report_ids.append(report_id)
         if account_type["state"] == "Degraded":
             warnings = account_type["warnings"] + account_type["errors"]
-        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND
+        next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND_US
     done = imports.finish(ctx, run, errors=errors, warnings=warnings, transaction_count=count,
                           report_ids=report_ids)
     accounts.set_progress(ctx, account, next_import_at=next_at, **progress)

@@ -10,7 +10,7 @@ transactions and reports: catchup/service.py.
 import json
 
 from ..problems import not_found
-from ..timestamps import SECOND, render
+from ..timestamps import SECOND_US, render
 from ..users import models as users
 
 SCHEMA = """
@@ -60,7 +60,7 @@ def start(ctx, account, kind, *, at=None, since=None):
     """A new import run: the first one, a scheduled poll (cut-off `at`) or a refresh from `since`."""
     options = json.loads(account["options"])
     at = ctx.now if at is None else at
-    took = options["incrementalSeconds" if kind == "Scheduled" else "initialSeconds"] * SECOND
+    took = options["incrementalSeconds" if kind == "Scheduled" else "initialSeconds"] * SECOND_US
     if kind == "Refresh":
         since_at = since
     elif kind == "Initial":

@@ -84,7 +84,7 @@ def deliveries(call):
         webhooks.fan_out(store)
     return {"deliveries": webhooks.log(store, call.ctx.world.id, call.query.get("webhookId"),
                                        call.query.get("eventId")),
-            "backoffSeconds": list(webhooks.BACKOFF)}
+            "backoffSeconds": list(webhooks.BACKOFF_S)}
 
 
 @operation("SandboxFlushWebhooks", "POST", "/_sandbox/webhooks/flush", tokens=WORLD_AUTH, control=True,

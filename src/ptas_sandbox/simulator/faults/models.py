@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..problems import BadRequest, Conflict, not_found
-from ..timestamps import SECOND, render
+from ..timestamps import SECOND_US, render
 from ..worlds import derived_id
 
 SCHEMA = """
@@ -253,7 +253,7 @@ def after_fan_out(store, row, insert):
     now go out after this one), then apply a webhook fault that matches it. `insert` writes a delivery row."""
     for held in store.all("SELECT delivery_id FROM fault_holds WHERE webhook_id = ?", (row["webhook_id"],)):
         store.execute("UPDATE webhook_deliveries SET due_at = ? WHERE id = ? AND status = 'pending' AND due_at > ?",
-                      (row["due_at"] + SECOND, held["delivery_id"], row["due_at"] + SECOND))
+                      (row["due_at"] + SECOND_US, held["delivery_id"], row["due_at"] + SECOND_US))
         store.execute("DELETE FROM fault_holds WHERE delivery_id = ?", (held["delivery_id"],))
     fault = take(store, row["world"], "webhook", row["due_at"], lambda f: matches_delivery(f, row),
                  delivery_id=row["id"], webhook_id=row["webhook_id"], event_id=row["event_id"])
@@ -265,11 +265,11 @@ def after_fan_out(store, row, insert):
             insert({**row, "id": derived_id("delivery-copy", row["id"], n)})
     elif kind == "delay":
         store.execute("UPDATE webhook_deliveries SET due_at = ? WHERE id = ?",
-                      (row["due_at"] + fault.effect["seconds"] * SECOND, row["id"]))
+                      (row["due_at"] + fault.effect["seconds"] * SECOND_US, row["id"]))
     elif kind == "reorder":
         hold = fault.effect.get("maxHoldSeconds", REORDER_HOLD_SECONDS)
         store.execute("UPDATE webhook_deliveries SET due_at = ? WHERE id = ?",
-                      (row["due_at"] + hold * SECOND, row["id"]))
+                      (row["due_at"] + hold * SECOND_US, row["id"]))
         store.insert("fault_holds", delivery_id=row["id"], world=row["world"], webhook_id=row["webhook_id"])
 
 

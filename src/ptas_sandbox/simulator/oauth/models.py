@@ -1,7 +1,7 @@
 """OAuth2 authentication references: created by CreateOauthRedirectUrl, completed on the dummy provider's
 consent page, redeemed once by CreateAccount or UpdateAccount. No Flask here.
 
-A reference lives REFERENCE_LIFETIME on the world clock from its creation: consent and redemption must both
+A reference lives REFERENCE_LIFETIME_US on the world clock from its creation: consent and redemption must both
 happen within it (the simulator's choice; the spec is silent). The consent page is addressed by a separate
 secret (`consent_key`), so knowing an authReference (it travels in the return step's query) does not let
 anyone answer the consent for the user.
@@ -10,7 +10,7 @@ anyone answer the consent for the user.
 
 from ..pages.models import page_key
 from ..problems import BadRequest, Conflict
-from ..timestamps import SECOND, render
+from ..timestamps import SECOND_US, render
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS auth_references (
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS auth_references (
 );
 """
 
-REFERENCE_LIFETIME = 15 * 60 * SECOND
+REFERENCE_LIFETIME_US = 15 * 60 * SECOND_US
 # What the dummy provider's consent page offers, and what each choice completes the reference with.
 OUTCOMES = {
     "approve": ("Success", "The account was authorized at the provider."),
@@ -50,7 +50,7 @@ def create(ctx, *, partner_id, user_id, account_type_id, account_id=None, redire
     ctx.store.insert("auth_references", id=reference_id, world=ctx.world.id, partner_id=partner_id,
                      user_id=user_id, account_type_id=account_type_id, account_id=account_id,
                      redirect_url=redirect_url, consent_key=key, status="Pending", message=None,
-                     created_at=ctx.now, expires_at=ctx.now + REFERENCE_LIFETIME)
+                     created_at=ctx.now, expires_at=ctx.now + REFERENCE_LIFETIME_US)
     return by_id(ctx, reference_id)
 
 

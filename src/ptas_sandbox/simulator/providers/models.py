@@ -15,10 +15,8 @@ from functools import lru_cache
 
 from faker import Faker
 
-from ..timestamps import render
+from ..timestamps import DAY_US, render
 
-SECOND = 1_000_000
-DAY = 86_400 * SECOND
 MASK = (1 << 64) - 1
 
 # PaymentClassification (spec §2: Donation, Tax and Adjustment among them) with how often a provider sends each.
@@ -90,9 +88,9 @@ def account_seed(world_seed, account_id):
 def schedule(world_seed, account_id, created_at, options):
     """The account's schedule from its provider options: `perDay` transactions a day, `historyDays` of history
     before the account was created (or `historyTransactions` exactly, spread over that history)."""
-    history = options["historyDays"] * DAY
+    history = options["historyDays"] * DAY_US
     total = options.get("historyTransactions")
-    step = max(1, history // total) if total else max(1, DAY // options["perDay"])
+    step = max(1, history // total) if total else max(1, DAY_US // options["perDay"])
     origin = created_at - (step * total if total else history)
     return Schedule(account_seed(world_seed, account_id), origin, step)
 
@@ -167,7 +165,7 @@ def transaction(account, type_entry, schedule_, n, report_id=None):
               "paymentMethod": rnd.choice(METHODS), "providerReference": f"PR{rnd.getrandbits(40):012X}",
               "status": "settled", "cardBrand": rnd.choice(("VISA", "MASTERCARD", "AMEX")),
               "maskedPan": f"{rnd.randint(400000, 559999)}******{rnd.randint(0, 9999):04d}",
-              "terminalId": f"T{rnd.randint(1, 12):03d}", "batchNumber": f"B{created // DAY % 100000:05d}",
+              "terminalId": f"T{rnd.randint(1, 12):03d}", "batchNumber": f"B{created // DAY_US % 100000:05d}",
               "sku": rnd.choice(material.skus), "fulfillment": rnd.choice(("merchant", "marketplace")),
               "marketplaceFee": round(-abs(amount) * 0.15, 2)}
     fields = [{"name": f["name"], "value": values.get(f["name"]), "isDeprecated": f["isDeprecated"],

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 
 from ..faults import models as faults
 from ..journal import models as journal
-from ..timestamps import SECOND, parse, render
+from ..timestamps import SECOND_US, parse, render
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS report_observations (
@@ -157,7 +157,7 @@ def retry_after_ignored(data):
             wait = refused.injected.get("retryAfter")
         if i <= covered or wait is None or refused.status not in (429, 503):
             continue
-        until = refused.at + int(wait) * SECOND
+        until = refused.at + int(wait) * SECOND_US
         early = []
         for j in range(i + 1, len(calls)):
             if calls[j].at >= until:

@@ -7,8 +7,7 @@ day then carry its reportId (stored as the day number, so reportId search is a r
 import json
 
 from ..problems import not_found
-from ..providers.models import DAY
-from ..timestamps import render
+from ..timestamps import DAY_US, render
 from ..worlds import derived_id
 
 SCHEMA = """
@@ -37,8 +36,8 @@ def report_id(account_id, day):
 def record(row):
     """A settlement report (spec §2, §7 rule 4) with its period and errors and warnings."""
     return {"id": row["id"], "accountId": row["account_id"], "userId": row["user_id"],
-            "name": f"Settlement report {render(row['day'] * DAY)[:10]}",
-            "periodStart": render(row["day"] * DAY), "periodEnd": render((row["day"] + 1) * DAY),
+            "name": f"Settlement report {render(row['day'] * DAY_US)[:10]}",
+            "periodStart": render(row["day"] * DAY_US), "periodEnd": render((row["day"] + 1) * DAY_US),
             "createdAt": render(row["created_at"]), "dataImportId": row["data_import_id"],
             "transactionCount": row["transaction_count"], "errors": json.loads(row["errors"]),
             "warnings": json.loads(row["warnings"])}
@@ -58,12 +57,12 @@ def report_finished_days(ctx, account, account_type, run):
         row = ctx.store.one("SELECT min(created_at) AS t FROM transactions WHERE account = ?", (account["seq"],))
         if row["t"] is None:
             return [], None
-        first = row["t"] // DAY
-    last = run["until_at"] // DAY          # days before this one are over
+        first = row["t"] // DAY_US
+    last = run["until_at"] // DAY_US          # days before this one are over
     warnings = account_type["warnings"] + account_type["errors"] if account_type["state"] == "Degraded" else []
     made = []
     for day in range(first, last):
-        bounds = (account["seq"], day * DAY, (day + 1) * DAY)
+        bounds = (account["seq"], day * DAY_US, (day + 1) * DAY_US)
         count = ctx.store.one("SELECT count(*) AS c FROM transactions WHERE account = ? AND created_at >= ? AND "
                               "created_at < ?", bounds)["c"]
         if not count:

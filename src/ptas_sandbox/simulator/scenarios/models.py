@@ -12,7 +12,7 @@ from ..accounts import models as accounts
 from ..control import models as control
 from ..partners import models as partners
 from ..problems import not_found
-from ..timestamps import SECOND, parse
+from ..timestamps import SECOND_US, parse
 from ..users import models as users
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -51,6 +51,6 @@ def load(sandbox, name, seed=None):
                                 values={k: v for k, v in account.items() if k != "options"},
                                 options=account.get("options"))
             people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
-        sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND))
+        sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
         sandbox.catch_up(world)
     return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}

@@ -30,11 +30,11 @@ def create_request(kind):
     """Spec §2 token create request, its scope limited to what a `kind` token may hold."""
     return {"type": "object", "description": "Spec §2 token create request.", "properties": {
         "name": {"type": ["string", "null"], "maxLength": 200},
-        "expiresIn": {"type": "integer", "minimum": 1, "maximum": LONGEST, "description": "lifetime in seconds"},
+        "expiresIn": {"type": "integer", "minimum": 1, "maximum": LONGEST_S, "description": "lifetime in seconds"},
         "scope": {"type": "string", "pattern": scopes.pattern(kind), "description": "space-separated scopes"}}}
 
 
-LONGEST = 100 * 365 * 86400   # a documented bound, so a huge expiresIn is refused up front (DESIGN.md)
+LONGEST_S = 100 * 365 * 86400   # a documented bound, so a huge expiresIn is refused up front (DESIGN.md)
 CREATE = create_request("partner")
 OWN_EXAMPLE = {"name": "backend (long-lived)", "expiresIn": 31536000,
                "scope": "partner:all user:all account:all transaction:all"}
@@ -94,7 +94,7 @@ def create_partner_token(call):
     body = call.body
     scope = scopes.parse(body["scope"], "partner") if "scope" in body else scopes.ROOT_SCOPE.split()
     token = models.issue(call.ctx, partner_id=child["id"], kind="partner", scope=scope,
-                         expires_in=models.lifetime(body.get("expiresIn"), models.CHILD_DEFAULT_LIFETIME),
+                         expires_in=models.lifetime(body.get("expiresIn"), models.CHILD_DEFAULT_LIFETIME_S),
                          name=models.name_of(body.get("name")), created_by=call.principal.token_id)
     return Answer(201, token)
 

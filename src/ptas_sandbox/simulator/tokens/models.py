@@ -3,7 +3,7 @@
 from .. import scopes as scope_table
 from ..auth import Principal
 from ..problems import BadRequest, Conflict, Forbidden, Unauthorized, not_found
-from ..timestamps import LATEST, SECOND, render
+from ..timestamps import LATEST, SECOND_US, render
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -24,13 +24,13 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE INDEX IF NOT EXISTS tokens_by_partner ON tokens (world, partner_id, kind, created_at);
 """
 
-HOUR = 3600
-CHILD_DEFAULT_LIFETIME = 15_768_000  # spec §4.1 rule 2 and §8: 6 months, half of the spec's one-year 31536000
+HOUR_S = 3600
+CHILD_DEFAULT_LIFETIME_S = 15_768_000  # spec §4.1 rule 2 and §8: 6 months, half of the spec's one-year 31536000
 
 
 def has_public_id(row):
     """Spec §2, §5 rule 3, §8: partner tokens get an id only when their lifetime exceeds one hour."""
-    return row["kind"] == "partner" and row["expires_in"] > HOUR
+    return row["kind"] == "partner" and row["expires_in"] > HOUR_S
 
 
 def record(row, now, access_token=None):
@@ -80,7 +80,7 @@ def name_of(value):
 
 def issue(ctx, *, partner_id, kind, scope, expires_in, name=None, user_id=None, created_by=None):
     """Create a token and its JWT; spec §3: a new token is valid, its accessToken returned once."""
-    expires_at = ctx.now + expires_in * SECOND
+    expires_at = ctx.now + expires_in * SECOND_US
     if expires_at > LATEST:
         raise BadRequest(f"`expiresIn` {expires_in} puts the expiry past 9999-12-31, the last date a "
                          "timestamp can show.")

@@ -14,8 +14,8 @@ import json
 from ..account_types import models as account_types
 from ..problems import InvalidParameter, not_found
 from ..providers import models as providers
-from ..providers.models import DAY
 from ..reports import models as reports
+from ..timestamps import DAY_US
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS transactions (
@@ -52,7 +52,7 @@ def deliver(ctx, account, run):
 def link_report(ctx, account, day):
     """The account's transactions of `day` now belong to that day's settlement report."""
     ctx.store.execute("UPDATE transactions SET report = ? WHERE account = ? AND created_at >= ? AND created_at < ?",
-                      (day, account["seq"], day * DAY, (day + 1) * DAY))
+                      (day, account["seq"], day * DAY_US, (day + 1) * DAY_US))
 
 
 def forget_account(ctx, account):
@@ -98,7 +98,7 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
         if day is None:
             return {"rows": [], "previousPageReference": None, "nextPageReference": None}
         where += ["created_at >= ?", "created_at < ?", "report = ?"]
-        params += [day * DAY, (day + 1) * DAY, day]
+        params += [day * DAY_US, (day + 1) * DAY_US, day]
     base = " AND ".join(where)
     direction, at = cursor.read(reference) if reference else ("next", None)
     if direction == "prev":

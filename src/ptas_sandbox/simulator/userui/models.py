@@ -2,13 +2,13 @@
 result. No Flask here.
 
 States (the spec shows none; the simulator's choice): Pending → Completed (a user was registered) or
-Expired (SESSION_LIFETIME passed on the world clock while Pending).
+Expired (SESSION_LIFETIME_US passed on the world clock while Pending).
 """
 
 from ..pages.models import page_key
 from ..partners import models as partners
 from ..problems import Conflict, not_found
-from ..timestamps import SECOND, render
+from ..timestamps import SECOND_US, render
 from ..users import models as users
 
 SCHEMA = """
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS userui_sessions (
 );
 """
 
-SESSION_LIFETIME = 60 * 60 * SECOND
+SESSION_LIFETIME_US = 60 * 60 * SECOND_US
 
 
 def status_of(ctx, row):
@@ -46,7 +46,7 @@ def create(ctx, partner_id, redirect_url=None):
     ctx.store.insert("userui_sessions", id=session_id, world=ctx.world.id, partner_id=partner_id,
                      page_key=page_key(ctx, "userui", session_id),
                      redirect_url=None if redirect_url is None else partners.absolute_url(redirect_url),
-                     status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME)
+                     status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME_US)
     return get(ctx, partner_id, session_id)
 
 

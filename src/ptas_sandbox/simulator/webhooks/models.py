@@ -3,7 +3,7 @@ signed attempts with retries on the world clock. No Flask, no network here (the 
 
 A delivery row is one attempt. Fan-out writes attempt 1 of every (event, subscribed webhook), due when the
 event happened; `claim` marks due attempts `sending` and signs them; `record` stores the outcome and, on
-failure, writes the next attempt at `BACKOFF[attempt]` seconds later on the world clock, until the schedule
+failure, writes the next attempt at `BACKOFF_S[attempt]` seconds later on the world clock, until the schedule
 runs out. Retries and first attempts share one code path, and every attempt stays in the log.
 """
 
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from ..events import ACTIVE, RETIRED
 from ..partners.models import absolute_url
 from ..problems import BadRequest, not_found
-from ..timestamps import SECOND, render
+from ..timestamps import SECOND_US, render
 from ..worlds import derived_id
 from .sender import BODY_KEPT, destination, literal_refusal
 from .signatures import PREFIX, sign
@@ -69,9 +69,9 @@ CREATE TABLE IF NOT EXISTS webhook_outbox_cursor (
 
 KINDS = ACTIVE + RETIRED
 # Seconds to wait after a failed attempt before the next one; attempt 1 goes out when the event happens, so a
-# notification gets 1 + len(BACKOFF) attempts in all (about 1 h 12 min of world time), then is given up.
-BACKOFF = (30, 120, 600, 3600)
-MAX_ATTEMPTS = 1 + len(BACKOFF)
+# notification gets 1 + len(BACKOFF_S) attempts in all (about 1 h 12 min of world time), then is given up.
+BACKOFF_S = (30, 120, 600, 3600)
+MAX_ATTEMPTS = 1 + len(BACKOFF_S)
 # A Standard Webhooks secret (whsec_ and base64 of 15+ bytes) or 16+ printable ASCII characters; plain ASCII so
 # jsonschema, the document and the model apply the same rule.
 # Plug-ins at the outbox (issue 14's webhook faults): f(store, attempt-1 row, insert) after fan-out writes the
@@ -279,7 +279,7 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
             continue
         out[row["webhook_id"]] = out.get(row["webhook_id"], 0) + 1
         taken[host] = taken.get(host, 0) + 1
-        stamp = now // SECOND
+        stamp = now // SECOND_US
         headers = {"Content-Type": "application/json", "User-Agent": "ptas-sandbox-webhooks/1.3.0",
                    "webhook-id": row["event_id"], "webhook-timestamp": str(stamp),
                    "webhook-signature": sign(row["secret"], row["event_id"], stamp, row["request_body"])}
@@ -303,7 +303,7 @@ def record_outcome(store, job, now, status=None, body=None, error=None, duration
         error = f"the receiver answered {status}"
     next_at = None
     if not succeeded and row["attempt"] < MAX_ATTEMPTS:
-        next_at = now + BACKOFF[row["attempt"] - 1] * SECOND
+        next_at = now + BACKOFF_S[row["attempt"] - 1] * SECOND_US
         store.insert("webhook_deliveries", **attempt_row(
             {"world": row["world"], "partner_id": row["partner_id"], "id": row["event_id"],
              "kind": row["event_type"], "test": row["test"]},

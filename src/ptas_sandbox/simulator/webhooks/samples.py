@@ -5,10 +5,9 @@ replayed world sends the same bytes."""
 import random
 
 from ..account_types import models as account_types
-from ..timestamps import SECOND, render
+from ..timestamps import DAY_US, SECOND_US, render
 from ..worlds import derived_id
 
-DAY = 86400 * SECOND
 PROBLEMS = [
     ("InvalidCredentials", "The provider rejected the stored credentials; update the account."),
     ("ConsentExpired", "The authorization at the provider expired; authorize the account again."),
@@ -26,15 +25,15 @@ def issues(rng, pool, most=1):
 
 
 def account(rng, world, now, user_id, type_id, with_problem=False):
-    first = now - rng.randint(30, 400) * DAY
+    first = now - rng.randint(30, 400) * DAY_US
     return {
         "id": derived_id("sample-account", world.seed, rng.random()), "userId": user_id, "accountTypeId": type_id,
         "name": rng.choice(["Shop payments", "Marketplace", "POS"]), "credentials": {"username": "jane"},
-        "isOauth": type_id == "dummy-auth", "createdAt": render(now - rng.randint(1, 30) * DAY),
+        "isOauth": type_id == "dummy-auth", "createdAt": render(now - rng.randint(1, 30) * DAY_US),
         "updatedAt": render(now),
         "errors": [{"code": PROBLEMS[0][0], "message": PROBLEMS[0][1]}] if with_problem else [],
         "warnings": issues(rng, NOTICES),
-        "statistics": {"count": rng.randint(10, 5000), "first": render(first), "last": render(now - SECOND)},
+        "statistics": {"count": rng.randint(10, 5000), "first": render(first), "last": render(now - SECOND_US)},
     }
 
 
@@ -56,14 +55,14 @@ def data_for(kind, ctx, number):
         count = rng.randint(1, 250)
         import_id = derived_id("sample-import", seed, number)
         report_id = derived_id("sample-report", seed, number)
-        day = now - now % DAY - DAY
+        day = now - now % DAY_US - DAY_US
         report = {"id": report_id, "accountId": acct["id"], "userId": user_id,
                   "name": f"Settlement report {render(day)[:10]}", "periodStart": render(day),
-                  "periodEnd": render(day + DAY), "createdAt": render(now), "dataImportId": import_id,
+                  "periodEnd": render(day + DAY_US), "createdAt": render(now), "dataImportId": import_id,
                   "transactionCount": count, "errors": [], "warnings": issues(rng, NOTICES)}
         data_import = {"id": import_id, "accountId": acct["id"], "userId": user_id, "kind": "Scheduled",
-                       "status": "Completed", "startedAt": render(now - rng.randint(5, 600) * SECOND),
-                       "finishedAt": render(now), "from": render(now - 3600 * SECOND), "until": render(now),
+                       "status": "Completed", "startedAt": render(now - rng.randint(5, 600) * SECOND_US),
+                       "finishedAt": render(now), "from": render(now - 3600 * SECOND_US), "until": render(now),
                        "transactionCount": count, "reportIds": [report_id], "errors": [],
                        "warnings": issues(rng, NOTICES)}
         return {"account": acct, "userId": user_id, "dataImport": data_import, "report": report,
