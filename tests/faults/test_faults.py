@@ -225,6 +225,8 @@ def test_a_duplicated_notification_arrives_twice_with_the_same_webhook_id(world)
     captures = received(world, "dup")
     assert len(captures) == 2
     assert captures[0]["headers"]["Webhook-Id"] == captures[1]["headers"]["Webhook-Id"]
+    log = world.api.get("/_sandbox/deliveries").json["deliveries"]
+    assert [entry.get("injected") for entry in log] == [["duplicate"], ["duplicate"]]
 
 
 def test_a_delayed_notification_waits_on_the_world_clock(world):
@@ -267,6 +269,8 @@ def test_a_bad_signature_fails_verification_once(world):
     assert verify(hook["secret"], second["headers"], second["body"], now=at)["eventType"] == "AccountCreated"
     [injection] = world.api.get("/_sandbox/faults").json["injections"]
     assert injection["effect"] == "bad-signature" and injection["deliveryId"]
+    log = world.api.get("/_sandbox/deliveries").json["deliveries"]
+    assert [entry.get("injected") for entry in log] == [["bad-signature"], None]
 
 
 def test_injected_calls_are_marked_in_the_journal(world):

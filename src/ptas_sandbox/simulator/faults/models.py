@@ -209,6 +209,16 @@ def injected_deliveries(store, world):
     return out
 
 
+def mark_log(store, world, entries):
+    """The delivery log marks the attempts a webhook fault made (`injected`: the effects)."""
+    if not entries:
+        return
+    injected = injected_deliveries(store, world)
+    for entry in entries:
+        if entry["id"] in injected:
+            entry["injected"] = injected[entry["id"]]
+
+
 def log_injection(store, world, fault, at, **where):
     store.insert("fault_injections", world=world, fault_id=fault.id, at=at, effect=fault.effect["type"], **where)
     store.execute("DELETE FROM fault_injections WHERE world = ? AND seq <= "
@@ -262,7 +272,10 @@ def after_fan_out(store, row, insert):
     kind = fault.effect["type"]
     if kind == "duplicate":
         for n in range(1, fault.effect.get("copies", 1) + 1):
-            insert({**row, "id": derived_id("delivery-copy", row["id"], n)})
+            copy = {**row, "id": derived_id("delivery-copy", row["id"], n)}
+            insert(copy)
+            log_injection(store, row["world"], fault, row["due_at"], delivery_id=copy["id"],
+                          webhook_id=row["webhook_id"], event_id=row["event_id"])
     elif kind == "delay":
         store.execute("UPDATE webhook_deliveries SET due_at = ? WHERE id = ?",
                       (row["due_at"] + fault.effect["seconds"] * SECOND_US, row["id"]))

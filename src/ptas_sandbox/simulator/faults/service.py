@@ -9,3 +9,4 @@ def attach(app, sandbox):
     if models.after_fan_out not in webhooks.FAN_OUT_HOOKS:      # module-level: once per process
         webhooks.FAN_OUT_HOOKS.append(models.after_fan_out)
         webhooks.SIGNING_HOOKS.append(models.before_signing)
+        webhooks.LOG_HOOKS.append(models.mark_log)

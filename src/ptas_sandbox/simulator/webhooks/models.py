@@ -75,9 +75,10 @@ MAX_ATTEMPTS = 1 + len(BACKOFF_S)
 # A Standard Webhooks secret (whsec_ and base64 of 15+ bytes) or 16+ printable ASCII characters; plain ASCII so
 # jsonschema, the document and the model apply the same rule.
 # Plug-ins at the outbox (issue 14's webhook faults): f(store, attempt-1 row, insert) after fan-out writes the
-# row, and f(store, row, headers) -> headers when an attempt is signed.
+# row, f(store, row, headers) -> headers when an attempt is signed, f(store, world, entries) to note on the log.
 FAN_OUT_HOOKS = []
 SIGNING_HOOKS = []
+LOG_HOOKS = []
 SECRET = re.compile(r"^(whsec_([A-Za-z0-9+/]{4}){5,}([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?!whsec_)[!-~]{16,200})$")
 
 
@@ -347,4 +348,7 @@ def log(store, world, webhook_id=None, event_id=None, limit=1000):
         params.append(event_id)
     rows = store.all(f"SELECT * FROM webhook_deliveries WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?",
                      (*params, limit))
-    return [log_entry(r) for r in reversed(rows)]
+    entries = [log_entry(r) for r in reversed(rows)]
+    for note in LOG_HOOKS:
+        note(store, world, entries)
+    return entries
