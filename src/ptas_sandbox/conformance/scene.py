@@ -152,7 +152,7 @@ class Scene:
             pytest.skip(f"needs {seconds} s to pass: only a simulator can move time for a non-@slow scenario")
         if not self.slow_allowed:
             pytest.skip("@slow: waits in real time on this target; opt in with --slow")
-        budget = self.target.options.get("max_wait", MAX_WAIT)
+        budget = self.target.options.get("max_wait") or MAX_WAIT
         if seconds > budget:
             pytest.skip(f"needs {seconds} s of real waiting, more than the budget of {budget:g} s (--max-wait)")
         self.target.sleep(seconds)

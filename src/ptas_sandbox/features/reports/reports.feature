@@ -9,7 +9,7 @@ Feature: Reports
 
   @contract @slow
   Scenario: Reports are listed and read with their errors and warnings
-    When 172800 seconds pass
+    When the account "shop" has received a report
     And I list the reports of the account "shop"
     Then every report reports errors and warnings
     When I read that report
@@ -17,13 +17,13 @@ Feature: Reports
 
   @contract @slow
   Scenario: Transactions link to their report
-    When 172800 seconds pass
+    When the account "shop" has received a report
     And I read the transactions of the account "shop"
     Then some transaction links to a report
 
   @contract @slow
   Scenario: The reportId search finds the transactions of one report
-    When 172800 seconds pass
+    When the account "shop" has received a report
     And I read the transactions of the account "shop"
     Then some transaction links to a report
     When I search the transactions of the account "shop" by that report
