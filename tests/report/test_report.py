@@ -70,6 +70,15 @@ def test_removed_paths_and_deprecated_operations(world):
     assert found["deprecated-operation"]["operationId"] == "GetTransactionsDeprecated"
 
 
+def test_deprecated_fields_and_their_replacement(world):
+    world = long_lived(world)
+    user, user_api = long_lived_user(world)
+    assert user_api.post("/accountui", json={"accountTypeId": "dummy"}).status_code == 201
+    assert user_api.post("/accountui", json={"accountTypeIds": ["dummy"]}).status_code == 201
+    [found] = report(world)["findings"]
+    assert (found["rule"], found["field"], found["count"]) == ("deprecated-field", "accountTypeId", 1)
+
+
 def test_requests_before_retry_after_passed(world, app):
     world = long_lived(world)
     api = world.api

@@ -51,6 +51,9 @@ RULES = {r.id: r for r in (
          "Use the current operation (spec §4.2 note 6 lists the replacements); /openapi.json has every live path."),
     Rule("deprecated-operation", "warning", "Calls to deprecated operations",
          "Move to the operation that replaces it before it is removed (the OpenAPI document marks deprecated ones)."),
+    Rule("deprecated-field", "warning", "Requests using deprecated fields",
+         "Send the field that replaced it: accountTypeIds (an array) instead of accountTypeId on POST /accountui "
+         "(spec §4.3 note 4)."),
     Rule("retry-after-ignored", "error", "Requests sent before a Retry-After had passed",
          "After a 429 (or a 503 with Retry-After) wait the seconds Retry-After names before the next request; "
          "spec §8 allows 100 requests per 60 s."),
@@ -146,6 +149,22 @@ def deprecated_operations(data):
     for op, calls in by_op.items():
         yield finding("deprecated-operation", f"{op} is deprecated; called {len(calls)} time(s).",
                       [c.evidence() for c in calls], operationId=op)
+
+
+# (operationId, body field) the spec calls deprecated in requests, and what replaces it.
+DEPRECATED_FIELDS = {("CreateAccountUiSession", "accountTypeId"): "accountTypeIds"}
+
+
+def deprecated_fields(data):
+    by_field = {}
+    for call in data.api_calls:
+        body = call.entry["request"].get("body")
+        for (op, name), replacement in DEPRECATED_FIELDS.items():
+            if call.operationId == op and isinstance(body, dict) and name in body:
+                by_field.setdefault((op, name, replacement), []).append(call)
+    for (op, name, replacement), calls in by_field.items():
+        yield finding("deprecated-field", f"{op} was sent the deprecated field `{name}` {len(calls)} time(s); use "
+                      f"`{replacement}`.", [c.evidence() for c in calls], operationId=op, field=name)
 
 
 def retry_after_ignored(data):
@@ -311,7 +330,7 @@ def bad_signature_accepted(data):
                       "fault).", [delivery_evidence(row)], webhookId=row["webhook_id"])
 
 
-RULE_CHECKS = (removed_paths, deprecated_operations, retry_after_ignored, blind_retries, initial_token,
+RULE_CHECKS = (removed_paths, deprecated_operations, deprecated_fields, retry_after_ignored, blind_retries, initial_token,
                partner_token_exposed, expired_user_tokens, polling, pagination, webhook_receivers,
                bad_signature_accepted)
 
