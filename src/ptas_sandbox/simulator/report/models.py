@@ -330,8 +330,8 @@ def bad_signature_accepted(data):
                       "fault).", [delivery_evidence(row)], webhookId=row["webhook_id"])
 
 
-RULE_CHECKS = (removed_paths, deprecated_operations, deprecated_fields, retry_after_ignored, blind_retries, initial_token,
-               partner_token_exposed, expired_user_tokens, polling, pagination, webhook_receivers,
+RULE_CHECKS = (removed_paths, deprecated_operations, deprecated_fields, retry_after_ignored, blind_retries,
+               initial_token, partner_token_exposed, expired_user_tokens, polling, pagination, webhook_receivers,
                bad_signature_accepted)
 
 
