@@ -49,7 +49,7 @@ def get_account_types(call):
 @operation("GetAccountType", "GET", "/accounttypes/{id}", tokens=ANY_TOKEN, responses={200: "AccountType"})
 def get_account_type(call):
     """One account type: accountFields, transactionFields, helpUrls and the provider's current state."""
-    return models.get(call.ctx, call.params["id"])
+    return models.require(call.ctx, call.params["id"])
 
 
 @operation("SandboxSetAccountTypeState", "POST", "/_sandbox/accounttypes/{id}", tokens=WORLD_AUTH, control=True,

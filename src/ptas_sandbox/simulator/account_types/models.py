@@ -71,7 +71,7 @@ def record(entry, override=None):
     return body
 
 
-def get(ctx, type_id):
+def require(ctx, type_id):
     """GetAccountType's record in the caller's world; an unknown id is 404."""
     entry = catalogue().get(type_id)
     if entry is None:
@@ -89,7 +89,7 @@ def for_new_account(ctx, type_id):
     """The type a CreateAccount names: unknown is a bad body (400), not a missing resource."""
     if type_id not in catalogue():
         raise UnknownAccountType(f"`accountTypeId` {type_id!r} is not an account type; GetAccountTypes lists them.")
-    account_type = get(ctx, type_id)
+    account_type = require(ctx, type_id)
     if account_type["state"] in CLOSED_TO_NEW_ACCOUNTS:
         raise AccountTypeNotAvailable(f"Account type {type_id!r} is {account_type['state']}: it takes no new accounts.")
     return account_type
@@ -98,7 +98,7 @@ def for_new_account(ctx, type_id):
 def set_state(ctx, type_id, values):
     """A provider outage (or its end) in this world: state, errors and warnings; AccountTypeUpdated to each
     live partner of the world, so one world's outage never shows in another."""
-    current = get(ctx, type_id)
+    current = require(ctx, type_id)
     state = values.get("state", current["state"])
     if state not in STATES:
         raise BadRequest(f"`state` must be one of {', '.join(STATES)}.")
@@ -109,7 +109,7 @@ def set_state(ctx, type_id, values):
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (world, type_id) DO UPDATE SET state = excluded.state, "
         "errors = excluded.errors, warnings = excluded.warnings, updated_at = excluded.updated_at",
         (ctx.world.id, type_id, state, json.dumps(errors), json.dumps(warnings), ctx.now))
-    updated = get(ctx, type_id)
+    updated = require(ctx, type_id)
     for partner in ctx.store.all("SELECT id FROM partners WHERE world = ? AND deleted_at IS NULL ORDER BY rowid",
                                  (ctx.world.id,)):
         ctx.emit("AccountTypeUpdated", partner["id"], {"accountType": updated})

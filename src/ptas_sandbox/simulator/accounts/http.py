@@ -91,7 +91,7 @@ def get_accounts(call):
            responses={200: "Account"})
 def get_account(call):
     """One account with its errors, warnings and transaction statistics (count, first, last)."""
-    return models.record(call.ctx, models.owned(call.ctx, call.principal, call.params["id"]))
+    return models.record(call.ctx, models.get_owned(call.ctx, call.principal, call.params["id"]))
 
 
 @operation("UpdateAccount", "PUT", "/accounts/{id}", tokens=ANY_TOKEN, scopes=("account:update",), body=UPDATE,
@@ -99,7 +99,7 @@ def get_account(call):
            responses={200: "AccountChanged"})
 def update_account(call):
     """Rename an account or change its credentials (OAuth2 types: reconnect with a new authReference)."""
-    row = models.owned(call.ctx, call.principal, call.params["id"])
+    row = models.get_owned(call.ctx, call.principal, call.params["id"])
     return models.update(call.ctx, row, call.body)
 
 
@@ -107,7 +107,7 @@ def update_account(call):
            responses={204: None})
 def delete_account(call):
     """Delete an account with its transactions, reports and data imports."""
-    models.delete(call.ctx, models.owned(call.ctx, call.principal, call.params["id"]))
+    models.delete(call.ctx, models.get_owned(call.ctx, call.principal, call.params["id"]))
     return Answer(204)
 
 
@@ -118,7 +118,7 @@ def delete_account(call):
            example={"startDate": "2026-01-01T00:00:00Z"}, responses={202: "DataImport"})
 def trigger_account_refresh(call):
     """Re-read the account's transactions from a start date, as a new data import."""
-    row = models.owned(call.ctx, call.principal, call.params["id"])
+    row = models.get_owned(call.ctx, call.principal, call.params["id"])
     try:
         since = parse(call.body["startDate"])
     except ValueError as error:
@@ -139,7 +139,7 @@ def validate_account_credentials(call):
     """Check credentials for an account type before creating an account: form and provider acceptance.
 
     Any well-formed question gets 200: problems are the answer (`isValid` false, `errors`), not an error."""
-    account_type = account_types.get(call.ctx, call.params["id"])
+    account_type = account_types.require(call.ctx, call.params["id"])
     return models.validate(account_type, call.body["credentials"])
 
 
@@ -151,10 +151,10 @@ def validate_account_credentials(call):
 def validate_existing_account_credentials(call):
     """Check an account's stored credentials (with optional changes) against its provider, changing nothing."""
     import json
-    row = models.owned(call.ctx, call.principal, call.params["id"])
+    row = models.get_owned(call.ctx, call.principal, call.params["id"])
     changes = call.body.get("credentials") or {}
     if not isinstance(changes, dict):
         raise BadRequest("`credentials` must be an object.")
     merged = {**json.loads(row["credentials"]), **changes}
-    return models.validate(account_types.get(call.ctx, row["type_id"]),
+    return models.validate(account_types.require(call.ctx, row["type_id"]),
                            {k: v for k, v in merged.items() if v is not None})

@@ -146,7 +146,7 @@ def changed_record(ctx, row):
     return body
 
 
-def load(ctx, account_id):
+def get(ctx, account_id):
     return ctx.store.one("SELECT * FROM accounts WHERE id = ? AND world = ?", (account_id, ctx.world.id))
 
 
@@ -157,9 +157,9 @@ def due_for_poll(ctx):
                          (ctx.world.id, ctx.now))
 
 
-def owned(ctx, principal, account_id):
+def get_owned(ctx, principal, account_id):
     """An account the caller may act on: its own (user token) or one of its users' (partner token); 404 else."""
-    return users.one_of_caller(ctx, principal, "accounts", account_id, "account")
+    return users.get_owned_row(ctx, principal, "accounts", account_id, "account")
 
 
 def search(ctx, principal, user_id=None, type_id=None):
@@ -196,7 +196,7 @@ def create(ctx, *, partner_id, user_id, values, options=None, preauthorized=Fals
                      credentials=json.dumps(cleaned), auth=json.dumps(auth) if auth is not None else None,
                      options=json.dumps(options), warnings=json.dumps(warnings), created_at=ctx.now,
                      updated_at=ctx.now)
-    row = load(ctx, account_id)
+    row = get(ctx, account_id)
     imports.start(ctx, row, "Initial")
     ctx.emit("AccountCreated", partner_id, {"account": record(ctx, row), "userId": user_id})
     return changed_record(ctx, row)
@@ -206,7 +206,7 @@ def update(ctx, row, values):
     """UpdateAccount: rename, change credentials (merged over the stored ones and checked whole) or, for
     OAuth2 types, reconnect with a fresh authReference. New credentials clear credential errors and, when
     imports had stopped on them, start a new import."""
-    account_type = account_types.get(ctx, row["type_id"])
+    account_type = account_types.require(ctx, row["type_id"])
     columns = {}
     if values.get("name") is not None:
         if not values["name"].strip():
@@ -231,7 +231,7 @@ def update(ctx, row, values):
         columns["errors"] = "[]"
     if columns:
         ctx.store.update("accounts", {"id": row["id"]}, updated_at=ctx.now, **columns)
-        row = load(ctx, row["id"])
+        row = get(ctx, row["id"])
         if reconnected and row["next_import_at"] is None and not imports.running(ctx, row):
             imports.start(ctx, row, "Initial" if row["delivered"] == 0 else "Scheduled")
         ctx.emit("AccountUpdated", row["partner_id"], {"account": record(ctx, row), "userId": row["user_id"]})
@@ -265,7 +265,7 @@ def set_errors(ctx, row, errors, warnings=None):
     if new_errors == row["errors"] and new_warnings == row["warnings"]:
         return row
     ctx.store.update("accounts", {"seq": row["seq"]}, errors=new_errors, warnings=new_warnings, updated_at=ctx.now)
-    row = load(ctx, row["id"])
+    row = get(ctx, row["id"])
     ctx.emit("AccountUpdated", row["partner_id"], {"account": record(ctx, row), "userId": row["user_id"]})
     return row
 

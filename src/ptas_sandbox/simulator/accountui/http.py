@@ -83,7 +83,7 @@ def create_account_ui_session(call):
            responses={200: "AccountUiSession"})
 def get_account_ui_session(call):
     """The session's status and the resulting account's id."""
-    row = models.get(call.ctx, call.principal, call.params["id"])
+    row = models.get_owned(call.ctx, call.principal, call.params["id"])
     return models.record(call.ctx, row, page_url(call, row["page_key"]))
 
 
@@ -108,7 +108,7 @@ def get_account_ui_page(call, look):
     type_ids = json.loads(row["account_type_ids"])
     if call.query.get("type") is None and len(type_ids) > 1:
         return page("accountui_choose.html", title="Connect an account", action=call.request.path,
-                    types=[account_types.get(ctx, t) for t in type_ids], styling=look["styling"],
+                    types=[account_types.require(ctx, t) for t in type_ids], styling=look["styling"],
                     partner=look["partner"])
     account_type = models.chosen_type(ctx, row, call.query.get("type"))
     reference, message = models.connection(ctx, row, account_type, call.query.get("reference"))

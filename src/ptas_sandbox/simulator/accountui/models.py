@@ -60,12 +60,12 @@ def record(ctx, row, url):
 def known_types(ctx, type_ids):
     """The session's account types, each known (an unknown id is 404, as for CreateOauthRedirectUrl)."""
     for type_id in type_ids:
-        account_types.get(ctx, type_id)
+        account_types.require(ctx, type_id)
     return list(dict.fromkeys(type_ids))
 
 
 def target_account(ctx, partner_id, user_id, account_id):
-    row = accounts.load(ctx, account_id)
+    row = accounts.get(ctx, account_id)
     if row is None or row["partner_id"] != partner_id or row["user_id"] != user_id:
         raise not_found("account", account_id)
     return row
@@ -87,23 +87,23 @@ def create(ctx, *, partner_id, user_id, account_type_ids=None, account_id=None, 
                      page_key=page_key(ctx, "accountui", session_id),
                      redirect_url=None if redirect_url is None else absolute_url(redirect_url),
                      status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME_US)
-    return load(ctx, session_id)
+    return get(ctx, session_id)
 
 
-def load(ctx, session_id):
+def get(ctx, session_id):
     return ctx.store.one("SELECT * FROM accountui_sessions WHERE id = ? AND world = ?", (session_id, ctx.world.id))
 
 
-def get(ctx, principal, session_id):
+def get_owned(ctx, principal, session_id):
     """A session of the caller: the partner's own, and for a user token only the user's; else 404."""
-    row = load(ctx, session_id)
+    row = get(ctx, session_id)
     if row is None or row["partner_id"] != principal.partner_id or (
             principal.kind == "user" and row["user_id"] != principal.user_id):
         raise not_found("account UI session", session_id)
     return row
 
 
-def by_key(store, key):
+def get_by_key(store, key):
     return store.one("SELECT * FROM accountui_sessions WHERE page_key = ?", (key,)) if key else None
 
 
@@ -128,7 +128,7 @@ def chosen_type(ctx, row, type_id):
         type_id = type_ids[0]
     if type_id not in type_ids:
         raise BadRequest(f"Account type {type_id!r} is not offered by this session.")
-    return account_types.get(ctx, type_id)
+    return account_types.require(ctx, type_id)
 
 
 def connect(ctx, row, account_type, return_url):
@@ -140,7 +140,7 @@ def connect(ctx, row, account_type, return_url):
 
 def connection(ctx, row, account_type, reference):
     """The reference the page came back with, when it is this session's and usable: (reference, message)."""
-    ref = oauth.by_id(ctx, reference) if reference else None
+    ref = oauth.get(ctx, reference) if reference else None
     if ref is None or ref["partner_id"] != row["partner_id"] or ref["user_id"] != row["user_id"] or \
             ref["account_type_id"] != account_type["id"] or ref["used_at"] is not None or \
             ref["account_id"] != row["target_account_id"]:
@@ -187,7 +187,7 @@ def submit(ctx, row, account_type, values):
                                     values={"accountTypeId": account_type["id"], **values})
     ctx.store.update("accountui_sessions", {"id": row["id"]}, status="Completed", account_id=account["id"],
                      error=None, completed_at=ctx.now)
-    return load(ctx, row["id"])
+    return get(ctx, row["id"])
 
 
 CANCELLED = "The person cancelled the account connection."
@@ -202,4 +202,4 @@ def cancel(ctx, row):
     open_session(ctx, row)
     ctx.store.update("accountui_sessions", {"id": row["id"]}, status="Failed",
                      error=CANCELLED, completed_at=ctx.now)
-    return load(ctx, row["id"])
+    return get(ctx, row["id"])

@@ -52,8 +52,8 @@ def start_due_polls(ctx):
 
 def complete(ctx, run):
     """Finish an import at its due time: deliver its range, or fail on a provider outage or bad credentials."""
-    account = accounts.load(ctx, run["account_id"])
-    account_type = account_types.get(ctx, account["type_id"])
+    account = accounts.get(ctx, run["account_id"])
+    account_type = account_types.require(ctx, account["type_id"])
     options = json.loads(account["options"])
     errors, warnings, count, report_ids, next_at = [], [], 0, [], account["next_import_at"]
     progress = {}
@@ -77,8 +77,8 @@ def complete(ctx, run):
     done = imports.finish(ctx, run, errors=errors, warnings=warnings, transaction_count=count,
                           report_ids=report_ids)
     accounts.set_progress(ctx, account, next_import_at=next_at, **progress)
-    account = accounts.set_errors(ctx, accounts.load(ctx, account["id"]), errors)
-    report = reports.record(reports.load(ctx, report_ids[-1])) if report_ids else None
+    account = accounts.set_errors(ctx, accounts.get(ctx, account["id"]), errors)
+    report = reports.record(reports.get(ctx, report_ids[-1])) if report_ids else None
     ctx.emit("TransactionsImported", account["partner_id"], {
         "account": accounts.record(ctx, account), "userId": account["user_id"], "dataImport": imports.record(done),
         "report": report, "transactionCount": count})

@@ -33,4 +33,4 @@ def get_data_imports(call):
            responses={200: "DataImport"})
 def get_data_import(call):
     """One import run with its range, transaction count, errors and warnings."""
-    return models.record(models.visible(call.ctx, call.principal, call.params["id"]))
+    return models.record(models.get_owned(call.ctx, call.principal, call.params["id"]))

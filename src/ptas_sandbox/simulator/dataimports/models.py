@@ -93,7 +93,7 @@ def forget_account(ctx, account):
     ctx.store.execute("DELETE FROM data_imports WHERE account_seq = ?", (account["seq"],))
 
 
-def visible(ctx, principal, import_id):
+def get_owned(ctx, principal, import_id):
     row = ctx.store.one("SELECT * FROM data_imports WHERE id = ? AND world = ? AND partner_id = ?",
                         (import_id, ctx.world.id, principal.partner_id))
     if row is None or (principal.kind == "user" and row["user_id"] != principal.user_id) or \

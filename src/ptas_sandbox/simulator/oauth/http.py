@@ -34,7 +34,7 @@ CREATE = {"type": "object", "properties": {
 
 def oauth_type(ctx, type_id):
     """The account type, which must authenticate through OAuth2 (an accountField of Type Auth, spec §1)."""
-    found = account_types.get(ctx, type_id)
+    found = account_types.require(ctx, type_id)
     if not any(f.get("Type") == "Auth" for f in found["accountFields"]):
         raise BadRequest(f"Account type {type_id!r} does not use OAuth2 authentication (no field of Type Auth).")
     return found
@@ -72,7 +72,7 @@ def create_oauth_redirect_url(call):
            responses={201: "OauthRedirect"})
 def create_account_oauth_redirect_url(call):
     """Reconnect an OAuth2 account (spec §1): the authReference it gives is what UpdateAccount then takes."""
-    account = users.one_of_caller(call.ctx, call.principal, "accounts", call.params["id"], "account")
+    account = users.get_owned_row(call.ctx, call.principal, "accounts", call.params["id"], "account")
     return start(call, user_id=account["user_id"], account_type_id=account["type_id"], account_id=account["id"],
                  redirect_url=call.body.get("redirectUrl"))
 
@@ -93,12 +93,12 @@ CONSENT_FIELDS = set(CONSENT_FORM["properties"])
 
 def consent_reference(call):
     """The reference behind the consent key of the URL with the context of its world; 404 for any other key."""
-    row = models.by_consent_key(call.sandbox.store, call.params["key"])
+    row = models.get_by_key(call.sandbox.store, call.params["key"])
     if row is None:
         raise NotFound("This sign-in link is not valid. Check that the whole link was copied, or start again "
                        "from the application.")
     ctx = world_ctx(call.sandbox, row["world"])
-    mine(call, partners.record(partners.get(ctx, row["partner_id"])))
+    mine(call, partners.record(partners.require(ctx, row["partner_id"])))
     return ctx, row
 
 
@@ -115,9 +115,9 @@ def get_oauth_consent_page(call, look):
                        "application.")
     if models.is_expired(ctx, row):
         raise BadRequest("This sign-in request has expired. Start over from the application.")
-    provider = account_types.get(ctx, row["account_type_id"])["name"]
+    provider = account_types.require(ctx, row["account_type_id"])["name"]
     return page("consent.html", title=f"Sign in at {provider}", provider=provider,
-                partner=partners.get(ctx, row["partner_id"])["name"], action=call.request.path)
+                partner=partners.require(ctx, row["partner_id"])["name"], action=call.request.path)
 
 
 @operation("CompleteOauthConsent", "POST", "/oauth/consent/{key}", tokens=NO_AUTH,
@@ -136,7 +136,7 @@ def complete_oauth_consent(call, look):
     if not choice:
         raise BadRequest("The form was sent without a choice: go back and press one of the buttons.")
     message = form.get("message")
-    if choice == "approve" and account_types.get(ctx, row["account_type_id"]).get("state") == "Outage":
+    if choice == "approve" and account_types.require(ctx, row["account_type_id"]).get("state") == "Outage":
         choice, message = "error", "The provider is in an outage; please try again later."
     return return_step(ctx, models.complete(ctx, row, choice, message))
 
@@ -152,7 +152,7 @@ def return_step(ctx, row):
     result = {"reference": row["id"], "status": row["status"], "message": row["message"]}
     headers = {"X-Service-AuthReference": row["id"], "X-Service-AuthStatus": row["status"],
                "X-Service-AuthMessage": header_text(row["message"])}
-    target = row["redirect_url"] or next(iter(partners.record(partners.get(ctx, row["partner_id"]))
+    target = row["redirect_url"] or next(iter(partners.record(partners.require(ctx, row["partner_id"]))
                                               ["redirectUrls"]), None)
     if target is None:
         return page("oauth_result.html", headers=headers, title="Sign-in", **result)

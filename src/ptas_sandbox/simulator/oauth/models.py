@@ -51,14 +51,14 @@ def create(ctx, *, partner_id, user_id, account_type_id, account_id=None, redire
                      user_id=user_id, account_type_id=account_type_id, account_id=account_id,
                      redirect_url=redirect_url, consent_key=key, status="Pending", message=None,
                      created_at=ctx.now, expires_at=ctx.now + REFERENCE_LIFETIME_US)
-    return by_id(ctx, reference_id)
+    return get(ctx, reference_id)
 
 
-def by_id(ctx, reference_id):
+def get(ctx, reference_id):
     return ctx.store.one("SELECT * FROM auth_references WHERE id = ? AND world = ?", (reference_id, ctx.world.id))
 
 
-def by_consent_key(store, key):
+def get_by_key(store, key):
     """The reference behind a consent page, in any world (the page has no token: its key is the secret)."""
     if not isinstance(key, str) or not key:
         return None
@@ -81,7 +81,7 @@ def complete(ctx, row, outcome, message=None):
     status, default = OUTCOMES[outcome]
     text = (message or "").strip()[:MAX_MESSAGE] or default
     ctx.store.update("auth_references", {"id": row["id"]}, status=status, message=text, completed_at=ctx.now)
-    return by_id(ctx, row["id"])
+    return get(ctx, row["id"])
 
 
 def redeem(ctx, reference, *, partner_id, user_id, account_type_id, account_id=None):
@@ -92,7 +92,7 @@ def redeem(ctx, reference, *, partner_id, user_id, account_type_id, account_id=N
     """
     if not isinstance(reference, str) or not reference:
         raise BadRequest("`authReference` is required for an account type with OAuth2 authentication.")
-    row = by_id(ctx, reference)
+    row = get(ctx, reference)
     if row is None or row["partner_id"] != partner_id or row["user_id"] != user_id:
         raise BadRequest(f"Unknown authReference {reference!r}.")
     if row["used_at"] is not None:
@@ -113,7 +113,7 @@ def redeem(ctx, reference, *, partner_id, user_id, account_type_id, account_id=N
                   else f"the authorization ended with {row['status']}: {row['message']}")
         raise BadRequest(f"The authReference {reference!r} cannot be used: {detail}.")
     ctx.store.update("auth_references", {"id": reference}, used_at=ctx.now, used_for=account_id or "create")
-    return record(by_id(ctx, reference))
+    return record(get(ctx, reference))
 
 
 def record(row):

@@ -164,7 +164,7 @@ def shown(handler):
 def hosted(call, look, sessions, what):
     """The open session behind a page's key (`sessions`: its models module) and its world's context; the
     partner's safe styling goes to `look` so any error page wears it too. No session is a 404 page."""
-    row = sessions.by_key(call.sandbox.store, call.params["key"])
+    row = sessions.get_by_key(call.sandbox.store, call.params["key"])
     if row is None:
         raise NotFound(f"No {what} with this address (is the link complete?).")
     ctx = world_ctx(call.sandbox, row["world"])

@@ -16,4 +16,4 @@ def page_key(ctx, purpose, ident):
 
 def partner_of(ctx, partner_id):
     """The partner a page is shown for, as the API shows it (name, uiSettings: styling, frameAncestors)."""
-    return partners.record(partners.get(ctx, partner_id))
+    return partners.record(partners.require(ctx, partner_id))

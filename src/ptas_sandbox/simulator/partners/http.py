@@ -62,7 +62,7 @@ def get_partners(call):
            responses={200: "Partner"})
 def get_own_partner(call):
     """Read the calling partner's own settings."""
-    return models.record(models.get(call.ctx, call.principal.partner_id))
+    return models.record(models.require(call.ctx, call.principal.partner_id))
 
 
 @operation("UpdatePartner", "PUT", "/partners/self", tokens=PARTNER_ONLY, scopes=("partner:update",),
@@ -76,12 +76,12 @@ def update_partner(call):
            responses={200: "Partner"})
 def get_partner(call):
     """Read a child partner."""
-    return models.record(models.child(call.ctx, call.principal.partner_id, call.params["id"]))
+    return models.record(models.get_owned(call.ctx, call.principal.partner_id, call.params["id"]))
 
 
 @operation("UpdateChildPartner", "PUT", "/partners/{id}", tokens=PARTNER_ONLY, scopes=("partner:update",),
            body=SETTINGS, example={"name": "Acme Store Berlin-Mitte"}, responses={200: "Partner"})
 def update_child_partner(call):
     """Update a child partner's settings, its name included (spec §9, 2.1.4)."""
-    child = models.child(call.ctx, call.principal.partner_id, call.params["id"])
+    child = models.get_owned(call.ctx, call.principal.partner_id, call.params["id"])
     return models.record(models.update(call.ctx, child["id"], call.body))

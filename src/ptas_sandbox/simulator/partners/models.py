@@ -98,10 +98,10 @@ def create(ctx, values, parent_id=None, created_by=None):
                "ui_settings": json.dumps({"styling": {}}), **settings(values)}
     ctx.store.insert("partners", id=partner_id, world=ctx.world.id, parent_id=parent_id, created_at=ctx.now,
                      updated_at=ctx.now, created_by=created_by, **columns)
-    return get(ctx, partner_id)
+    return require(ctx, partner_id)
 
 
-def get(ctx, partner_id):
+def require(ctx, partner_id):
     row = ctx.store.one("SELECT * FROM partners WHERE id = ? AND world = ? AND deleted_at IS NULL",
                         (partner_id, ctx.world.id))
     if row is None:
@@ -109,9 +109,9 @@ def get(ctx, partner_id):
     return row
 
 
-def child(ctx, parent_id, partner_id):
+def get_owned(ctx, parent_id, partner_id):
     """A live child of `parent_id`; anything else (a sibling, the parent, another world) is 404."""
-    row = get(ctx, partner_id)
+    row = require(ctx, partner_id)
     if row["parent_id"] != parent_id:
         raise not_found("partner", partner_id)
     return row
@@ -126,7 +126,7 @@ def update(ctx, partner_id, values):
     columns = settings(values)
     if columns:
         ctx.store.update("partners", {"id": partner_id}, updated_at=ctx.now, **columns)
-    return get(ctx, partner_id)
+    return require(ctx, partner_id)
 
 
 def delete(ctx, partner_id):

@@ -23,7 +23,7 @@ component("ReportList", {"type": "object", "properties": {"reports": {"type": "a
            responses={200: "ReportList"})
 def get_reports(call):
     """The settlement reports of an account (types with hasPspReports), oldest first."""
-    account = users.one_of_caller(call.ctx, call.principal, "accounts", call.params["id"], "account")
+    account = users.get_owned_row(call.ctx, call.principal, "accounts", call.params["id"], "account")
     return {"reports": [models.record(r) for r in models.of_account(call.ctx, account)]}
 
 
@@ -31,4 +31,4 @@ def get_reports(call):
            responses={200: "Report"})
 def get_report(call):
     """One report; its transactions are found with GetTransactions' reportId search."""
-    return models.record(models.visible(call.ctx, call.principal, call.params["id"]))
+    return models.record(models.get_owned(call.ctx, call.principal, call.params["id"]))

@@ -43,7 +43,7 @@ def record(row):
             "warnings": json.loads(row["warnings"])}
 
 
-def load(ctx, ident):
+def get(ctx, ident):
     return ctx.store.one("SELECT * FROM reports WHERE id = ? AND world = ?", (ident, ctx.world.id))
 
 
@@ -76,8 +76,8 @@ def report_finished_days(ctx, account, account_type, run):
     return made, last if last > first else account["reported_through"]
 
 
-def visible(ctx, principal, ident):
-    row = load(ctx, ident)
+def get_owned(ctx, principal, ident):
+    row = get(ctx, ident)
     if row is None or row["partner_id"] != principal.partner_id or \
             (principal.kind == "user" and row["user_id"] != principal.user_id):
         raise not_found("report", ident)

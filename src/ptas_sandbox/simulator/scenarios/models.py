@@ -42,7 +42,7 @@ def load(sandbox, name, seed=None):
             "start": parse(plan["start"]), "frozen": True}, scenario=name)
         for type_id, state in plan.get("accountTypes", {}).items():
             account_types.set_state(ctx, type_id, state)
-        partner_row = partners.get(ctx, partner["id"])
+        partner_row = partners.require(ctx, partner["id"])
         people = []
         for person in plan.get("users", []):
             user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})

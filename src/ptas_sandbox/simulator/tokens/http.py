@@ -68,7 +68,7 @@ def revoke_partner_own_token(call):
 
 
 def child_of(call):
-    return partners.child(call.ctx, call.principal.partner_id, call.params["id"])
+    return partners.get_owned(call.ctx, call.principal.partner_id, call.params["id"])
 
 
 @operation("GetPartnerTokens", "GET", "/partners/{id}/tokens", tokens=PARTNER_ONLY, scopes=("partner:read",),

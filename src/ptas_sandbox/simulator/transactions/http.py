@@ -48,7 +48,7 @@ def page_of(call, account, **search):
 
 def account_of(call, account_id):
     """The account whose transactions are asked for, if the caller may see it (404 otherwise)."""
-    return users.one_of_caller(call.ctx, call.principal, "accounts", account_id, "account")
+    return users.get_owned_row(call.ctx, call.principal, "accounts", account_id, "account")
 
 
 @operation("GetTransactions", "GET", "/accounts/{id}/transactions", tokens=ANY_TOKEN, scopes=("transaction:read",),
@@ -67,7 +67,7 @@ def get_transactions(call):
 def get_transaction(call):
     """One transaction of an account."""
     account = account_of(call, call.params["id"])
-    row = models.find(call.ctx, account, call.params["transactionId"])
+    row = models.get_owned(call.ctx, account, call.params["transactionId"])
     return models.render(call.ctx, account, [row], call.query.get("excludeDeprecatedFields"),
                          call.query.get("excludeMappedFields"))[0]
 

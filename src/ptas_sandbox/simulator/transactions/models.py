@@ -93,7 +93,7 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
         where.append("created_at >= ?")
         params.append(created_at)
     if report_id is not None:
-        report = reports.load(ctx, report_id)
+        report = reports.get(ctx, report_id)
         day = report["day"] if report is not None and report["account_seq"] == account["seq"] else None
         if day is None:
             return {"rows": [], "previousPageReference": None, "nextPageReference": None}
@@ -118,7 +118,7 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
             "nextPageReference": cursor.make("next", last) if rows and beyond(">", last) else None}
 
 
-def find(ctx, account, transaction_id):
+def get_owned(ctx, account, transaction_id):
     """One delivered transaction of the account by id; an id of another account, or not yet delivered, is 404."""
     n = providers.index_of(account["id"], transaction_id)
     row = None

@@ -36,7 +36,7 @@ FIELDS = {"name": partners.NAME_FIELD, "email": partners.EMAIL_FIELD}
            responses={201: "UserCreated"})
 def create_user(call):
     """Create a user; the response carries the user id and its first user token."""
-    partner = partners.get(call.ctx, call.principal.partner_id)
+    partner = partners.require(call.ctx, call.principal.partner_id)
     return Answer(201, models.create(call.ctx, partner, call.body))
 
 
@@ -54,7 +54,7 @@ def get_users(call):
            responses={200: "UserWithStatistics"})
 def get_user(call):
     """Read one user of the partner, with its statistics (spec §1 capability 2)."""
-    user = models.record(models.get(call.ctx, call.principal.partner_id, call.params["id"]))
+    user = models.record(models.get_owned(call.ctx, call.principal.partner_id, call.params["id"]))
     return {**user, "statistics": models.statistics(call.ctx, user["id"])}
 
 
@@ -80,10 +80,10 @@ def delete_user(call):
            responses={201: "Token"})
 def create_user_token(call):
     """A new token for a user (spec §4.2 note 2): by its partner, or by the user itself."""
-    partner = partners.get(call.ctx, call.principal.partner_id)
+    partner = partners.require(call.ctx, call.principal.partner_id)
     if call.principal.kind == "user" and call.params["id"] != call.principal.user_id:
         raise not_found("user", call.params["id"])
-    user = models.get(call.ctx, partner["id"], call.params["id"], live=True)
+    user = models.get_owned(call.ctx, partner["id"], call.params["id"], live=True)
     return Answer(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
 
 
@@ -92,8 +92,8 @@ def create_user_token(call):
            example={"name": "refresh", "expiresIn": 86400}, responses={201: "Token"})
 def create_own_user_token(call):
     """A new token for the calling user (spec §4.2 note 3)."""
-    partner = partners.get(call.ctx, call.principal.partner_id)
-    user = models.get(call.ctx, partner["id"], call.principal.user_id, live=True)
+    partner = partners.require(call.ctx, call.principal.partner_id)
+    user = models.get_owned(call.ctx, partner["id"], call.principal.user_id, live=True)
     return Answer(201, models.create_token(call.ctx, call.principal, partner, user, call.body))
 
 
@@ -101,6 +101,6 @@ def create_own_user_token(call):
            responses={204: None}, area="partners")
 def delete_child_partner(call):
     """Delete a child partner with its tokens and users."""
-    child = partners.child(call.ctx, call.principal.partner_id, call.params["id"])
+    child = partners.get_owned(call.ctx, call.principal.partner_id, call.params["id"])
     models.delete_partner(call.ctx, child["id"])
     return Answer(204)

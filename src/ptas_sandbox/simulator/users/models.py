@@ -62,10 +62,10 @@ def create(ctx, partner, values):
                      **columns)
     token = tokens.issue(ctx, partner_id=partner["id"], user_id=user_id, kind="user", scope=scope,
                          expires_in=partner["user_token_expiry"], name="initial user token")
-    return {**record(get(ctx, partner["id"], user_id)), "token": token}
+    return {**record(get_owned(ctx, partner["id"], user_id)), "token": token}
 
 
-def get(ctx, partner_id, user_id, live=False):
+def get_owned(ctx, partner_id, user_id, live=False):
     """One user of the partner (deleted ones too, unless `live`); another partner's user is 404."""
     row = ctx.store.one("SELECT * FROM users WHERE id = ? AND world = ? AND partner_id = ?",
                         (user_id, ctx.world.id, partner_id))
@@ -91,16 +91,16 @@ def search(ctx, partner_id, name=None, email=None, text=None):
 
 
 def update(ctx, partner_id, user_id, values):
-    get(ctx, partner_id, user_id, live=True)
+    get_owned(ctx, partner_id, user_id, live=True)
     columns = checked(values)
     if columns:
         ctx.store.update("users", {"id": user_id}, updated_at=ctx.now, **columns)
-    return get(ctx, partner_id, user_id)
+    return get_owned(ctx, partner_id, user_id)
 
 
 def delete(ctx, partner_id, user_id):
     """DeleteUser: the user stays listed with deletedAt; its tokens stop working; a second delete is 404."""
-    get(ctx, partner_id, user_id, live=True)
+    get_owned(ctx, partner_id, user_id, live=True)
     ctx.store.update("users", {"id": user_id}, deleted_at=ctx.now, updated_at=ctx.now)
     tokens.revoke_all(ctx, user_id=user_id)
 
@@ -136,7 +136,7 @@ def owner(ctx, principal, user_id):
     if not user_id:
         # 404 rather than 400: the body is well formed, the user the partner acts for is not found.
         raise NotFound("A partner token acts for one of its users: name the user in `userId`.")
-    return get(ctx, principal.partner_id, user_id, live=True)["id"]
+    return get_owned(ctx, principal.partner_id, user_id, live=True)["id"]
 
 
 def of_caller(ctx, principal, table, order, **filters):
@@ -154,7 +154,7 @@ def of_caller(ctx, principal, table, order, **filters):
     return ctx.store.all(f"{sql} ORDER BY {order}", params)
 
 
-def one_of_caller(ctx, principal, table, row_id, what):
+def get_owned_row(ctx, principal, table, row_id, what):
     """The row `row_id` of `table` if the caller may see it (`of_caller`); 404 naming `what` otherwise."""
     rows = of_caller(ctx, principal, table, "t.id", id=row_id)
     if not rows:

@@ -45,7 +45,7 @@ def create_user_ui_session(call):
            responses={200: "UserUiSession"})
 def get_user_ui_session(call):
     """The session's status and, once Completed, the registered user's id."""
-    row = models.get(call.ctx, call.principal.partner_id, call.params["id"])
+    row = models.get_owned(call.ctx, call.principal.partner_id, call.params["id"])
     return models.record(call.ctx, row, page_url(call, row["page_key"]))
 
 

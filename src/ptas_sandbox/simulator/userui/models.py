@@ -47,10 +47,10 @@ def create(ctx, partner_id, redirect_url=None):
                      page_key=page_key(ctx, "userui", session_id),
                      redirect_url=None if redirect_url is None else partners.absolute_url(redirect_url),
                      status="Pending", created_at=ctx.now, expires_at=ctx.now + SESSION_LIFETIME_US)
-    return get(ctx, partner_id, session_id)
+    return get_owned(ctx, partner_id, session_id)
 
 
-def get(ctx, partner_id, session_id):
+def get_owned(ctx, partner_id, session_id):
     """A session of the partner; another partner's (or world's) session is 404."""
     row = ctx.store.one("SELECT * FROM userui_sessions WHERE id = ? AND world = ? AND partner_id = ?",
                         (session_id, ctx.world.id, partner_id))
@@ -59,7 +59,7 @@ def get(ctx, partner_id, session_id):
     return row
 
 
-def by_key(store, key):
+def get_by_key(store, key):
     return store.one("SELECT * FROM userui_sessions WHERE page_key = ?", (key,)) if key else None
 
 
@@ -74,7 +74,7 @@ def open_session(ctx, row):
 def register(ctx, row, name, email):
     """The page's form: CreateUser for the session's partner, and the session completes with the user's id."""
     open_session(ctx, row)
-    user = users.create(ctx, partners.get(ctx, row["partner_id"]), {"name": name, "email": email or None})
+    user = users.create(ctx, partners.require(ctx, row["partner_id"]), {"name": name, "email": email or None})
     ctx.store.update("userui_sessions", {"id": row["id"]}, status="Completed", user_id=user["id"],
                      completed_at=ctx.now)
     return ctx.store.one("SELECT * FROM userui_sessions WHERE id = ?", (row["id"],))

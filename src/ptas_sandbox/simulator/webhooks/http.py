@@ -77,7 +77,7 @@ def get_webhooks(call):
 @operation("GetWebhook", "GET", "/webhooks/{id}", tokens=PARTNER_ONLY, scopes=READ, responses={200: "Webhook"})
 def get_webhook(call):
     """One webhook of the calling partner."""
-    return models.record(models.get_row(call.ctx, call.principal.partner_id, call.params["id"]))
+    return models.record(models.get_owned(call.ctx, call.principal.partner_id, call.params["id"]))
 
 
 @operation("UpdateWebhook", "PUT", "/webhooks/{id}", tokens=PARTNER_ONLY, scopes=WRITE,

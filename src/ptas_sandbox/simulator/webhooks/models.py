@@ -161,10 +161,10 @@ def create(ctx, partner_id, values):
     row.setdefault("secret", new_secret())
     ctx.store.insert("webhooks", id=webhook_id, world=ctx.world.id, partner_id=partner_id,
                      created_at=ctx.now, updated_at=ctx.now, after_seq=last_event(ctx.store), **row)
-    return record(get_row(ctx, partner_id, webhook_id))
+    return record(get_owned(ctx, partner_id, webhook_id))
 
 
-def get_row(ctx, partner_id, webhook_id):
+def get_owned(ctx, partner_id, webhook_id):
     row = ctx.store.one("SELECT * FROM webhooks WHERE world = ? AND partner_id = ? AND id = ?",
                         (ctx.world.id, partner_id, webhook_id))
     if row is None:
@@ -181,22 +181,22 @@ def listing(ctx, partner_id):
 def replace(ctx, partner_id, webhook_id, values):
     """PUT: the body is the whole subscription; absent optional fields take their defaults, except the secret,
     which is kept (rotating a secret is something to ask for, not a side effect of an update)."""
-    get_row(ctx, partner_id, webhook_id)
+    get_owned(ctx, partner_id, webhook_id)
     return change(ctx, partner_id, webhook_id, {"name": None, "isActive": True, **values})
 
 
 def change(ctx, partner_id, webhook_id, values):
     """PATCH: only the fields given change."""
-    row = get_row(ctx, partner_id, webhook_id)
+    row = get_owned(ctx, partner_id, webhook_id)
     changes = columns(ctx, values)
     if changes.get("is_active") and not row["is_active"]:
         changes["after_seq"] = last_event(ctx.store)        # nothing from the time it was paused
     ctx.store.update("webhooks", {"id": webhook_id}, updated_at=ctx.now, **changes)
-    return record(get_row(ctx, partner_id, webhook_id))
+    return record(get_owned(ctx, partner_id, webhook_id))
 
 
 def delete(ctx, partner_id, webhook_id):
-    get_row(ctx, partner_id, webhook_id)
+    get_owned(ctx, partner_id, webhook_id)
     ctx.store.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
     cancel_pending(ctx.store, webhook_id, "the webhook was deleted before this attempt")
 

@@ -46,7 +46,7 @@ def data_for(kind, ctx, number):
     user_id = derived_id("sample-user", seed, number)
     if kind == "AccountTypeUpdated":
         state = rng.choice(["Degraded", "Outage"])
-        account_type = account_types.get(ctx, "dummy")     # the real record, as GetAccountType shows it
+        account_type = account_types.require(ctx, "dummy")     # the real record, as GetAccountType shows it
         account_type.update(state=state, errors=[{"code": PROBLEMS[2][0], "message": PROBLEMS[2][1]}]
                             if state == "Outage" else [], warnings=[{"code": NOTICES[2][0], "message": NOTICES[2][1]}])
         return {"accountType": account_type}
