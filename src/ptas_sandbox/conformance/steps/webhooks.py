@@ -9,6 +9,7 @@ import pytest
 from pytest_bdd import given, then, when
 
 from .. import checks
+from ..bodies import identifier
 from ..scene import check
 from . import phrase
 
@@ -108,94 +109,21 @@ def receiver_of(scene):
                 "deployment reaches it at) to check deliveries")
 
 
-def resolve(document, node, depth=0):
-    while isinstance(node, dict) and "$ref" in node and depth < 20:
-        target = document
-        for part in node["$ref"].lstrip("#/").split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        node, depth = target, depth + 1
-    return node if isinstance(node, dict) else {}
-
-
-def properties_of(document, schema):
-    schema = resolve(document, schema)
-    props, required = dict(schema.get("properties") or {}), list(schema.get("required") or [])
-    for part in schema.get("allOf") or []:
-        more, need = properties_of(document, part)
-        props.update(more)
-        required += need
-    return props, required
-
-
-def webhook_schema(scene, operation):
-    """(properties, required) of the request body the target's document gives `operation` (spec: not shown)."""
-    document = scene.target.operations.document
-    try:
-        method, path = scene.target.operations.resolve(operation, {"id": "x"})
-    except Exception:       # noqa: BLE001 - a target without the operation: the scenario skips
-        pytest.skip(f"the target's document offers no {operation}")
-    for doc_path, item in (document.get("paths") or {}).items():
-        spec = item.get(method.lower()) if isinstance(item, dict) else None
-        if isinstance(spec, dict) and (spec.get("operationId") == operation or path.endswith(
-                doc_path.replace("{id}", "x"))):
-            content = ((spec.get("requestBody") or {}).get("content") or {})
-            media = content.get("application/json") or next(iter(content.values()), {})
-            return properties_of(document, media.get("schema") or {})
-    pytest.skip(f"the target's document has no request schema for {operation}")
-
-
-def is_url(name, schema):
-    return schema.get("format") in ("uri", "url", "iri") or "url" in name.lower() or "uri" in name.lower()
-
-
-def kinds_property(document, props):
-    for name, schema in props.items():
-        schema = resolve(document, schema)
-        items = resolve(document, schema.get("items") or {})
-        if schema.get("type") == "array" and ("AccountCreated" in (items.get("enum") or []) or "event" in name.lower()):
-            return name, items.get("enum")
-    return None, None
-
-
-def webhook_body(scene, operation, url, kinds, record=None):
-    """A body for CreateWebhook/UpdateWebhook from the document's schema: the URL property gets the receiver's
-    URL, the event-kind array the kinds (those its enum allows), other required properties a plain value."""
-    document = scene.target.operations.document
-    props, required = webhook_schema(scene, operation)
-    body = {k: v for k, v in (record or {}).items() if k in props and not resolve(document, props[k]).get("readOnly")}
-    url_name = next((n for n, s in props.items() if is_url(n, resolve(document, s))), None)
-    kinds_name, allowed = kinds_property(document, props)
-    if url_name is None or kinds_name is None:
-        pytest.skip(f"{operation}'s schema names no callback URL or event-kind array the harness can recognise "
-                    f"(properties: {sorted(props)})")
-    body[url_name] = url
-    body[kinds_name] = [k for k in kinds if not allowed or k in allowed]
-    for name in required:
-        if name in body:
-            continue
-        schema = resolve(document, props.get(name) or {})
-        kind = schema.get("type")
-        body[name] = (schema.get("enum") or [None])[0] if schema.get("enum") else \
-            {"boolean": True, "integer": 1, "number": 1, "array": [], "object": {}}.get(kind, scene.name("conformance"))
-    return body, url_name, kinds_name
-
-
-def webhook_id(reply):
-    body = reply.body if isinstance(reply.body, dict) else {}
-    for key in ("id", "webhookId", "Id"):
-        if isinstance(body.get(key), (str, int)):
-            return str(body[key])
-    location = reply.headers.get("location")
+def webhook_location(reply):
+    """A created webhook's id from its Location header, where the body carries none."""
+    location = reply.headers.get("location") if reply.ok else None
     return location.rstrip("/").rsplit("/", 1)[-1] if location else None
 
 
 def create_webhook(scene, kinds):
+    """CreateWebhook with a body built from the target's schema (bodies.py): the callback URL and the event kinds
+    are the spec's words for what a webhook has (§2); their field names are the target's."""
     receiver = receiver_of(scene)
     url, inbox = receiver.inbox()
-    body, url_name, kinds_name = webhook_body(scene, "CreateWebhook", url, kinds)
-    reply = scene.call("CreateWebhook", json=body)
-    hook = {"inbox": inbox, "url": url, "url_name": url_name, "kinds_name": kinds_name, "receiver": receiver,
-            "id": webhook_id(reply) if reply.ok else None, "reply": reply}
+    reply = scene.call("CreateWebhook", json=scene.body("CreateWebhook", {"callbackUrl": url, "events": kinds}))
+    found = identifier(reply.body, *scene.target.operations.hints("GetWebhook")) if reply.ok else None
+    hook = {"inbox": inbox, "url": url, "receiver": receiver, "reply": reply,
+            "id": str(found) if found is not None else webhook_location(reply)}
     if hook["id"] and not scene.target.simulator:
         scene.undo.append(lambda: scene.client.call("DeleteWebhook", token=scene.token, params={"id": hook["id"]}))
     return hook
@@ -231,10 +159,7 @@ def read_back_and_listed(scene, hook):
 def change_kinds(scene, hook, kind):
     if not hook["id"]:
         pytest.skip("the created webhook carries no id the harness can find (its field names are not shown)")
-    current = scene.must(scene.client.call("GetWebhook", token=scene.token, params={"id": hook["id"]}),
-                         "read the webhook")
-    body, _, _ = webhook_body(scene, "UpdateWebhook", hook["url"], [kind], record=current.body)
-    scene.call("UpdateWebhook", params={"id": hook["id"]}, json=body)
+    scene.update("GetWebhook", "UpdateWebhook", {"id": hook["id"]}, {"events": [kind]})
 
 
 @then(phrase("reading the webhook shows {kind} notifications only"))
