@@ -4,13 +4,17 @@ user, ownership (a user sees its own accounts, a partner those of its users). No
 import base64
 import binascii
 import json
+from typing import Any
 
 from ..account_types import models as account_types
+from ..auth import Principal
+from ..context import Ctx
 from ..dataimports import models as imports
 from ..oauth import models as oauth
 from ..problems import BadRequest, Conflict
 from ..providers import models as providers
 from ..reports import models as reports
+from ..rows import AccountRow
 from ..timestamps import render
 from ..transactions import models as transactions
 from ..users import models as users
@@ -117,7 +121,7 @@ def redeem(ctx, reference, *, partner_id, user_id, account_type_id, account_id=N
                         account_id=account_id)
 
 
-def record(ctx, row):
+def record(ctx: Ctx, row: AccountRow) -> dict[str, Any]:
     """The account of spec §2: errors, warnings and the statistics object (count, first, last)."""
     account_type = account_types.catalogue()[row["type_id"]]
     kinds = {f["name"]: f["Type"] for f in account_type["accountFields"]}
@@ -146,8 +150,16 @@ def changed_record(ctx, row):
     return body
 
 
-def get(ctx, account_id):
+def get(ctx: Ctx, account_id: str) -> AccountRow | None:
     return ctx.store.one("SELECT * FROM accounts WHERE id = ? AND world = ?", (account_id, ctx.world.id))
+
+
+def reload(ctx: Ctx, account_id: str) -> AccountRow:
+    """An account this request holds (an import run's, one it just changed), as the store has it now."""
+    row = get(ctx, account_id)
+    if row is None:      # DeleteAccount forgets the account's runs with it, so no run outlives its account
+        raise LookupError(f"account {account_id} is gone while it is being worked on")
+    return row
 
 
 def due_for_poll(ctx):
@@ -157,7 +169,7 @@ def due_for_poll(ctx):
                          (ctx.world.id, ctx.now))
 
 
-def get_owned(ctx, principal, account_id):
+def get_owned(ctx: Ctx, principal: Principal, account_id: str) -> AccountRow:
     """An account the caller may act on: its own (user token) or one of its users' (partner token); 404 else."""
     return users.get_owned_row(ctx, principal, "accounts", account_id, "account")
 
@@ -258,7 +270,8 @@ def validate(account_type, values):
     return {"isValid": not problems, "errors": problems, "warnings": warnings}
 
 
-def set_errors(ctx, row, errors, warnings=None):
+def set_errors(ctx: Ctx, row: AccountRow, errors: list[dict[str, Any]],
+               warnings: list[dict[str, Any]] | None = None) -> AccountRow:
     """Record a problem found by an import (or its end) on the account; AccountUpdated when anything changed."""
     new_errors = json.dumps(errors)
     new_warnings = row["warnings"] if warnings is None else json.dumps(warnings)
@@ -270,7 +283,7 @@ def set_errors(ctx, row, errors, warnings=None):
     return row
 
 
-def set_progress(ctx, row, **columns):
+def set_progress(ctx: Ctx, row: AccountRow, **columns: int | None) -> None:
     """What the import catch-up records on an account: `next_import_at` (the next poll, None: none),
     `delivered` (transactions delivered so far), `reported_through` (the first day not yet reported)."""
     unknown = set(columns) - {"next_import_at", "delivered", "reported_through"}

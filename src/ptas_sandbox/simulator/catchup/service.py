@@ -9,21 +9,27 @@ this service only orders the steps. With nothing due it costs two indexed querie
 """
 
 import json
+from typing import Any
+
+from flask import Flask
 
 from ..account_types import models as account_types
 from ..accounts import models as accounts
+from ..context import Ctx
 from ..dataimports import models as imports
 from ..providers import models as providers
 from ..reports import models as reports
+from ..rows import DataImportRow
+from ..sandbox import Simulator
 from ..timestamps import SECOND_US
 from ..transactions import models as transactions
 
 
-def attach(app, sandbox):
+def attach(app: Flask, sandbox: Simulator) -> None:
     sandbox.catch_ups.append(catch_up_imports)
 
 
-def catch_up_imports(ctx):
+def catch_up_imports(ctx: Ctx) -> None:
     """Start due polls and complete due runs until nothing is due (a completed run may schedule the next)."""
     for _ in range(100):
         busy = start_due_polls(ctx)
@@ -34,7 +40,7 @@ def catch_up_imports(ctx):
             return
 
 
-def start_due_polls(ctx):
+def start_due_polls(ctx: Ctx) -> int:
     started = 0
     for account in accounts.due_for_poll(ctx):
         if account["user_deleted_at"] is not None:     # a deleted user's accounts are no longer polled
@@ -50,13 +56,15 @@ def start_due_polls(ctx):
     return started
 
 
-def complete(ctx, run):
+def complete(ctx: Ctx, run: DataImportRow) -> None:
     """Finish an import at its due time: deliver its range, or fail on a provider outage or bad credentials."""
-    account = accounts.get(ctx, run["account_id"])
+    account = accounts.reload(ctx, run["account_id"])
     account_type = account_types.require(ctx, account["type_id"])
     options = json.loads(account["options"])
-    errors, warnings, count, report_ids, next_at = [], [], 0, [], account["next_import_at"]
-    progress = {}
+    errors: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    count, report_ids, next_at = 0, [], account["next_import_at"]
+    progress: dict[str, int | None] = {}
     rejected = providers.rejects(json.loads(account["credentials"]))
     if account_type["state"] == "Outage":
         errors = account_type["errors"] or [{"code": "ProviderUnavailable", "message": f"{account_type['name']} "
@@ -77,8 +85,9 @@ def complete(ctx, run):
     done = imports.finish(ctx, run, errors=errors, warnings=warnings, transaction_count=count,
                           report_ids=report_ids)
     accounts.set_progress(ctx, account, next_import_at=next_at, **progress)
-    account = accounts.set_errors(ctx, accounts.get(ctx, account["id"]), errors)
-    report = reports.record(reports.get(ctx, report_ids[-1])) if report_ids else None
+    account = accounts.set_errors(ctx, accounts.reload(ctx, account["id"]), errors)
+    report_row = reports.get(ctx, report_ids[-1]) if report_ids else None
+    report = reports.record(report_row) if report_row else None
     ctx.emit("TransactionsImported", account["partner_id"], {
         "account": accounts.record(ctx, account), "userId": account["user_id"], "dataImport": imports.record(done),
         "report": report, "transactionCount": count})

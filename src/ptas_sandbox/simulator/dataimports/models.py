@@ -8,8 +8,11 @@ transactions and reports: catchup/service.py.
 """
 
 import json
+from typing import Any
 
+from ..context import Ctx
 from ..problems import not_found
+from ..rows import AccountRow, DataImportRow
 from ..timestamps import SECOND_US, render
 from ..users import models as users
 
@@ -40,7 +43,7 @@ KINDS = ("Initial", "Scheduled", "Refresh")
 STATUSES = ("Running", "Completed", "Failed")
 
 
-def record(row):
+def record(row: DataImportRow) -> dict[str, Any]:
     """A data import (spec §2, §7 rule 4): its run, its range, what it brought, and its errors and warnings."""
     return {
         "id": row["id"], "accountId": row["account_id"], "userId": row["user_id"], "kind": row["kind"],
@@ -51,12 +54,13 @@ def record(row):
     }
 
 
-def running(ctx, account):
+def running(ctx: Ctx, account: AccountRow) -> DataImportRow | None:
     return ctx.store.one("SELECT * FROM data_imports WHERE account_seq = ? AND status = 'Running'",
                          (account["seq"],))
 
 
-def start(ctx, account, kind, *, at=None, since=None):
+def start(ctx: Ctx, account: AccountRow, kind: str, *, at: int | None = None,
+          since: int | None = None) -> DataImportRow:
     """A new import run: the first one, a scheduled poll (cut-off `at`) or a refresh from `since`."""
     options = json.loads(account["options"])
     at = ctx.now if at is None else at
@@ -75,13 +79,14 @@ def start(ctx, account, kind, *, at=None, since=None):
     return ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (import_id,))
 
 
-def due(ctx):
+def due(ctx: Ctx) -> list[DataImportRow]:
     """The world's running imports whose time has come, in the order they finish."""
     return ctx.store.all("SELECT * FROM data_imports WHERE world = ? AND status = 'Running' AND due_at <= ? "
                          "ORDER BY due_at, id", (ctx.world.id, ctx.now))
 
 
-def finish(ctx, run, *, errors, warnings, transaction_count, report_ids):
+def finish(ctx: Ctx, run: DataImportRow, *, errors: list[dict[str, Any]], warnings: list[dict[str, Any]],
+           transaction_count: int, report_ids: list[str]) -> DataImportRow:
     """Close an import run at its due time: Failed with errors, Completed otherwise; returns the closed row."""
     ctx.store.update("data_imports", {"id": run["id"]}, status="Failed" if errors else "Completed",
                      finished_at=run["due_at"], transaction_count=transaction_count,
@@ -89,7 +94,7 @@ def finish(ctx, run, *, errors, warnings, transaction_count, report_ids):
     return ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (run["id"],))
 
 
-def forget_account(ctx, account):
+def forget_account(ctx: Ctx, account: AccountRow) -> None:
     ctx.store.execute("DELETE FROM data_imports WHERE account_seq = ?", (account["seq"],))
 
 

@@ -3,7 +3,9 @@
 import json
 import re
 
+from ..context import Ctx
 from ..problems import BadRequest, not_found
+from ..rows import PartnerRow
 from ..timestamps import render
 
 SCHEMA = """
@@ -101,7 +103,7 @@ def create(ctx, values, parent_id=None, created_by=None):
     return require(ctx, partner_id)
 
 
-def require(ctx, partner_id):
+def require(ctx: Ctx, partner_id: str) -> PartnerRow:
     row = ctx.store.one("SELECT * FROM partners WHERE id = ? AND world = ? AND deleted_at IS NULL",
                         (partner_id, ctx.world.id))
     if row is None:
@@ -109,7 +111,7 @@ def require(ctx, partner_id):
     return row
 
 
-def get_owned(ctx, parent_id, partner_id):
+def get_owned(ctx: Ctx, parent_id: str, partner_id: str) -> PartnerRow:
     """A live child of `parent_id`; anything else (a sibling, the parent, another world) is 404."""
     row = require(ctx, partner_id)
     if row["parent_id"] != parent_id:

@@ -12,9 +12,11 @@ import json
 import random
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from faker import Faker
 
+from ..rows import AccountRow
 from ..timestamps import DAY_US, render
 
 MASK = (1 << 64) - 1
@@ -95,12 +97,12 @@ def schedule(world_seed, account_id, created_at, options):
     return Schedule(account_seed(world_seed, account_id), origin, step)
 
 
-def schedule_of(world_seed, account):
+def schedule_of(world_seed: int, account: AccountRow) -> "Schedule":
     """The schedule of an account row (accounts table): its provider options, from its creation."""
     return schedule(world_seed, account["id"], account["created_at"], json.loads(account["options"]))
 
 
-def statistics(world_seed, account):
+def statistics(world_seed: int, account: AccountRow) -> dict[str, Any]:
     """The account's statistics object (spec §2): the delivered transactions' count, first and last times."""
     count = account["delivered"]
     when = schedule_of(world_seed, account)

@@ -5,8 +5,11 @@ day then carry its reportId (stored as the day number, so reportId search is a r
 """
 
 import json
+from typing import Any
 
+from ..context import Ctx
 from ..problems import not_found
+from ..rows import AccountRow, DataImportRow, ReportRow
 from ..timestamps import DAY_US, render
 from ..worlds import derived_id
 
@@ -33,7 +36,7 @@ def report_id(account_id, day):
     return derived_id("report", account_id, day)
 
 
-def record(row):
+def record(row: ReportRow) -> dict[str, Any]:
     """A settlement report (spec §2, §7 rule 4) with its period and errors and warnings."""
     return {"id": row["id"], "accountId": row["account_id"], "userId": row["user_id"],
             "name": f"Settlement report {render(row['day'] * DAY_US)[:10]}",
@@ -43,11 +46,12 @@ def record(row):
             "warnings": json.loads(row["warnings"])}
 
 
-def get(ctx, ident):
+def get(ctx: Ctx, ident: str) -> ReportRow | None:
     return ctx.store.one("SELECT * FROM reports WHERE id = ? AND world = ?", (ident, ctx.world.id))
 
 
-def report_finished_days(ctx, account, account_type, run):
+def report_finished_days(ctx: Ctx, account: AccountRow, account_type: dict[str, Any],
+                         run: DataImportRow) -> tuple[list[tuple[int, str]], int | None]:
     """Reports for every whole day before the run's cut-off not yet reported: [(day, report id)], and the
     account's new `reported_through` (the first day still to report). The caller links the days' transactions."""
     if not account_type["hasPspReports"]:
@@ -88,5 +92,5 @@ def of_account(ctx, account):
     return ctx.store.all("SELECT * FROM reports WHERE account_seq = ? ORDER BY day", (account["seq"],))
 
 
-def forget_account(ctx, account):
+def forget_account(ctx: Ctx, account: AccountRow) -> None:
     ctx.store.execute("DELETE FROM reports WHERE account_seq = ?", (account["seq"],))

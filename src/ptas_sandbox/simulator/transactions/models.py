@@ -12,9 +12,11 @@ import hmac
 import json
 
 from ..account_types import models as account_types
+from ..context import Ctx
 from ..problems import InvalidParameter, not_found
 from ..providers import models as providers
 from ..reports import models as reports
+from ..rows import AccountRow, DataImportRow, TransactionRow
 from ..timestamps import DAY_US
 
 SCHEMA = """
@@ -30,7 +32,7 @@ CREATE TABLE IF NOT EXISTS transactions (
 DEFAULT_PAGE = 100
 
 
-def deliver(ctx, account, run):
+def deliver(ctx: Ctx, account: AccountRow, run: DataImportRow) -> tuple[int, int]:
     """Materialize the transactions an import run brings (n in [lo, hi)): one executemany from a generator, so
     a million rows go in seconds and in little memory. A refresh re-reads rows already there (same data).
 
@@ -49,13 +51,13 @@ def deliver(ctx, account, run):
     return hi - lo, max(hi, account["delivered"])
 
 
-def link_report(ctx, account, day):
+def link_report(ctx: Ctx, account: AccountRow, day: int) -> None:
     """The account's transactions of `day` now belong to that day's settlement report."""
     ctx.store.execute("UPDATE transactions SET report = ? WHERE account = ? AND created_at >= ? AND created_at < ?",
                       (day, account["seq"], day * DAY_US, (day + 1) * DAY_US))
 
 
-def forget_account(ctx, account):
+def forget_account(ctx: Ctx, account: AccountRow) -> None:
     ctx.store.execute("DELETE FROM transactions WHERE account = ?", (account["seq"],))
 
 
@@ -118,7 +120,7 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
             "nextPageReference": cursor.make("next", last) if rows and beyond(">", last) else None}
 
 
-def get_owned(ctx, account, transaction_id):
+def get_owned(ctx: Ctx, account: AccountRow, transaction_id: str) -> TransactionRow:
     """One delivered transaction of the account by id; an id of another account, or not yet delivered, is 404."""
     n = providers.index_of(account["id"], transaction_id)
     row = None

@@ -5,9 +5,11 @@
 """
 
 from .. import scopes
+from ..context import Ctx
 from ..partners import models as partners
 from ..problems import BadRequest, NotFound, not_found
 from ..providers import models as providers
+from ..rows import UserRow
 from ..timestamps import render
 from ..tokens import models as tokens
 
@@ -65,7 +67,7 @@ def create(ctx, partner, values):
     return {**record(get_owned(ctx, partner["id"], user_id)), "token": token}
 
 
-def get_owned(ctx, partner_id, user_id, live=False):
+def get_owned(ctx: Ctx, partner_id: str, user_id: str, live: bool = False) -> UserRow:
     """One user of the partner (deleted ones too, unless `live`); another partner's user is 404."""
     row = ctx.store.one("SELECT * FROM users WHERE id = ? AND world = ? AND partner_id = ?",
                         (user_id, ctx.world.id, partner_id))
