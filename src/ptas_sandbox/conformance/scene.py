@@ -175,13 +175,20 @@ def merged(old, new):
     return new
 
 
-def token_id_of(jwt):
-    """The token id (`jti`) a JWT carries, when it is a JWT that says; None otherwise."""
+def jwt_claims(jwt):
+    """The claims of a JWT as it states them (unverified: the harness only reads what the token says of
+    itself); {} for anything that is not a JWT."""
     try:
         payload = jwt.split(".")[1]
-        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).get("jti")
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     except (AttributeError, IndexError, ValueError):
-        return None
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def token_id_of(jwt):
+    """The token id (`jti`) a JWT carries, when it is a JWT that says; None otherwise."""
+    return jwt_claims(jwt).get("jti")
 
 
 def listed_tokens(reply):
