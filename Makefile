@@ -7,7 +7,7 @@ SERVE_STAMP := $(VENV)/.serve-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
 
-.PHONY: serve test check bench setup browser clean
+.PHONY: serve test check bench setup browser postgresql clean
 
 $(BIN)/python:
 	@echo "make: creating $(VENV) with $(PYTHON)"
@@ -37,6 +37,17 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's PostgreSQL for the store's second engine: the tests start a throw-away cluster of their own.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	  echo "make: installing Debian's postgresql for the PostgreSQL store tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+
+# The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE).
+STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
+	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo
+
 serve: $(SERVE_STAMP)
 	$(BIN)/ptas serve $(ARGS)
 
@@ -46,8 +57,9 @@ check: $(TEST_STAMP)
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/mypy
 
-test: $(TEST_STAMP) browser check
+test: $(TEST_STAMP) browser postgresql check
 	$(BIN)/python -m pytest $(ARGS)
+	PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q $(STORE_TESTS) $(ARGS)
 
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench $(ARGS)

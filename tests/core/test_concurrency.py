@@ -54,9 +54,9 @@ class Server:
         self.app.extensions["ptas"].close()
 
 
-@pytest.fixture(params=["memory", "file"])
-def server(request, tmp_path):
-    served = Server(":memory:" if request.param == "memory" else str(tmp_path / "state.db"))
+@pytest.fixture(params=["memory", "durable"])
+def server(request, store_location, durable_store):
+    served = Server(store_location if request.param == "memory" else durable_store)
     yield served
     served.close()
 

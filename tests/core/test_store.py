@@ -8,8 +8,8 @@ from tests.support.client import Api
 from tests.support.worlds import new_world
 
 
-def test_a_file_backed_sandbox_keeps_partners_users_and_tokens_across_a_restart(tmp_path, config):
-    state = str(tmp_path / "sandbox.db")
+def test_a_file_backed_sandbox_keeps_partners_users_and_tokens_across_a_restart(durable_store, config):
+    state = durable_store
     first = create_app({**config, "STATE": state})
     world = new_world(Api(first.test_client()), name="Persistent")
     user, _ = world.user(name="Jane")
@@ -26,8 +26,8 @@ def test_a_file_backed_sandbox_keeps_partners_users_and_tokens_across_a_restart(
     second.extensions["ptas"].close()
 
 
-def _replay(config, seed):
-    app = create_app({**config, "SEED": seed, "SECRET": "a fixed secret for a byte-for-byte replay test"})
+def _replay(config, seed, location):
+    app = create_app({**config, "STATE": location, "SEED": seed, "SECRET": "a fixed secret for a byte-for-byte replay test"})
     world = new_world(Api(app.test_client()), name="Same")
     user, _ = world.user(name="Jane")
     child = world.api.post("/partners", json={"name": "Store"}).json
@@ -36,9 +36,10 @@ def _replay(config, seed):
     return result
 
 
-def test_the_same_seed_gives_the_same_sandbox_byte_for_byte(config):
-    assert _replay(config, 7) == _replay(config, 7)
-    assert _replay(config, 7)[0]["partner"]["id"] != _replay(config, 8)[0]["partner"]["id"]
+def test_the_same_seed_gives_the_same_sandbox_byte_for_byte(config, new_store_location):
+    assert _replay(config, 7, new_store_location()) == _replay(config, 7, new_store_location())
+    assert _replay(config, 7, new_store_location())[0]["partner"]["id"] != \
+        _replay(config, 8, new_store_location())[0]["partner"]["id"]
 
 
 def test_timestamps_have_exactly_seven_fractional_digits():

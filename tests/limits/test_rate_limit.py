@@ -71,12 +71,14 @@ def test_limits_are_configurable_with_extra_per_operation_limits(strict_app):
     assert "CreateUser" in body["detail"]
 
 
-def test_requests_counted_out_of_clock_order_leave_the_window_in_clock_order():
+def test_requests_counted_out_of_clock_order_leave_the_window_in_clock_order(store_location):
     """Concurrent requests read the world clock before they reach the limiter, so they may arrive out of order."""
+    from ptas_sandbox.simulator import ratelimit
     from ptas_sandbox.simulator.problems import TooManyRequests
     from ptas_sandbox.simulator.ratelimit import RateLimiter
+    from ptas_sandbox.simulator.store import open_store
     second = 1_000_000
-    limiter = RateLimiter(limit=2, window_seconds=60)
+    limiter = RateLimiter(open_store(store_location, [ratelimit.SCHEMA]), limit=2, window_seconds=60)
     limiter.hit("w", 30 * second, "Op")
     limiter.hit("w", 10 * second, "Op")       # read the clock earlier, arrived later
     with pytest.raises(TooManyRequests):

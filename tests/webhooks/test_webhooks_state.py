@@ -16,8 +16,8 @@ def subscribe(world, bin_):
     return response.json
 
 
-def test_notifications_not_yet_sent_survive_a_restart(tmp_path, config):
-    state = str(tmp_path / "sandbox.db")
+def test_notifications_not_yet_sent_survive_a_restart(durable_store, config):
+    state = durable_store
     first = create_app({**config, "STATE": state})
     world = new_world(Api(first.test_client()))
     subscribe(world, "restart")
@@ -31,8 +31,8 @@ def test_notifications_not_yet_sent_survive_a_restart(tmp_path, config):
     second.extensions["ptas"].close()
 
 
-def test_an_attempt_cut_off_by_a_stop_goes_out_again_after_the_restart(tmp_path, config):
-    state = str(tmp_path / "sandbox.db")
+def test_an_attempt_cut_off_by_a_stop_goes_out_again_after_the_restart(durable_store, config):
+    state = durable_store
     first = create_app({**config, "STATE": state})
     world = new_world(Api(first.test_client()))
     subscribe(world, "cut")

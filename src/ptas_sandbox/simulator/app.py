@@ -9,7 +9,7 @@ from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import BaseConverter
 
-from . import events, worlds
+from . import events, ratelimit, worlds
 from .openapi import document, full_path
 from .operations import REGISTRY
 from .pipeline import handle
@@ -65,7 +65,7 @@ def create_app(config=None):
     app.url_map.converters["id"] = IdConverter
     app.config.update(DEFAULTS)
     app.config.update(config or {})
-    schemas = [worlds.SCHEMA, events.SCHEMA]
+    schemas = [worlds.SCHEMA, events.SCHEMA, ratelimit.SCHEMA]
     services = []
     for area in areas():
         for part in ("models", "http", "service"):

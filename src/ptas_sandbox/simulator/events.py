@@ -14,9 +14,11 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     data TEXT NOT NULL,
-    test INTEGER NOT NULL DEFAULT 0
+    test INTEGER NOT NULL DEFAULT 0,
+    fanned INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS events_by_world ON events (world, seq);
+CREATE INDEX IF NOT EXISTS events_to_fan_out ON events (seq) WHERE fanned = 0;
 """
 
 ACTIVE = ("TransactionsImported", "AccountCreated", "AccountUpdated", "AccountDeleted", "AccountTypeUpdated")

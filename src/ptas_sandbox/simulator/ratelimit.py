@@ -1,44 +1,53 @@
-"""The global rate limit of spec §8 (100 requests per 60 s), per world, on the world clock.
+"""The global rate limit of spec §8 (100 requests per 60 s), per world, on the world clock, kept in the store.
 
-A sliding log per window: a request is refused when the window already holds `limit` requests, and
-`Retry-After` says when the oldest of them leaves it. Advancing the world clock empties windows, as time would.
+A sliding log per window (one row per counted request, at most `limit` rows per window): a request is refused
+when the window already holds `limit` requests, and `Retry-After` says when the oldest of them leaves it.
+Advancing the world clock empties windows, as time would. The count and the new row are written in one
+transaction under the world's rate lock, so the limit is exact with any number of threads and processes.
 """
 
-import bisect
 import math
-import threading
-from collections import defaultdict
 
 from .problems import TooManyRequests
 from .timestamps import SECOND_US
 
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rate_hits (
+    world TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rate_hits_by_rule ON rate_hits (world, rule, at);
+"""
+GLOBAL = ""
+
 
 class RateLimiter:
-    def __init__(self, limit=100, window_seconds=60, per_operation=None):
+    def __init__(self, store, limit=100, window_seconds=60, per_operation=None):
+        self.store = store
         self.global_rule = (limit, window_seconds)
         self.per_operation = dict(per_operation or {})   # operationId -> (limit, window seconds)
-        self._logs = defaultdict(list)
-        self._lock = threading.Lock()
 
     def hit(self, world_id, now, operation_id):
         """Count one request, or raise 429 with Retry-After when a window is full; a refused request is not counted."""
-        rules = [((world_id,), self.global_rule)]
+        rules = [(GLOBAL, self.global_rule)]
         if operation_id in self.per_operation:
-            rules.append(((world_id, operation_id), self.per_operation[operation_id]))
-        with self._lock:
-            for key, (limit, window) in rules:
-                log = self._logs[key]
-                del log[:bisect.bisect_right(log, now - window * SECOND_US)]
-                if len(log) >= limit:
-                    wait = max(1, math.ceil((log[0] + window * SECOND_US - now) / SECOND_US))
-                    scope = "the global rate limit" if len(key) == 1 else f"the rate limit of {operation_id}"
+            rules.append((operation_id, self.per_operation[operation_id]))
+        store = self.store
+        with store.transaction():
+            store.lock(f"rate/{world_id}")
+            for rule, (limit, window) in rules:
+                store.execute("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
+                              (world_id, rule, now - window * SECOND_US))
+                row = store.one("SELECT COUNT(*) AS n, MIN(at) AS oldest FROM rate_hits WHERE world = ? AND rule = ?",
+                                (world_id, rule))
+                if row["n"] >= limit:
+                    wait = max(1, math.ceil((row["oldest"] + window * SECOND - now) / SECOND_US))
+                    scope = "the global rate limit" if rule == GLOBAL else f"the rate limit of {operation_id}"
                     raise TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
                                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)
-            for key, _ in rules:
-                # Kept sorted: concurrent requests read the clock before they get here, not always in order.
-                bisect.insort(self._logs[key], now)
+            store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
+                              [(world_id, rule, now) for rule, _ in rules])
 
     def forget(self, world_id=None):
-        with self._lock:
-            for key in [k for k in self._logs if world_id is None or k[0] == world_id]:
-                del self._logs[key]
+        """A wiped world's windows go with its rows (rate_hits has a `world` column); kept for callers."""

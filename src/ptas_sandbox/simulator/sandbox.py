@@ -14,7 +14,7 @@ from flask import current_app
 from .auth import Principal, Signer
 from .context import Ctx
 from .ratelimit import RateLimiter
-from .store import Store
+from .store import open_store
 from .worlds import World, Worlds
 
 
@@ -31,11 +31,11 @@ class Simulator:
     def __init__(self, config: dict[str, Any], schemas: list[str]) -> None:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
-        self.store = Store(config["STATE"], schemas)
+        self.store = open_store(config["STATE"], schemas)
         self.worlds = Worlds(self.store, self.system_time, config["SEED"])
         secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
-        self.limiter = RateLimiter(config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"], config["OPERATION_LIMITS"])
+        self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"], config["OPERATION_LIMITS"])
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
         # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:

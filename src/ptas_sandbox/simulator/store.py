@@ -1,71 +1,107 @@
-"""The SQLite store: one connection per app, every request one transaction (it completes or leaves no trace).
+"""The store: every piece of state of every world, behind one small interface with two engines.
 
-Each area of the spec declares its own tables (`SCHEMA` in its models module); the store creates them all.
-One connection behind a re-entrant lock keeps `:memory:` usable across the server's threads and makes every
-operation atomic; a file path keeps a sandbox across restarts.
+- SQLite (the embedded default): a file (WAL mode, one connection per thread, so readers never wait for a
+  writer and writers queue on `BEGIN IMMEDIATE`), or `:memory:` (one connection behind a lock: a private
+  in-memory database cannot be shared between connections without shared-cache table locks).
+- PostgreSQL (`postgresql://...`, psycopg 3): one connection per thread, so any number of processes on any
+  number of machines share the state.
+
+Each area of the spec declares its own tables (`SCHEMA` in its models module) in portable SQL with `?`
+placeholders; the PostgreSQL engine translates the few differences (placeholders, 64-bit integers, identity
+columns, `rowid` as an identity column). Rows come back as plain dicts on both engines. `transaction()` makes
+an operation atomic: nested uses join the outer transaction; an exception rolls the whole of it back.
 """
 
 import json
-import sqlite3
+import os
+import re
 import threading
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+def open_store(location=":memory:", schemas=()):
+    """The engine for a location: a PostgreSQL URL, `:memory:` or a SQLite file path."""
+    if str(location).startswith(("postgresql://", "postgres://")):
+        return PostgresStore(location, schemas)
+    return SqliteStore(location, schemas)
+
+
+def statements(schemas):
+    for schema in (CORE_SCHEMA, *schemas):
+        for statement in schema.split(";"):
+            if statement.strip():
+                yield statement.strip()
+
+
 class Store:
-    def __init__(self, path=":memory:", schemas=()):
-        self.path = path
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._lock = threading.RLock()
-        self._depth = 0
-        if path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        with self.transaction():
-            for schema in (CORE_SCHEMA, *schemas):
-                for statement in schema.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
+    """What domain code uses: one/all/execute/executemany/insert/update inside transaction()s."""
+
+    engine = None
+    location = None
+
+    # --- engine parts -------------------------------------------------------------------------------------
+
+    def _connection(self):
+        raise NotImplementedError
+
+    def _begin(self, db):
+        raise NotImplementedError
+
+    def _sql(self, sql):
+        return sql
+
+    def _params(self, params):
+        return params
+
+    def lock(self, key):
+        """Serialize this transaction with every other transaction taking the same key (say, one world's rate
+        limit), in every process; released at commit. SQLite's write transactions are serial already."""
+
+    # --- the interface ------------------------------------------------------------------------------------
 
     @contextmanager
     def transaction(self):
         """All or nothing: nested uses join the outer transaction; an exception rolls the whole of it back."""
-        with self._lock:
-            outer = self._depth == 0
+        with self._held() as local:
+            outer = local.depth == 0
             if outer:
-                self._db.execute("BEGIN IMMEDIATE")
-            self._depth += 1
+                self._begin(local.db)
+            local.depth += 1
             try:
                 yield self
             except BaseException:
-                self._depth -= 1
+                local.depth -= 1
                 if outer:
-                    self._db.execute("ROLLBACK")
+                    local.db.rollback()
                 raise
-            self._depth -= 1
+            local.depth -= 1
             if outer:
-                self._db.execute("COMMIT")
+                local.db.commit()
+
+    @property
+    def in_transaction(self):
+        return self._local().depth > 0
 
     def execute(self, sql, params=()):
-        with self._lock:
-            return self._db.execute(sql, params)
+        with self._held() as local:
+            return local.db.execute(self._sql(sql), self._params(params))
 
     def executemany(self, sql, rows):
-        with self._lock:
-            return self._db.executemany(sql, rows)
+        with self._held() as local:
+            return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
 
     def all(self, sql, params=()):
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
+        with self._held() as local:
+            return local.db.execute(self._sql(sql), self._params(params)).fetchall()
 
     def one(self, sql, params=()):
-        with self._lock:
-            return self._db.execute(sql, params).fetchone()
+        with self._held() as local:
+            return local.db.execute(self._sql(sql), self._params(params)).fetchone()
 
     def insert(self, table, **values):
         columns = ", ".join(values)
@@ -79,15 +115,204 @@ class Store:
         self.execute(f"UPDATE {table} SET {sets} WHERE {where}", (*values.values(), *key.values()))
 
     def meta(self, key, default_factory):
-        """A server-wide setting kept in the store (the signing secret survives a restart with the state)."""
+        """A server-wide setting kept in the store (the signing secret survives a restart with the state).
+        Several processes starting at once agree on the first value written."""
         with self.transaction():
             row = self.one("SELECT value FROM meta WHERE key = ?", (key,))
             if row:
                 return json.loads(row["value"])
-            value = default_factory()
-            self.insert("meta", key=key, value=json.dumps(value))
-            return value
+            self.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                         (key, json.dumps(default_factory())))
+            return json.loads(self.one("SELECT value FROM meta WHERE key = ?", (key,))["value"])
+
+    def skip_locked(self, alias=None):
+        """A clause for the end of a SELECT in a write transaction: lock the rows read and skip rows another
+        transaction has locked (PostgreSQL); SQLite's write transactions are serial, so nothing is needed."""
+        return ""
+
+    def tables_with_column(self, column):
+        """The tables having `column` (say `world`: the tables a world's wipe clears), whichever area made them."""
+        raise NotImplementedError
+
+    # --- connections --------------------------------------------------------------------------------------
+
+    def _init_local(self):
+        self._tls = threading.local()
+        self._opened = []
+        self._opened_lock = threading.Lock()
+
+    def _local(self):
+        local = self._tls
+        if not hasattr(local, "db"):
+            local.db = self._connection()
+            local.depth = 0
+            local.pid = os.getpid()
+            with self._opened_lock:
+                self._opened.append(local.db)
+        elif local.pid != os.getpid():          # a forked worker never shares its parent's connection
+            local.db = self._connection()
+            local.depth = 0
+            local.pid = os.getpid()
+        return local
+
+    @contextmanager
+    def _held(self):
+        yield self._local()
 
     def close(self):
-        with self._lock:
-            self._db.close()
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for db in opened:
+            try:
+                db.close()
+            except Exception:       # a connection of another thread may be mid-statement; closing is best effort
+                pass
+        self._tls = threading.local()
+
+
+def _dict_row(cursor, row):
+    return dict(zip([d[0] for d in cursor.description], row))
+
+
+class SqliteStore(Store):
+    engine = "sqlite"
+
+    def __init__(self, path=":memory:", schemas=()):
+        import sqlite3
+        self._sqlite = sqlite3
+        self.location = self.path = path
+        self.memory = path == ":memory:"
+        self._init_local()
+        if self.memory:
+            # One connection for every thread, behind a re-entrant lock held for a whole transaction.
+            self._shared = self._open(":memory:")
+            self._lock = threading.RLock()
+            self._shared_local = SimpleNamespace(db=self._shared, depth=0)
+        else:
+            db = self._open(path)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.close()
+        with self.transaction():
+            for statement in statements(schemas):
+                self.execute(statement)
+
+    def _open(self, path):
+        db = self._sqlite.connect(path, check_same_thread=False, isolation_level=None, timeout=60)
+        db.row_factory = _dict_row
+        if path != ":memory:":
+            db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+
+    def _connection(self):
+        return self._open(self.path)
+
+    def _begin(self, db):
+        db.execute("BEGIN IMMEDIATE")
+
+    def tables_with_column(self, column):
+        return [r["name"] for r in self.all(
+            "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' "
+            "AND c.name = ? ORDER BY m.name", (column,))]
+
+    @contextmanager
+    def _held(self):
+        if self.memory:
+            with self._lock:
+                yield self._shared_local
+        else:
+            yield self._local()
+
+    @contextmanager
+    def transaction(self):
+        if not self.memory:
+            with super().transaction() as store:
+                yield store
+            return
+        with self._lock:        # held from BEGIN to COMMIT: no other thread's statement lands inside
+            with super().transaction() as store:
+                yield store
+
+    def _local(self):
+        return self._shared_local if self.memory else super()._local()
+
+    def close(self):
+        if self.memory:
+            with self._lock:
+                self._shared.close()
+        else:
+            super().close()
+
+
+_PLACEHOLDER = re.compile(r"%|\?")
+_DDL = [
+    (re.compile(r"\bINTEGER PRIMARY KEY AUTOINCREMENT\b", re.I), "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"),
+    (re.compile(r"\bINTEGER PRIMARY KEY\b", re.I), "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"),
+    (re.compile(r"\bINTEGER\b", re.I), "BIGINT"),
+    (re.compile(r"\bREAL\b", re.I), "DOUBLE PRECISION"),
+    (re.compile(r"\)\s*WITHOUT ROWID\s*$", re.I), ")"),
+]
+
+
+def postgres_ddl(statement):
+    """A SQLite CREATE TABLE in PostgreSQL's words. A table without an integer primary key gets a `rowid`
+    identity column, so `ORDER BY created_at, rowid` (insertion order among equals) means the same on both."""
+    create = re.match(r"\s*CREATE TABLE", statement, re.I)
+    needs_rowid = create and not re.search(r"INTEGER PRIMARY KEY|WITHOUT ROWID", statement, re.I)
+    for pattern, replacement in _DDL:
+        statement = pattern.sub(replacement, statement)
+    if needs_rowid:
+        statement = statement.rstrip()[:-1].rstrip() + ",\n    rowid BIGINT GENERATED ALWAYS AS IDENTITY\n)"
+    return statement
+
+
+class PostgresStore(Store):
+    engine = "postgresql"
+
+    def __init__(self, url, schemas=()):
+        import psycopg
+        from psycopg.rows import dict_row
+        self._psycopg, self._dict_row = psycopg, dict_row
+        self.location = self.url = url
+        self._translated = {}
+        self._init_local()
+        with self.transaction():
+            self.lock("ptas-schema")     # workers starting together create the tables once
+            for statement in statements(schemas):
+                self.execute(postgres_ddl(statement))
+
+    def _connection(self):
+        return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row)
+
+    def _begin(self, db):
+        db.execute("BEGIN")
+
+    def tables_with_column(self, column):
+        return [r["table_name"] for r in self.all(
+            "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND column_name = ? ORDER BY table_name", (column,))]
+
+    def skip_locked(self, alias=None):
+        return f" FOR UPDATE{' OF ' + alias if alias else ''} SKIP LOCKED"
+
+    def lock(self, key):
+        self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+
+    def _sql(self, sql):
+        translated = self._translated.get(sql)
+        if translated is None:
+            translated = _PLACEHOLDER.sub(lambda m: "%%" if m.group() == "%" else "%s", sql)
+            translated = translated.replace("last_insert_rowid()", "lastval()").replace("instr(", "strpos(")
+            if len(self._translated) < 4096:
+                self._translated[sql] = translated
+        return translated
+
+    def executemany(self, sql, rows):
+        with self._held() as local:
+            with local.db.cursor() as cursor:
+                cursor.executemany(self._sql(sql), (self._params(r) for r in rows))
+                return cursor
+
+    def _params(self, params):
+        # SQLite stores booleans as 0/1 in INTEGER columns; PostgreSQL would refuse a boolean there.
+        return tuple(int(p) if p is True or p is False else p for p in params)

@@ -48,12 +48,10 @@ def derived_id(*parts):
 
 
 def next_in_sequence(store, world, kind):
-    row = store.one("UPDATE counters SET value = value + 1 WHERE world = ? AND kind = ? RETURNING value",
-                    (world, kind))
-    if row:
-        return row["value"]
-    store.insert("counters", world=world, kind=kind, value=1)
-    return 1
+    """The next number of a per-world sequence: one upsert, so concurrent writers (of any process) never draw
+    the same number."""
+    return store.one("INSERT INTO counters (world, kind, value) VALUES (?, ?, 1) ON CONFLICT (world, kind) "
+                     "DO UPDATE SET value = counters.value + 1 RETURNING value", (world, kind))["value"]
 
 
 @dataclass
@@ -72,14 +70,18 @@ class World:
         return self.frozen_at is not None
 
 
+def _world(row):
+    return World(row["id"], row["seed"], row["offset_us"], row["frozen_at"], row["scenario"])
+
+
 class Worlds:
-    """Creates, finds and moves the clocks of worlds; caches them (the clock is read on every request)."""
+    """Creates, finds and moves the clocks of worlds. Nothing is cached: the clock is one indexed read per
+    request, so every worker of every machine sees a clock move at once."""
 
     def __init__(self, store, system_time, server_seed=0):
         self.store = store
         self.system_time = system_time
         self.server_seed = server_seed
-        self._cache = {}
 
     def create(self, seed=None, start=None, frozen=False, scenario=None):
         with self.store.transaction():
@@ -93,55 +95,44 @@ class Worlds:
             frozen_at = (start if start is not None else system) if frozen else None
             self.store.insert("worlds", id=world_id, seed=seed, created_at=system, offset_us=offset,
                               frozen_at=frozen_at, scenario=scenario)
-        return self.get(world_id)
+        return World(world_id, seed, offset, frozen_at, scenario)
 
     def get(self, world_id):
-        world = self._cache.get(world_id)
-        if world is None:
-            # Read and cache under the store's lock: a wipe (and its `forget`) between the two would leave a
-            # deleted world cached, and two threads would cache two copies, one of which a clock move misses.
-            with self.store.transaction():
-                world = self._cache.get(world_id)
-                if world is None:
-                    row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
-                    if row is None:
-                        return None
-                    world = World(row["id"], row["seed"], row["offset_us"], row["frozen_at"], row["scenario"])
-                    self._cache[world_id] = world
-        return world
+        row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
+        return None if row is None else _world(row)
 
     def all(self):
-        return [self.get(r["id"]) for r in self.store.all("SELECT id FROM worlds ORDER BY rowid")]
+        return [_world(r) for r in self.store.all("SELECT * FROM worlds ORDER BY rowid")]
 
     def now(self, world):
         return world.now(self.system_time())
 
     def move(self, world, *, freeze=None, advance=None, set_to=None):
-        """Freeze, unfreeze, advance or set a world's clock; it never runs backwards."""
-        system = self.system_time()
-        now = world.now(system)
-        if advance is not None:
-            if advance < 0:
-                raise BadRequest("The clock only moves forward: advance takes a number of seconds >= 0.")
-            target = now + advance
-        elif set_to is not None:
-            if set_to < now:
-                raise Conflict("The clock cannot be set backwards: state already issued would become future.")
-            target = set_to
-        else:
-            target = now
-        check_within_range(target)
-        frozen = world.frozen if freeze is None else freeze
-        # Other threads read this world's clock without a lock: the offset is set before `frozen_at`, so a
-        # reader between the two sees either the old clock or the new one, never a mix of both.
-        world.offset_us = target - system
-        world.frozen_at = target if frozen else None
+        """Freeze, unfreeze, advance or set a world's clock; it never runs backwards. Read and written in one
+        transaction under the world's lock: two advances at once (from two processes) both count."""
         with self.store.transaction():
+            self.store.lock(f"world/{world.id}")
+            row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world.id,))
+            if row is not None:
+                world.offset_us, world.frozen_at = row["offset_us"], row["frozen_at"]
+            system = self.system_time()
+            now = world.now(system)
+            if advance is not None:
+                if advance < 0:
+                    raise BadRequest("The clock only moves forward: advance takes a number of seconds >= 0.")
+                target = now + advance
+            elif set_to is not None:
+                if set_to < now:
+                    raise Conflict("The clock cannot be set backwards: state already issued would become future.")
+                target = set_to
+            else:
+                target = now
+            check_within_range(target)
+            frozen = world.frozen if freeze is None else freeze
+            world.offset_us = target - system
+            world.frozen_at = target if frozen else None
             self.store.update("worlds", {"id": world.id}, offset_us=world.offset_us, frozen_at=world.frozen_at)
         return target
 
     def forget(self, world_id=None):
-        if world_id is None:
-            self._cache.clear()
-        else:
-            self._cache.pop(world_id, None)
+        """Nothing to forget: worlds are read from the store on every request (kept for callers)."""

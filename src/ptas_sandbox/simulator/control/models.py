@@ -21,8 +21,7 @@ def create_world(sandbox, values, scenario=None):
 
 def world_tables(store):
     """Every table holding per-world rows (a `world` column), whichever area declared it."""
-    names = [r["name"] for r in store.all("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return [n for n in names if any(c["name"] == "world" for c in store.all(f"PRAGMA table_info({n})"))]
+    return store.tables_with_column("world")
 
 
 def wipe_world(sandbox, world, root_partner_id):

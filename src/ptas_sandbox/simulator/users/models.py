@@ -84,7 +84,7 @@ def search(ctx, partner_id, name=None, email=None, text=None):
         sql += " AND name = ?"
         params.append(name)
     if email is not None:
-        sql += " AND email = ? COLLATE NOCASE"
+        sql += " AND lower(email) = lower(?)"
         params.append(email)
     if text:
         sql += " AND (instr(lower(name), lower(?)) > 0 OR instr(lower(coalesce(email, '')), lower(?)) > 0)"

@@ -11,8 +11,11 @@ which is what tests and harnesses use instead of sleeping.
 """
 
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
@@ -50,8 +53,13 @@ class Dispatcher:
         self._busy = {}              # webhook id -> attempts on the wire
         self._hosts = {}             # destination host -> attempts on the wire
         self._last_catch_up = 0.0
-        with self.store.transaction():
-            models.requeue_interrupted(self.store)
+        # Attempts are leased to this process (`holder`) for longer than one can take; a process that stops
+        # mid-flight leaves them to be claimed again by any process once the lease runs out.
+        self.holder = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+        self.lease_us = int((self.timeout * 3 + 30) * 1_000_000)
+        if config.get("REQUEUE_ON_START", True):     # a launch owning its state alone: at once
+            with self.store.transaction():
+                models.requeue_interrupted(self.store)
 
     # --- lifecycle ------------------------------------------------------------------------------------------
 
@@ -98,13 +106,15 @@ class Dispatcher:
         jobs = []
         with self.store.transaction():
             models.fan_out(self.store)
-            for world_id in (world_ids if world_ids is not None else models.pending_worlds(self.store)):
+            system_now = self.sandbox.system_time()
+            for world_id in (world_ids if world_ids is not None else models.pending_worlds(self.store, system_now)):
                 world = self.sandbox.worlds.get(world_id)
                 if world is None:
                     continue
                 with self._idle:
                     claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
-                                           self.per_webhook, self._hosts, self.per_destination, self._host_of)
+                                           self.per_webhook, self._hosts, self.per_destination, self._host_of,
+                                           system_now=system_now, lease_us=self.lease_us, holder=self.holder)
                     for job in claimed:
                         self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
                         self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1
@@ -127,10 +137,24 @@ class Dispatcher:
             attempts += started
             with self._idle:
                 if not started and not before and not self._in_flight.get(world.id, 0):
+                    if self._elsewhere(world):
+                        continue             # another process's attempts: their outcomes may schedule more
                     return attempts          # nothing was out, nothing was due
                 # Wait for an attempt to end: it frees its webhook's slot for the next due one.
                 self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(before + started, 1),
                                     timeout=self.timeout + 5)
+
+    def _elsewhere(self, world):
+        """Wait (bounded by the attempt timeout) while other processes have attempts of `world` on the wire;
+        True if there were any. Their progress is only visible in the store, so it is polled."""
+        deadline = time.monotonic() + self.timeout + 5
+        waited = False
+        while models.in_flight(self.store, world.id, self.sandbox.system_time()):
+            if time.monotonic() > deadline:
+                return False
+            waited = True
+            self._stopping.wait(0.01)
+        return waited
 
     def _send(self, job):
         started = time.perf_counter()

@@ -57,14 +57,13 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     response_body TEXT,
     error TEXT,
     duration_ms REAL,
-    next_retry_at INTEGER
+    next_retry_at INTEGER,
+    lease_until INTEGER,
+    claimed_by TEXT
 );
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, world, due_at);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_world ON webhook_deliveries (world, seq);
-CREATE TABLE IF NOT EXISTS webhook_outbox_cursor (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    seq INTEGER NOT NULL
-);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_leased ON webhook_deliveries (status, lease_until);
 """
 
 KINDS = ACTIVE + RETIRED
@@ -216,11 +215,14 @@ def payload(event):
 
 
 def fan_out(store, limit=500):
-    """Turn outbox events not yet seen into attempt 1 for every active webhook of the event's partner that
-    subscribes to its kind. Returns the number of attempts written. Call inside a store transaction."""
-    row = store.one("SELECT seq FROM webhook_outbox_cursor WHERE id = 1")
-    cursor = row["seq"] if row else 0
-    events = store.all("SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (cursor, limit))
+    """Turn outbox events not yet fanned out into attempt 1 for every active webhook of the event's partner that
+    subscribes to its kind. Returns the number of attempts written. Call inside a store transaction.
+
+    Each event is marked when fanned out (no cursor: on PostgreSQL an event of a lower seq can commit after a
+    higher one), and events another process is fanning out right now are skipped, not waited for.
+    """
+    events = store.all("SELECT * FROM events WHERE fanned = 0 ORDER BY seq LIMIT ?" + store.skip_locked(),
+                       (limit,))
     written = 0
     for event in events:
         hooks = store.all("SELECT id, events, callback_url FROM webhooks WHERE world = ? AND partner_id = ? "
@@ -233,10 +235,7 @@ def fan_out(store, limit=500):
                 for adjust in FAN_OUT_HOOKS:
                     adjust(store, row, lambda extra: store.insert("webhook_deliveries", **extra))
                 written += 1
-        cursor = event["seq"]
-    if events:
-        store.execute("INSERT INTO webhook_outbox_cursor (id, seq) VALUES (1, ?) "
-                      "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq", (cursor,))
+        store.execute("UPDATE events SET fanned = 1 WHERE seq = ?", (event["seq"],))
     return written
 
 
@@ -248,27 +247,46 @@ def attempt_row(event, hook, body, attempt=1, due_at=None):
             "url": hook["callback_url"], "request_body": body}
 
 
-def pending_worlds(store):
-    return [r["world"] for r in store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending'")]
+def pending_worlds(store, system_now=None):
+    """Worlds with attempts waiting: pending ones, and ones whose sender's lease ran out (a stopped process)."""
+    rows = store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending' "
+                     "OR (status = 'sending' AND lease_until < ?)", (-1 if system_now is None else system_now,))
+    return [r["world"] for r in rows]
 
 
-def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None, host_of=destination):
-    """Mark the world's due attempts `sending`, sign them at `now` (world clock) and return what to send.
+def in_flight(store, world, system_now):
+    """Attempts of `world` on the wire in any process (leased and the lease still running), per webhook."""
+    return {r["webhook_id"]: r["n"] for r in store.all(
+        "SELECT webhook_id, COUNT(*) AS n FROM webhook_deliveries WHERE world = ? AND status = 'sending' "
+        "AND lease_until >= ? GROUP BY webhook_id", (world, system_now))}
 
-    At most `per_webhook` attempts per webhook are on the wire at once (`busy`: webhook id -> attempts already
-    out), so a burst to a dead receiver cannot take every sender thread; the rest wait for the next round.
-    An attempt goes to the webhook's callback URL of the moment; attempts of a webhook deleted or paused since
-    fan-out are cancelled instead. Call inside a transaction.
+
+def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None, host_of=destination, *,
+          system_now=0, lease_us=60_000_000, holder=""):
+    """Lease the world's due attempts to this sender (`sending`, until `system_now + lease_us` of real time),
+    sign them at `now` (world clock) and return what to send.
+
+    Several processes claim from the same store: on PostgreSQL the due rows are locked and rows another process
+    holds are skipped (FOR UPDATE SKIP LOCKED); SQLite's write transactions are serial. An attempt whose lease
+    ran out (its sender stopped mid-flight) is due again. At most `per_webhook` attempts per webhook are on the
+    wire at once across every process (`busy` adds this process's own count of those not yet recorded), so a
+    burst to a dead receiver cannot take every sender; the rest wait for the next round. An attempt goes to the
+    webhook's callback URL of the moment; attempts of a webhook deleted or paused since fan-out are cancelled
+    instead. Call inside a transaction.
     """
-    out = dict(busy or {})
+    out = in_flight(store, world, system_now)
+    for webhook, n in (busy or {}).items():
+        out[webhook] = max(out.get(webhook, 0), n)
     taken = dict(hosts or {})
     full = [webhook for webhook, n in out.items() if n >= per_webhook]   # their backlog is not even read
     jobs = []
     rows = store.all("SELECT d.*, w.secret, w.is_active, w.callback_url FROM webhook_deliveries d "
                      "LEFT JOIN webhooks w ON w.id = d.webhook_id "
-                     "WHERE d.status = 'pending' AND d.world = ? AND d.due_at <= ? "
-                     f"AND d.webhook_id NOT IN ({', '.join('?' * len(full))}) ORDER BY d.due_at, d.seq",
-                     (world, now, *full))
+                     "WHERE (d.status = 'pending' OR (d.status = 'sending' AND d.lease_until < ?)) "
+                     "AND d.world = ? AND d.due_at <= ? "
+                     + (f"AND d.webhook_id NOT IN ({', '.join('?' * len(full))}) " if full else "")
+                     + "ORDER BY d.due_at, d.seq"
+                     + store.skip_locked("d"), (system_now, world, now, *full))
     for row in rows:
         if row["secret"] is None or not row["is_active"]:
             store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",
@@ -287,17 +305,20 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
         for tamper in SIGNING_HOOKS:
             headers = tamper(store, row, headers)
         store.update("webhook_deliveries", {"id": row["id"]}, status="sending", attempted_at=now,
-                     url=row["callback_url"], request_headers=json.dumps(headers))
+                     url=row["callback_url"], request_headers=json.dumps(headers),
+                     lease_until=system_now + lease_us, claimed_by=holder)
         jobs.append({"id": row["id"], "world": world, "webhook_id": row["webhook_id"], "url": row["callback_url"],
-                     "headers": headers, "body": row["request_body"], "attempt": row["attempt"], "host": host})
+                     "headers": headers, "body": row["request_body"], "attempt": row["attempt"], "host": host,
+                     "holder": holder})
     return jobs
 
 
 def record_outcome(store, job, now, status=None, body=None, error=None, duration_ms=None, headers=None):
     """Store one attempt's outcome (2xx is success; any other status, a timeout or a refused connection is a
     failure) and schedule the next attempt on the world clock while the schedule lasts."""
-    row = store.one("SELECT * FROM webhook_deliveries WHERE id = ? AND status = 'sending'", (job["id"],))
-    if row is None:                  # the world was reset meanwhile
+    row = store.one("SELECT * FROM webhook_deliveries WHERE id = ? AND status = 'sending' AND claimed_by = ?",
+                    (job["id"], job.get("holder", "")))
+    if row is None:                  # the world was reset meanwhile, or the lease ran out and another took it
         return
     succeeded = error is None and status is not None and 200 <= status < 300
     if error is None and not succeeded:
@@ -316,8 +337,10 @@ def record_outcome(store, job, now, status=None, body=None, error=None, duration
 
 
 def requeue_interrupted(store):
-    """Attempts left `sending` by a server that stopped mid-flight go out again."""
-    store.execute("UPDATE webhook_deliveries SET status = 'pending' WHERE status = 'sending'")
+    """Attempts left `sending` by a server that stopped mid-flight go out again at once (a server launch that
+    owns its state alone calls this; otherwise a stopped sender's leases run out)."""
+    store.execute("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, claimed_by = NULL "
+                  "WHERE status = 'sending'")
 
 
 def log_entry(row):
