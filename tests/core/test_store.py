@@ -27,7 +27,8 @@ def test_a_file_backed_sandbox_keeps_partners_users_and_tokens_across_a_restart(
 
 
 def _replay(config, seed, location):
-    app = create_app({**config, "STATE": location, "SEED": seed, "SECRET": "a fixed secret for a byte-for-byte replay test"})
+    app = create_app({**config, "STATE": location, "SEED": seed,
+                      "SECRET": "a fixed secret for a byte-for-byte replay test"})
     world = new_world(Api(app.test_client()), name="Same")
     user, _ = world.user(name="Jane")
     child = world.api.post("/partners", json={"name": "Store"}).json

@@ -35,7 +35,8 @@ class Simulator:
         self.worlds = Worlds(self.store, self.system_time, config["SEED"])
         secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
-        self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"], config["OPERATION_LIMITS"])
+        self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
+                                   config["OPERATION_LIMITS"])
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
         # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
