@@ -136,10 +136,12 @@ class Dispatcher:
             started = len(self.dispatch([world.id]))
             attempts += started
             with self._idle:
-                if not started and not before and not self._in_flight.get(world.id, 0):
-                    if self._elsewhere(world):
-                        continue             # another process's attempts: their outcomes may schedule more
-                    return attempts          # nothing was out, nothing was due
+                idle = not started and not before and not self._in_flight.get(world.id, 0)
+            if idle:        # (the store is read outside `_idle`: dispatch takes the two the other way round)
+                if self._elsewhere(world):
+                    continue                 # another process's attempts: their outcomes may schedule more
+                return attempts              # nothing was out, nothing was due
+            with self._idle:
                 # Wait for an attempt to end: it frees its webhook's slot for the next due one.
                 self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(before + started, 1),
                                     timeout=self.timeout + 5)
