@@ -42,7 +42,7 @@ class RateLimiter:
                 row = store.one("SELECT COUNT(*) AS n, MIN(at) AS oldest FROM rate_hits WHERE world = ? AND rule = ?",
                                 (world_id, rule))
                 if row["n"] >= limit:
-                    wait = max(1, math.ceil((row["oldest"] + window * SECOND - now) / SECOND_US))
+                    wait = max(1, math.ceil((row["oldest"] + window * SECOND_US - now) / SECOND_US))
                     scope = "the global rate limit" if rule == GLOBAL else f"the rate limit of {operation_id}"
                     raise TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
                                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)

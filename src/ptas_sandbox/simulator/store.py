@@ -41,8 +41,8 @@ def statements(schemas):
 class Store:
     """What domain code uses: one/all/execute/executemany/insert/update inside transaction()s."""
 
-    engine = None
-    location = None
+    engine: str = ""
+    location: str = ""
 
     # --- engine parts -------------------------------------------------------------------------------------
 
