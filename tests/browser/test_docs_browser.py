@@ -10,7 +10,7 @@ def test_docs_render_every_operation_offline(page, live):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{live}/docs")
-    page.wait_for_selector("text=CreateUser")
+    page.wait_for_selector("text=CreateUser", timeout=60_000)     # 1.5 MB of script to parse on a busy machine
     page.shots("docs")
     text = page.inner_text("body")
     assert "Unable to render" not in text and "Payment Transactions Aggregation Service" in text
@@ -21,7 +21,7 @@ def test_docs_render_every_operation_offline(page, live):
 
 def test_an_operation_shows_its_working_example(page, live):
     page.goto(f"{live}/docs#/journal/SandboxCountRequests")
-    page.wait_for_selector("text=requestBody")
+    page.wait_for_selector("text=requestBody", timeout=60_000)
     assert "CreateUser" in page.inner_text("#swagger-ui")
 
 

@@ -122,6 +122,7 @@ def test_verify_counts_calls_matching_a_pattern(world):
     count = lambda **pattern: world.api.post("/_sandbox/requests/count", json=pattern).json["count"]  # noqa: E731
     assert count(operationId="CreateUser") == 3
     assert count(operationId="CreateUser", status="2xx") == 2
+    assert count(operationId="CreateUser", status=201) == count(operationId="CreateUser", status=201.0) == 2
     assert count(operationId="CreateUser", requestBody={"name": "Jane"}) == 1
     assert count(method="POST", pathPattern="/users$") == 3
     assert count(operationId="DeleteUser") == 0

@@ -168,6 +168,8 @@ def contains(actual, expected):
 
 def status_range(status):
     """(low, high) for 404 or "404", or for a class such as "4xx"; ValueError otherwise."""
+    if isinstance(status, float) and status.is_integer():     # JSON's 404.0 is the integer 404
+        status = int(status)
     text = str(status).strip().lower()
     if re.fullmatch(r"[1-5]xx", text):
         low = int(text[0]) * 100

@@ -69,7 +69,8 @@ def write(sandbox, config, entry, response):
         path=request.path, query=request.query_string.decode("latin-1"), status=response.status_code,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"),
-        request=models.body_record(request.mimetype, request.get_data(cache=True), limit),
+        request=models.body_record(request.mimetype, request.get_data(cache=True) if request.content_length else b"",
+                                   limit),
         response=models.body_record(response.mimetype, b"" if streamed else response.get_data(), limit),
         marks=entry["marks"], limit=config["JOURNAL_LIMIT"],
         retention_seconds=config["JOURNAL_RETENTION_SECONDS"])
