@@ -208,7 +208,7 @@ def create(ctx, *, partner_id, user_id, values, options=None, preauthorized=Fals
                      credentials=json.dumps(cleaned), auth=json.dumps(auth) if auth is not None else None,
                      options=json.dumps(options), warnings=json.dumps(warnings), created_at=ctx.now,
                      updated_at=ctx.now)
-    row = get(ctx, account_id)
+    row = reload(ctx, account_id)
     imports.start(ctx, row, "Initial")
     ctx.emit("AccountCreated", partner_id, {"account": record(ctx, row), "userId": user_id})
     return changed_record(ctx, row)
@@ -243,7 +243,7 @@ def update(ctx, row, values):
         columns["errors"] = "[]"
     if columns:
         ctx.store.update("accounts", {"id": row["id"]}, updated_at=ctx.now, **columns)
-        row = get(ctx, row["id"])
+        row = reload(ctx, row["id"])
         if reconnected and row["next_import_at"] is None and not imports.running(ctx, row):
             imports.start(ctx, row, "Initial" if row["delivered"] == 0 else "Scheduled")
         ctx.emit("AccountUpdated", row["partner_id"], {"account": record(ctx, row), "userId": row["user_id"]})
@@ -278,7 +278,7 @@ def set_errors(ctx: Ctx, row: AccountRow, errors: list[dict[str, Any]],
     if new_errors == row["errors"] and new_warnings == row["warnings"]:
         return row
     ctx.store.update("accounts", {"seq": row["seq"]}, errors=new_errors, warnings=new_warnings, updated_at=ctx.now)
-    row = get(ctx, row["id"])
+    row = reload(ctx, row["id"])
     ctx.emit("AccountUpdated", row["partner_id"], {"account": record(ctx, row), "userId": row["user_id"]})
     return row
 
