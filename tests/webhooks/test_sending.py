@@ -15,7 +15,8 @@ from tests.support.problems import assert_problem
 from tests.support.receivers import Receiver, Served
 from tests.support.worlds import new_world
 
-DEADLINE = 0.5
+DEADLINE = 0.5    # the deadline tests' receivers never answer in time
+LONG = 60         # every other test: a healthy receiver on a loaded machine is never cut off
 
 
 class RawReceiver:
@@ -42,7 +43,7 @@ class RawReceiver:
         except OSError:
             return
         with conn:
-            conn.recv(65536)
+            read_request(conn)
             try:
                 self.script(self, conn)
             except OSError:
@@ -60,9 +61,32 @@ class RawReceiver:
         self.sock.close()
 
 
+def read_request(conn):
+    """All of the request (closing with unread bytes would reset the connection instead of ending it)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), b"0"))
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        body += chunk
+
+
 @pytest.fixture
-def config(system_time):
-    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "WEBHOOK_TIMEOUT_SECONDS": DEADLINE}
+def deadline(request):
+    return getattr(request, "param", LONG)
+
+
+@pytest.fixture
+def config(system_time, deadline):
+    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "WEBHOOK_TIMEOUT_SECONDS": deadline}
 
 
 def subscribe(world, url, events=("AccountCreated",)):
@@ -75,6 +99,7 @@ def deliveries(world):
     return world.api.get("/_sandbox/deliveries").json["deliveries"]
 
 
+@pytest.mark.parametrize("deadline", [DEADLINE], indirect=True)
 def test_a_receiver_trickling_its_answer_is_cut_off_at_the_deadline(world):
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"     # 38 bytes, one every 0.2 s: 7.6 s in all
     trickler = RawReceiver(lambda self, conn: self.trickle(conn, answer, 0.2))
@@ -89,12 +114,12 @@ def test_a_receiver_trickling_its_answer_is_cut_off_at_the_deadline(world):
         trickler.close()
 
 
-def test_an_answer_whose_body_stalls_after_a_2xx_is_a_success(world):
-    """The status line is the receiver's acknowledgement: a body that never ends must not turn a received
-    notification into a failure, a retry (a duplicate) and in the end a 'given up'."""
+def test_an_answer_whose_body_breaks_after_a_2xx_is_a_success(world):
+    """The status line is the receiver's acknowledgement: a body that breaks off (or stalls past the deadline)
+    must not turn a received notification into a failure, a retry (a duplicate) and in the end a 'given up'."""
     def script(self, conn):
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nX-Receiver: slowpoke\r\n\r\nstarted")
-        self.stop.wait(30)
+        # ... and the connection closes, 993 bytes short of what Content-Length promised
     staller = RawReceiver(script)
     try:
         subscribe(world, staller.url)
@@ -136,7 +161,7 @@ def test_the_default_deadline_is_ten_seconds_for_the_whole_attempt(system_time):
 def public_only(system_time):
     """A sandbox bound to a public interface: no callbacks into private networks."""
     app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "ALLOW_PRIVATE_CALLBACKS": False,
-                      "WEBHOOK_TIMEOUT_SECONDS": DEADLINE})
+                      "WEBHOOK_TIMEOUT_SECONDS": LONG})
     yield app
     app.extensions["ptas"].close()
 
@@ -200,7 +225,7 @@ def test_a_sandbox_on_a_laptop_calls_local_receivers(world):
 def test_the_sender_checks_every_address_a_name_resolves_to():
     def resolve(host, port, **kw):
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)) for ip in ("93.184.215.14", "10.1.2.3")]
-    outcome = Sender(DEADLINE, allow_private=False, resolve=resolve).send("http://mixed.example.com/", b"{}", {})
+    outcome = Sender(LONG, allow_private=False, resolve=resolve).send("http://mixed.example.com/", b"{}", {})
     assert outcome.status is None and "10.1.2.3" in outcome.error and "private" in outcome.error
 
 
