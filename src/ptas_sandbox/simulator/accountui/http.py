@@ -47,13 +47,13 @@ CSRF = {"type": "string", "description": "the token of the page's form (docs/pag
 CONNECT_FORM = {"type": "object", "description": "the page's form as it stands when the Authorize button is "
                 "pressed: accountTypeId and the token, and the account type's fields (ignored)",
                 "properties": {"accountTypeId": {"type": "string", "minLength": 1}, "csrfToken": CSRF},
-                "required": ["accountTypeId", "csrfToken"], "additionalProperties": {"type": "string"}}
+                "required": ["accountTypeId"], "additionalProperties": {"type": "string"}}
 ACCOUNT_FORM = {"type": "object", "description": "accountTypeId, then one part per accountFields entry by its "
                 "name (a File field as a file part); authReference once an Auth field is authorized",
                 "properties": {"accountTypeId": {"type": "string", "minLength": 1},
                                "authReference": {"type": "string"},
                                "action": {"type": "string", "enum": ["submit", "cancel"]}, "csrfToken": CSRF},
-                "required": ["accountTypeId", "csrfToken"], "additionalProperties": {"type": "string"}}
+                "required": ["accountTypeId"], "additionalProperties": {"type": "string"}}
 
 
 def page_url(call, key):

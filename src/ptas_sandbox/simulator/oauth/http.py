@@ -84,7 +84,7 @@ CONSENT_FORM = {"type": "object", "properties": {
     "outcome": {"type": "string", "enum": ["notfound", "error"]},
     "message": {"type": "string", "maxLength": models.MAX_MESSAGE, "description": "shown to the user"},
     "csrfToken": {"type": "string", "description": "the token of the page's form (docs/pages.md)"}},
-    "required": ["decision", "csrfToken"], "additionalProperties": False,
+    "required": ["decision"], "additionalProperties": False,
     "if": {"properties": {"decision": {"const": "outcome"}}}, "then": {"required": ["outcome"]}}
 
 

@@ -21,7 +21,7 @@ REGISTRATION_FORM = {"type": "object", "properties": {
     "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
     "email": {"type": "string", "maxLength": 254, "pattern": r"^$|^[^@\s]+@[^@\s]+\.[^@\s]+$"},
     "csrfToken": {"type": "string", "description": "the token of the page's form (docs/pages.md)"}},
-    "required": ["name", "csrfToken"], "additionalProperties": False}
+    "required": ["name"], "additionalProperties": False}
 FORM_FIELDS = set(REGISTRATION_FORM["properties"])
 
 
