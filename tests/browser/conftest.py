@@ -69,7 +69,7 @@ class Shots:
 @pytest.fixture
 def page(browser, request):
     context = browser.new_context()
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(30_000)      # a bound, not a pace: a loaded 2-core machine renders slowly
     page = context.new_page()
     page.shots = Shots(page)
     yield page
