@@ -30,3 +30,8 @@ def emit(ctx, kind, partner_id, data, test=False):
              "created_at": ctx.now, "data": json.dumps(data, sort_keys=True), "test": int(test)}
     ctx.store.insert("events", **event)
     return event
+
+
+def mark_fanned(store, seq):
+    """The outbox has written the event's deliveries (webhooks.models.fan_out): it is not fanned out again."""
+    store.execute("UPDATE events SET fanned = 1 WHERE seq = ?", (seq,))

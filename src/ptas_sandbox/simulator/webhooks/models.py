@@ -13,7 +13,7 @@ import re
 import secrets
 from urllib.parse import urlsplit
 
-from ..events import ACTIVE, RETIRED
+from ..events import ACTIVE, RETIRED, mark_fanned
 from ..partners.models import absolute_url
 from ..problems import BadRequest, not_found
 from ..timestamps import SECOND_US, render
@@ -235,7 +235,7 @@ def fan_out(store, limit=500):
                 for adjust in FAN_OUT_HOOKS:
                     adjust(store, row, lambda extra: store.insert("webhook_deliveries", **extra))
                 written += 1
-        store.execute("UPDATE events SET fanned = 1 WHERE seq = ?", (event["seq"],))
+        mark_fanned(store, event["seq"])
     return written
 
 
