@@ -54,7 +54,7 @@ def test_the_clock_needs_a_partner_token_of_the_world(api, world):
 
 
 def test_the_clock_still_answers_an_expired_token(world):
-    short = world.api.as_(world.new_token("partner:read", expires_in=60))
+    short = world.api.as_(world.new_token("partner:update", expires_in=60))
     short.advance(61)
     assert_problem(short.get("/partners/self"), 401)
     assert short.get("/_sandbox/clock").status_code == 200
@@ -80,7 +80,7 @@ def test_reset_of_everything_needs_the_admin_key(config):
     from ptas_sandbox.simulator import create_app
     from tests.support.client import Api
     from tests.support.worlds import new_world
-    app = create_app({**config, "ADMIN_KEY": "let-me-in"})
+    app = create_app({**config, "ADMIN_KEY": "let-me-in", "OPEN": True})
     api = Api(app.test_client())
     world = new_world(api)
     assert_problem(api.post("/_sandbox/reset", headers={"X-Sandbox-Admin-Key": "guess"}), 401)

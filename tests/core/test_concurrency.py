@@ -160,7 +160,7 @@ def test_a_concurrent_mixed_workload_never_fails_and_loses_or_doubles_nothing(se
         assert sorted(c["id"] for c in made["child"][root]) == sorted(children)
         clock = server.call("GET", "/_sandbox/clock", root).json()
         assert parse(clock["now"]) == parse(START) + ROUND * 60 * SECOND_US     # no advance lost to another
-        captures = server.call("GET", f"/_sandbox/echo/{bins[root]}").json()["captures"]
+        captures = server.call("GET", f"/_sandbox/echo/{bins[root]}", root).json()["captures"]
         # the age check is about replay; these were signed on a world clock moved ahead, so it is skipped
         received = [verify(secrets[root], c["headers"], c["body"], tolerance_seconds=None) for c in captures]
         tests = sorted(p["id"] for p in received if p.get("isTest"))
@@ -189,7 +189,7 @@ def test_flushes_holding_every_server_thread_still_reach_the_echo_on_the_same_se
     for i, root in enumerate(worlds):
         log = server.call("GET", "/_sandbox/deliveries", root).json()["deliveries"]
         assert [(d["attempt"], d["status"]) for d in log] == [(1, "succeeded")] * 2
-        assert len(server.call("GET", f"/_sandbox/echo/flush-{i}").json()["captures"]) == 2
+        assert len(server.call("GET", f"/_sandbox/echo/flush-{i}", root).json()["captures"]) == 2
 
 def test_concurrent_requests_over_the_rate_limit_get_exactly_the_limit_through():
     """On a frozen world clock the window never moves: of 40 requests at once, 30 pass and 10 get a 429."""

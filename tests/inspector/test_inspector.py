@@ -115,7 +115,7 @@ def test_a_forged_cookie_opens_nothing(client, world):
 
 @pytest.fixture
 def admin_app(config):
-    app = create_app({**config, "ADMIN_KEY": "k" * 32})
+    app = create_app({**config, "ADMIN_KEY": "k" * 32, "OPEN": True})   # worlds made without the key
     yield app
     app.extensions["ptas"].close()
 
@@ -212,7 +212,7 @@ def test_fire_a_test_event_and_flush_from_the_page(client, world):
                        data={"kind": "AccountCreated"})
     assert done.status_code == 303
     client.post("/_sandbox/inspect/actions/flush", headers=header(world))
-    assert len(client.get("/_sandbox/echo/btn").json["captures"]) == 1
+    assert len(world.api.get("/_sandbox/echo/btn").json["captures"]) == 1
     unknown = client.post("/_sandbox/inspect/actions/test-event", headers=header(world), data={"kind": "Nope"})
     assert "Not+done" in unknown.headers["Location"]
     assert client.post("/_sandbox/inspect/actions/explode", headers=header(world)).status_code == 404

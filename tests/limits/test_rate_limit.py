@@ -34,10 +34,12 @@ def test_the_window_slides_with_the_world_clock(world):
 
 def test_every_kind_of_caller_counts_and_refusals_do_not(world):
     _, as_user = world.user()
-    spend(world.api, 98)
-    as_user.post("/users/self/tokens", json={})            # a 403 still counts: it reached the service
-    assert world.api.get("/partners/self").status_code == 429   # the user's request above was the 100th
-    assert as_user.post("/users/self/tokens").status_code == 429
+    spend(world.api, 97)                                     # and creating the user: 98
+    assert as_user.get("/accounts").status_code == 200      # a user's request counts: the 99th
+    assert_problem(as_user.get("/users"), 403)               # a refusal (wrong kind or scope) does not
+    assert world.api.get("/partners/self").status_code == 200   # the 100th
+    assert world.api.get("/partners/self").status_code == 429
+    assert as_user.get("/accounts").status_code == 429
     world.api.advance(60)
     assert world.api.get("/partners/self").status_code == 200
 

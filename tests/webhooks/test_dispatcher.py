@@ -216,7 +216,7 @@ def test_a_served_sandbox_delivers_to_its_own_echo_over_http(served):
         "callbackUrl": f"{base}/_sandbox/echo/own", "events": ["AccountTypeUpdated"]}).json()
     requests.post(f"{base}/partner/v2/testevents/accounttypeupdated", headers=headers).raise_for_status()
     requests.post(f"{base}/_sandbox/webhooks/flush", headers=headers).raise_for_status()
-    [capture] = requests.get(f"{base}/_sandbox/echo/own").json()["captures"]
+    [capture] = requests.get(f"{base}/_sandbox/echo/own", headers=headers).json()["captures"]
     assert capture["headers"]["Host"] == base.split("//")[1]
     from ptas_sandbox.webhooks import verify
     assert verify(hook["secret"], capture["headers"], capture["body"], tolerance_seconds=None)["eventType"] == \

@@ -4,7 +4,6 @@ and the sandbox's own echo both get every test event, signed and verifiable with
 import json
 
 import pytest
-import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.events import ACTIVE
@@ -54,7 +53,7 @@ def test_a_script_gets_every_test_event_signed_at_its_receiver_and_in_the_echo(s
     assert receiver.wait_for(len(ACTIVE))
 
     at_receiver = [verify(mine["secret"], r["headers"], r["body"], now=partner.now()) for r in receiver.requests]
-    captures = requests.get(f"{sandbox}/_sandbox/echo/script").json()["captures"]
+    captures = partner.call("GET", "/_sandbox/echo/script")["captures"]
     in_echo = [verify(echo["secret"], c["headers"], c["body"], now=partner.now()) for c in captures]
     by_id = lambda payloads: sorted(payloads, key=lambda p: p["id"])   # noqa: E731 (delivery order is free)
     assert by_id(at_receiver) == by_id(in_echo) == by_id(sent)
@@ -85,7 +84,7 @@ def test_a_script_gets_every_lifecycle_event_of_an_account_at_its_receiver_and_i
     assert receiver.wait_for(len(log) // 2)
     # Checked after the fact, hours of world time after the first ones were sent: signatures only, no age.
     at_receiver = [verify(mine["secret"], r["headers"], r["body"], tolerance_seconds=None) for r in receiver.requests]
-    captures = requests.get(f"{sandbox}/_sandbox/echo/life").json()["captures"]
+    captures = partner.call("GET", "/_sandbox/echo/life")["captures"]
     in_echo = [verify(echo["secret"], c["headers"], c["body"], tolerance_seconds=None) for c in captures]
     by_id = lambda payloads: sorted(payloads, key=lambda p: p["id"])   # noqa: E731
     assert by_id(at_receiver) == by_id(in_echo)

@@ -34,8 +34,9 @@ def flush(world):
     return response.json
 
 
-def captured(api, bin_):
-    return api.get(f"/_sandbox/echo/{bin_}").json["captures"]
+def captured(world, bin_):
+    """A bin's captures of `world`'s notifications (read with its partner token, DESIGN.md)."""
+    return world.api.get(f"/_sandbox/echo/{bin_}").json["captures"]
 
 
 def now_of(world):
@@ -49,7 +50,7 @@ def test_an_event_becomes_a_signed_notification_at_each_subscribed_webhook(app, 
     event = emit(app, world, "AccountCreated", {"account": {"id": "a1", "errors": [], "warnings": []}, "userId": "u1"})
     assert flush(world)["attempted"] == 2
     for hook, bin_ in ((one, "one"), (two, "two")):
-        [capture] = captured(api, bin_)
+        [capture] = captured(world, bin_)
         payload = verify(hook["secret"], capture["headers"], capture["body"], now=now_of(world))
         assert payload["id"] == event["id"] and payload["eventType"] == "AccountCreated"
         assert SEVEN_DIGITS.match(payload["createdAt"]) and payload["isTest"] is False
@@ -65,7 +66,7 @@ def test_only_webhooks_subscribed_to_the_kind_are_notified(app, api, world):
     subscribe(world, "deleted", events=["AccountDeleted"])
     emit(app, world, "AccountDeleted", {"account": {"id": "a1"}, "userId": "u1"})
     flush(world)
-    assert captured(api, "created") == [] and len(captured(api, "deleted")) == 1
+    assert captured(world, "created") == [] and len(captured(world, "deleted")) == 1
 
 
 def test_inactive_webhooks_are_not_notified(app, api, world):
@@ -73,7 +74,7 @@ def test_inactive_webhooks_are_not_notified(app, api, world):
     world.api.patch(f"/webhooks/{hook['id']}", json={"isActive": False})
     emit(app, world, "AccountCreated", {"account": {"id": "a1"}, "userId": "u1"})
     flush(world)
-    assert captured(api, "paused") == []
+    assert captured(world, "paused") == []
 
 
 def test_a_webhook_paused_before_its_attempt_gets_nothing_and_the_log_says_so(app, api, world):
@@ -82,7 +83,7 @@ def test_a_webhook_paused_before_its_attempt_gets_nothing_and_the_log_says_so(ap
     assert len(world.api.get("/_sandbox/deliveries").json["deliveries"]) == 1     # fanned out, not yet sent
     world.api.delete(f"/webhooks/{hook['id']}")
     flush(world)
-    assert captured(api, "late") == []
+    assert captured(world, "late") == []
     [entry] = world.api.get("/_sandbox/deliveries").json["deliveries"]
     assert entry["status"] == "cancelled" and entry["final"] is True
 
@@ -95,7 +96,7 @@ def test_events_of_another_partner_or_world_do_not_reach_a_webhook(app, api, wor
     emit(app, world, "AccountCreated", {"account": {"id": "y"}, "userId": "u"}, partner_id=child["id"])
     flush(world)
     flush(other_world)
-    assert captured(api, "mine") == [] and len(captured(api, "theirs")) == 1
+    assert captured(world, "mine") == [] and len(captured(other_world, "theirs")) == 1
     assert world.api.get("/_sandbox/deliveries").json["deliveries"] == []
 
 
@@ -104,14 +105,14 @@ def test_retired_kinds_never_fire(app, api, world):
     for kind in ACTIVE:
         emit(app, world, kind, {})
     flush(world)
-    assert captured(api, "retired") == []
+    assert captured(world, "retired") == []
 
 
 def test_webhooks_created_after_an_event_do_not_get_it_even_before_fan_out(app, api, world):
     emit(app, world, "AccountCreated", {"account": {"id": "a1"}, "userId": "u1"})
     subscribe(world, "later")
     flush(world)
-    assert captured(api, "later") == []
+    assert captured(world, "later") == []
 
 
 def test_a_reactivated_webhook_gets_nothing_from_while_it_was_paused(app, api, world):
@@ -121,7 +122,7 @@ def test_a_reactivated_webhook_gets_nothing_from_while_it_was_paused(app, api, w
     world.api.patch(f"/webhooks/{hook['id']}", json={"isActive": True})
     emit(app, world, "AccountCreated", {"account": {"id": "after"}, "userId": "u1"})
     flush(world)
-    assert [json.loads(c["body"])["data"]["account"]["id"] for c in captured(api, "paused-then-back")] == ["after"]
+    assert [json.loads(c["body"])["data"]["account"]["id"] for c in captured(world, "paused-then-back")] == ["after"]
 
 
 @pytest.mark.parametrize("kind", ACTIVE)
@@ -130,7 +131,7 @@ def test_each_test_event_sends_a_test_notification_of_its_kind(api, world, kind)
     response = world.api.post(TEST_PATHS[kind])
     assert response.status_code == 202, response.json
     flush(world)
-    [capture] = captured(api, "tests")
+    [capture] = captured(world, "tests")
     payload = verify(hook["secret"], capture["headers"], capture["body"], now=now_of(world))
     assert payload == response.json
     assert payload["eventType"] == kind and payload["isTest"] is True
@@ -151,7 +152,7 @@ def test_a_test_event_goes_only_to_webhooks_subscribed_to_its_kind(api, world):
     subscribe(world, "imports", events=["TransactionsImported"])
     world.api.post("/testevents/accountcreated")
     flush(world)
-    assert captured(api, "imports") == []
+    assert captured(world, "imports") == []
 
 
 def test_test_events_are_deterministic_for_a_world_seed(api):
@@ -191,7 +192,7 @@ def test_a_failing_echo_is_retried_on_the_world_clock(api, world):
     assert flush(world)["attempted"] == 1
     attempts = world.api.get("/_sandbox/deliveries").json["deliveries"]
     assert [(a["attempt"], a["status"]) for a in attempts] == [(1, "failed"), (2, "succeeded")]
-    captures = captured(api, "flaky")
+    captures = captured(world, "flaky")
     assert len(captures) == 2 and captures[0]["headers"]["Webhook-Id"] == captures[1]["headers"]["Webhook-Id"]
 
 
@@ -200,7 +201,7 @@ def test_one_flush_delivers_a_backlog_longer_than_the_attempts_allowed_at_once(a
     for n in range(9):
         emit(app, world, "AccountUpdated", {"account": {"id": f"a{n}"}, "userId": "u1"})
     assert flush(world) == {"attempted": 9, "pending": 0, "nextDueAt": None}
-    assert len(captured(api, "backlog")) == 9
+    assert len(captured(world, "backlog")) == 9
 
 
 def test_flush_needs_a_token_of_the_world(api):

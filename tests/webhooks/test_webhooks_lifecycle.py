@@ -25,7 +25,7 @@ def notifications(api, world, hook, bin_):
     world.api.post("/_sandbox/webhooks/flush")
     now = parse(world.api.get("/_sandbox/clock").json["now"]) / SECOND_US
     return [verify(hook["secret"], c["headers"], c["body"], now=now)
-            for c in api.get(f"/_sandbox/echo/{bin_}").json["captures"]]
+            for c in world.api.get(f"/_sandbox/echo/{bin_}").json["captures"]]
 
 
 def create_account(world, user, **fields):
@@ -101,4 +101,4 @@ def test_lifecycle_events_reach_only_the_owning_partners_webhooks(api, world, ot
     user, _ = world.user(name="Jane")
     create_account(world, user)
     other_world.api.post("/_sandbox/webhooks/flush")
-    assert api.get("/_sandbox/echo/other").json["captures"] == []
+    assert other_world.api.get("/_sandbox/echo/other").json["captures"] == []

@@ -27,7 +27,7 @@ def test_notifications_not_yet_sent_survive_a_restart(durable_store, config):
     second = create_app({**config, "STATE": state})
     api = Api(second.test_client())
     assert api.as_(world.token).post("/_sandbox/webhooks/flush").json["attempted"] == 1
-    assert len(api.get("/_sandbox/echo/restart").json["captures"]) == 1
+    assert len(api.as_(world.token).get("/_sandbox/echo/restart").json["captures"]) == 1
     second.extensions["ptas"].close()
 
 

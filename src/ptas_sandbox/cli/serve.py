@@ -3,12 +3,14 @@
 import argparse
 import errno
 import os
+import secrets
 import signal
 import sqlite3
 import sys
 
 ENVIRONMENT = """environment:
-  PTAS_ADMIN_KEY   the server's admin key: the server-wide inspector view and resetting every world need it
+  PTAS_ADMIN_KEY   the server's admin key: creating worlds and loading scenarios (unless --open), the
+                   server-wide inspector view and resetting every world need it
   PTAS_URL         where the remote commands (clock, reset, trigger, requests, listen, inspect) find the sandbox
   PTAS_TOKEN       the partner token they act with (a world's token)
 """
@@ -28,7 +30,23 @@ def add(commands):
     s.add_argument("--state", default=os.path.join(".ptas", "sandbox.db"),
                    help="a file keeps the sandbox across restarts; :memory: throws it away")
     s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
-    s.add_argument("--seed", type=int, default=0, help="server seed: world ids and seeds derive from it")
+    s.add_argument("--seed", type=int, default=None,
+                   help="server seed: world ids and data reproduce with it (default: random, printed)")
+    s.add_argument("--admin-key", default=os.environ.get("PTAS_ADMIN_KEY"),
+                   help="the operator's key (better: PTAS_ADMIN_KEY, which `ps` does not show): creating worlds "
+                        "and loading scenarios need it in X-Sandbox-Admin-Key; it also resets every world")
+    s.add_argument("--open", action="store_true",
+                   help="with an admin key, still let anyone create worlds and load scenarios")
+    s.add_argument("--max-worlds", type=int, default=1000, help="worlds on this server (default 1000)")
+    s.add_argument("--echo-captures-per-bin", type=int, default=200,
+                   help="captures kept per echo bin and world, the newest (default 200)")
+    s.add_argument("--echo-capture-max-bytes", type=int, default=64 * 1024,
+                   help="largest request the echo receiver keeps, headers included (default 65536; more is 413)")
+    s.add_argument("--echo-total-bytes", type=int, default=16 * 1024 * 1024,
+                   help="all echo captures together; the oldest go first (default 16 MiB)")
+    s.add_argument("--retention-days", type=float, default=7,
+                   help="outbox events, delivery attempts and echo captures older than this on their world's "
+                        "clock are pruned (default 7)")
     s.add_argument("--quiet", action="store_true", help="no access-log line per request")
     s.add_argument("--rate-limit", type=rate, metavar="N/SECONDS",
                    help="the global limit per world (default 100/60, spec §8)")
@@ -67,8 +85,13 @@ def serve(args):
     allow_private = args.allow_private_callbacks
     if allow_private is None:
         allow_private = private_callbacks_default(args.host)
-    config = {"STATE": state, "SEED": args.seed, "ADMIN_KEY": os.environ.get("PTAS_ADMIN_KEY"),
-              "WEBHOOK_TIMEOUT_SECONDS": args.webhook_timeout, "ALLOW_PRIVATE_CALLBACKS": allow_private}
+    # Seeds make data and ids reproducible, never secrets; without --seed every server gets its own ids.
+    seed = secrets.randbelow(2**31) if args.seed is None else args.seed
+    config = {"STATE": state, "SEED": seed, "ADMIN_KEY": args.admin_key or None, "OPEN": args.open,
+              "WEBHOOK_TIMEOUT_SECONDS": args.webhook_timeout, "ALLOW_PRIVATE_CALLBACKS": allow_private,
+              "MAX_WORLDS": args.max_worlds, "ECHO_CAPTURES_PER_BIN": args.echo_captures_per_bin,
+              "ECHO_CAPTURE_MAX_BYTES": args.echo_capture_max_bytes, "ECHO_TOTAL_BYTES": args.echo_total_bytes,
+              "RETENTION_SECONDS": round(args.retention_days * 86400)}
     if args.rate_limit:
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
@@ -89,21 +112,23 @@ def serve(args):
         from ptas_sandbox.simulator.scenarios import load
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
-    from waitress import create_server
+    from ptas_sandbox.simulator.serving import create_server
     wsgi = app
     if not args.quiet:
         from ._accesslog import AccessLog
         wsgi = AccessLog(app, sandbox.system_time)
     try:
-        server = create_server(wsgi, host=args.host, port=args.port, threads=8, ident="ptas-sandbox")
+        server = create_server(wsgi, host=args.host, port=args.port, threads=8)
     except OSError as error:
         sandbox.close()
         if error.errno == errno.EADDRINUSE:
             fail(f"port {args.port} on {args.host} is in use; choose another with --port (0: any free port)")
         fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
     base = f"http://{args.host}:{server.effective_port}"
-    print(f"ptas-sandbox simulator on {base} (state: {state})\n"
-          f"  create a world:  curl -X POST {base}/_sandbox/partners\n"
+    seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
+    key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
+    print(f"ptas-sandbox simulator on {base} (state: {state}; {seeded})\n"
+          f"  create a world:  curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
           f"  see a world:     ptas inspect | ptas requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port

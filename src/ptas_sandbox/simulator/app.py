@@ -26,7 +26,13 @@ DEFAULTS = {
     "OPERATION_LIMITS": {},             # extra limits: {"CreateUser": (10, 60)}
     "MAX_CONTENT_LENGTH": 1024 * 1024,  # bodies over 1 MiB get 413
     "SYSTEM_TIME": None,                # callable giving microseconds; the simulator's only clock source
-    "ADMIN_KEY": None,                  # lets POST /_sandbox/reset wipe every world
+    "ADMIN_KEY": None,                  # server-wide authority: new worlds, scenario loads, reset of every world
+    "OPEN": False,                      # with an admin key: still let anyone create worlds (a laptop sandbox)
+    "MAX_WORLDS": 1000,                 # worlds on this server; the next is a 409 until one is reset
+    "ECHO_CAPTURES_PER_BIN": 200,       # the newest are kept
+    "ECHO_CAPTURE_MAX_BYTES": 64 * 1024,  # a larger request to the echo receiver is a 413 (webhooks are small)
+    "ECHO_TOTAL_BYTES": 16 * 1024 * 1024,  # all captures of the server together; the oldest go first
+    "RETENTION_SECONDS": 7 * 86400,     # outbox events, deliveries and captures older than this (world clock) go
     "INITIAL_TOKEN_LIFETIME": 7 * 86400,  # DESIGN.md: over one hour, so it has an id and can be revoked
     "USER_TOKEN_LIFETIME": 86400,       # a new partner's userTokenExpirySeconds
     "START_SERVICES": True,             # background services (webhook dispatcher)

@@ -35,3 +35,8 @@ def emit(ctx, kind, partner_id, data, test=False):
 def mark_fanned(store, seq):
     """The outbox has written the event's deliveries (webhooks.models.fan_out): it is not fanned out again."""
     store.execute("UPDATE events SET fanned = 1 WHERE seq = ?", (seq,))
+
+
+def prune(store, world, before):
+    """Retention: a world's events from before `before` that the webhook fan-out has already read go."""
+    store.execute("DELETE FROM events WHERE world = ? AND created_at < ? AND fanned = 1", (world, before))

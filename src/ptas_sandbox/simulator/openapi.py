@@ -44,10 +44,20 @@ def document(prefix):
                 "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
                 "description": "Spec §5: `Authorization: Bearer <JWT>`. Each operation's `security` lists the scopes "
                                "that let a token call it (any one of them), as does `x-required-scopes` per token "
-                               "kind and the operation's description."}},
+                               "kind and the operation's description."},
+                "adminKey": {"type": "apiKey", "in": "header", "name": "X-Sandbox-Admin-Key",
+                             "description": "the operator's admin key (PTAS_ADMIN_KEY), needed for server-wide "
+                                            "operations when one is set"}},
         },
         "security": [{"bearer": []}],
     }
+
+
+def bounded(schema):
+    """An integer query parameter as the pipeline reads it: ASCII digits, within 64 bits unless narrower."""
+    if schema.get("type") != "integer":
+        return schema
+    return {"minimum": 0, "maximum": 2**63 - 1, **schema}
 
 
 def describe(op):
@@ -57,13 +67,13 @@ def describe(op):
     if op.callbacks:
         doc["callbacks"] = op.callbacks
     if op.tokens == NO_AUTH:
-        doc["security"] = []
+        doc["security"] = [{}, {"adminKey": []}] if op.admin else []
     elif not op.control:
         doc["security"], doc["x-required-scopes"], line = required_scopes(op)
         doc["description"] = line
     parameters = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
                   for n in re.findall(r"{(\w+)}", op.path)]
-    parameters += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in op.query.items()]
+    parameters += [{"name": n, "in": "query", "required": False, "schema": bounded(s)} for n, s in op.query.items()]
     if parameters:
         doc["parameters"] = parameters
     if op.body is not None:
@@ -73,7 +83,10 @@ def describe(op):
         doc["requestBody"] = {"required": op.body_required, "content": {op.consumes: media}}
     responses = {}
     for status, schema in (op.responses or {200: None}).items():
-        if isinstance(schema, str) and schema.startswith("text/"):
+        if schema == "ProblemDetails":      # an error a credential-less operation may still answer (401)
+            responses[str(status)] = {"description": ERRORS.get(str(status), "Error"), "content": {
+                "application/problem+json": {"schema": ref("ProblemDetails")}}}
+        elif isinstance(schema, str) and schema.startswith("text/"):
             responses[str(status)] = {"description": "A page", "content": {schema: {"schema": {"type": "string"}}}}
         elif schema is None:
             responses[str(status)] = {"description": "No body" if status == 204 else "Success"}
@@ -84,7 +97,7 @@ def describe(op):
             responses[str(status)] = {"description": "Success",
                                       "content": {"application/json": {"schema": schema}}}
     for status, text in ERRORS.items():
-        if op.tokens == NO_AUTH and status in ("401", "403"):
+        if op.tokens == NO_AUTH and status in ("401", "403") and not (op.admin and status == "401"):
             continue
         responses.setdefault(status, {"description": text, "content": {
             "application/problem+json": {"schema": ref("ProblemDetails")}}})

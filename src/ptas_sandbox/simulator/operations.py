@@ -21,7 +21,7 @@ Schema = dict[str, Any]   # a JSON Schema, or a component's name where a respons
 
 # Authentication modes besides token kinds.
 NO_AUTH = "none"          # health, world creation, echo capture, hosted pages with their own secrets
-WORLD_AUTH = "world"      # the control API: any partner token signed for the world, expired or not
+WORLD_AUTH = "world"      # the control API: a root partner token of the world with partner:update/all, expired or not
 PARTNER_ONLY = ("partner",)
 USER_ONLY = ("user",)
 ANY_TOKEN = ("partner", "user")
@@ -50,6 +50,7 @@ class Operation:
     callbacks: Schema | None = None   # OpenAPI `callbacks`: requests the service makes because of this operation
     consumes: str = "application/json"   # anything else: the handler gets the raw bytes as call.body
     atomic: bool = True          # False: the handler runs outside a store transaction (it waits on other threads)
+    admin: bool = False          # server-wide: needs the admin key when one is set (unless the server is --open)
 
     def scopes_for(self, kind: str) -> tuple[str, ...]:
         return self.scopes.get(kind, ()) if isinstance(self.scopes, dict) else self.scopes

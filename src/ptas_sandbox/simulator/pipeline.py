@@ -1,10 +1,11 @@
 """The path of one API request, in the order DESIGN.md draws it, in one place.
 
-verify the bearer's signature → rate limit (world clock) → authenticate (expiry, revocation, lastUsedAt) →
-authorize (token kind, scope table) → catch up (the world's imports reach its clock: `Simulator.catch_up`) →
-parse input → domain operation (one transaction) → render.
+verify the bearer's signature → authenticate (expiry, revocation, lastUsedAt) → authorize (token kind, scope
+table) → rate limit (world clock; only what authenticated and may call the operation counts) → catch up (the
+world's imports reach its clock: `Simulator.catch_up`) → parse input → domain operation (one transaction) → render.
 """
 
+import hmac
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +28,8 @@ def handle(op, params):
     ctx: Ctx | None = None
     principal: Principal | str | None = None
     injection = None
+    if op.admin:
+        require_admin(sandbox, request.headers)
     if op.tokens != NO_AUTH:
         claims, ctx = bearer_world(sandbox, request.headers)
         world = ctx.world
@@ -36,10 +39,13 @@ def handle(op, params):
             injection, ctx, answer = intercept(sandbox, ctx, op, claims)
             if answer is not None:
                 return answer
-            sandbox.limiter.hit(world.id, ctx.now, op.id)
+            # Only a request that authenticated and holds the scope counts toward the §8 budget: refusals
+            # (forged, revoked, expired, wrong kind or scope) must not let anyone use up a partner's budget.
+            # The hit is inside the transaction, so a 429 leaves `lastUsedAt` as it was.
             with sandbox.store.transaction():
                 principal = sandbox.authenticate(ctx, claims)
-            authorize(op, principal)
+                authorize(op, principal)
+                sandbox.limiter.hit(world.id, ctx.now, op.id)
             sandbox.catch_up(world)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
@@ -70,16 +76,46 @@ def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tu
     return claims, sandbox.ctx(world)
 
 
+CONTROL_SCOPES = ("partner:update",)     # or partner:all, which covers it
+
+
 def control_principal(ctx: Ctx, claims: Mapping[str, Any]) -> str:
-    """The control API takes any unrevoked partner token of the world, expired or not: a harness that moved
-    the clock past its token's expiry can still move it back into shape or reset the world."""
-    row = ctx.store.one("SELECT partner_id, revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
-                        (claims["jti"], ctx.world.id))
+    """Who steers a world (DESIGN.md, the control API): its root partner's tokens holding `partner:update` or
+    `partner:all`, expired or not (a harness that moved the clock past its token's expiry can still steer and
+    renew it), revoked never. Child partners', deploy and narrower tokens get 403."""
+    row = ctx.store.one("SELECT t.partner_id, t.revoked_at, t.scope, p.parent_id FROM tokens t "
+                        "JOIN partners p ON p.id = t.partner_id "
+                        "WHERE t.id = ? AND t.world = ? AND t.kind = 'partner'", (claims["jti"], ctx.world.id))
     if claims["knd"] != "partner":       # a valid token of the wrong kind: refused, as the service refuses it
         raise Forbidden("The control API takes partner tokens, not user tokens.")
     if row is None or row["revoked_at"] is not None:
         raise Unauthorized("The control API needs a partner token of the world (revoked tokens do not count).")
+    if row["parent_id"] is not None:
+        raise Forbidden("Only the world's root partner steers it; a child partner's token does not.")
+    if not scopes.holds_any(frozenset(row["scope"].split()), CONTROL_SCOPES):
+        raise Forbidden("The control API needs a root partner token holding partner:update or partner:all.",
+                        requiredScopes=["partner:update", "partner:all"])
     return row["partner_id"]
+
+
+def admin_key_given(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> bool:
+    """True when the request carries the server's admin key (`X-Sandbox-Admin-Key`), compared in constant time."""
+    key = sandbox.config.get("ADMIN_KEY")
+    given = headers.get("X-Sandbox-Admin-Key")
+    if not key or not given:
+        return False
+    return hmac.compare_digest(str(key).encode(), str(given).encode("utf-8", "surrogateescape"))
+
+
+def require_admin(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> None:
+    """Server-wide operations (new worlds, scenario loads) need the admin key when one is set, unless the
+    operator chose `--open`; without a key (a laptop sandbox) they stay open."""
+    if not sandbox.config.get("ADMIN_KEY") or sandbox.config.get("OPEN"):
+        return
+    if not admin_key_given(sandbox, headers):
+        raise Unauthorized("This sandbox is shared: creating worlds and loading scenarios need its admin key "
+                           "in the X-Sandbox-Admin-Key header (ask the operator).",
+                           headers={"WWW-Authenticate": 'ApiKey header="X-Sandbox-Admin-Key"'})
 
 
 def authorize(op: Operation, principal: Principal) -> None:
@@ -140,6 +176,9 @@ def explained(error):
     return error.message
 
 
+INT64_MAX = 2**63 - 1
+
+
 def parse_query(op: Operation) -> dict[str, Any]:
     """Typed query parameters: booleans, integers (with their bounds) and date-times; others stay strings."""
     values: dict[str, Any] = {}
@@ -154,9 +193,14 @@ def parse_query(op: Operation) -> dict[str, Any]:
                     raise ValueError("expected true or false")
                 values[name] = raw.lower() in ("true", "1")
             elif kind == "integer":
-                value = int(raw)
-                if value < schema.get("minimum", value) or value > schema.get("maximum", value):
-                    raise ValueError(f"expected {schema.get('minimum')}..{schema.get('maximum')}")
+                # Digits only: int() would also take `1_0`, `+5`, ` 5` and non-ASCII digits (`５`).
+                if not (raw.isascii() and raw.isdigit()):
+                    raise ValueError("expected ASCII digits only")
+                value = int(raw) if len(raw) <= 19 else INT64_MAX + 1
+                # without a declared maximum, what the store can hold (SQLite integers are 64-bit)
+                low, high = schema.get("minimum", 0), schema.get("maximum", INT64_MAX)
+                if not low <= value <= high:
+                    raise ValueError(f"expected {low}..{high}")
                 values[name] = value
             elif schema.get("format") in ("date-time", "date"):
                 values[name] = parse_time(raw)

@@ -32,7 +32,7 @@ class Simulator:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = open_store(config["STATE"], schemas)
-        self.worlds = Worlds(self.store, self.system_time, config["SEED"])
+        self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"))
         secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],

@@ -16,7 +16,7 @@ LATEST = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc) - EPOCH) // ti
 
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
-    r"(Z|[+-]\d{2}:?\d{2})?$"
+    r"(Z|[+-]\d{2}:?\d{2})?$", re.ASCII      # ASCII digits only: `\d` alone would take ２０２６
 )
 
 
@@ -41,5 +41,8 @@ def parse(text):
         digits = zone[1:].replace(":", "")
         if int(digits[:2]) > 23 or int(digits[2:]) > 59:
             raise ValueError(f"not a UTC offset: {zone!r}")
-        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        try:
+            moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        except OverflowError:    # 9999-12-31T23:59:59-01:00 is past the last instant a date-time can hold
+            raise ValueError(f"{text!r} is outside the range of date-times (0001-01-01 to 9999-12-31 UTC)") from None
     return (moment - EPOCH) // timedelta(microseconds=1)

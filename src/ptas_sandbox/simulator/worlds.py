@@ -78,13 +78,18 @@ class Worlds:
     """Creates, finds and moves the clocks of worlds. Nothing is cached: the clock is one indexed read per
     request, so every worker of every machine sees a clock move at once."""
 
-    def __init__(self, store, system_time, server_seed=0):
+    def __init__(self, store, system_time, server_seed=0, max_worlds=None):
         self.store = store
         self.system_time = system_time
         self.server_seed = server_seed
+        self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
 
     def create(self, seed=None, start=None, frozen=False, scenario=None):
         with self.store.transaction():
+            if self.max_worlds and self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"] >= self.max_worlds:
+                raise Conflict(f"This sandbox holds its maximum of {self.max_worlds} worlds (the operator's "
+                               "--max-worlds); reset a world you no longer need, or ask the operator.",
+                               maxWorlds=self.max_worlds)
             n = next_in_sequence(self.store, "", "world")
             world_id = derived_id("world", self.server_seed, n)
             seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
@@ -122,6 +127,7 @@ class Worlds:
                     raise BadRequest("The clock only moves forward: advance takes a number of seconds >= 0.")
                 target = now + advance
             elif set_to is not None:
+                check_within_range(set_to)       # outside the range is bad input (400), whatever the clock reads
                 if set_to < now:
                     raise Conflict("The clock cannot be set backwards: state already issued would become future.")
                 target = set_to

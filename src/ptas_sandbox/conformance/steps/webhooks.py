@@ -47,7 +47,8 @@ def send_test(scene, kind):
 
 def inbox(scene, inbox_bin):
     scene.must(scene.client.call("SandboxFlushWebhooks", token=scene.token), "deliver due notifications")
-    reply = scene.must(scene.client.call("SandboxEchoCaptures", params={"bin": inbox_bin}), "read the inbox")
+    reply = scene.must(scene.client.call("SandboxEchoCaptures", params={"bin": inbox_bin}, token=scene.token),
+                       "read the inbox")
     return [json.loads(c["body"]) for c in reply.body["captures"] if c.get("body")]
 
 

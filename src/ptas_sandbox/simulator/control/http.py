@@ -1,14 +1,12 @@
 """HTTP layer of the control API: what a harness needs that the service itself does not offer."""
 
-import hmac
-
 from ptas_sandbox import __version__
 
 from ..openapi import SPEC_VERSION
 from ..operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ..partners import models as partners
-from ..pipeline import bearer_world, control_principal
-from ..problems import BadRequest, Forbidden
+from ..pipeline import admin_key_given, bearer_world, control_principal
+from ..problems import BadRequest
 from ..timestamps import parse
 from . import models
 
@@ -30,7 +28,7 @@ def health(call):
     return {"status": "ok", "service": "ptas-sandbox", "version": __version__, "specVersion": SPEC_VERSION}
 
 
-@operation("SandboxCreatePartner", "POST", "/_sandbox/partners", tokens=NO_AUTH, control=True,
+@operation("SandboxCreatePartner", "POST", "/_sandbox/partners", tokens=NO_AUTH, control=True, admin=True,
            body={"type": "object", "properties": {
                "name": partners.NAME_FIELD,
                "email": partners.EMAIL_FIELD,
@@ -91,16 +89,20 @@ def set_clock(call):
 def reset(call):
     """Wipe the caller's world back to its root partner and its tokens; with the admin key, every world."""
     sandbox = call.sandbox
-    admin_key = sandbox.config.get("ADMIN_KEY")
-    given = call.request.headers.get("X-Sandbox-Admin-Key")
-    if admin_key and given and hmac.compare_digest(admin_key, given):
+    if admin_key_given(sandbox, call.request.headers):
         models.wipe_everything(sandbox)
         return {"reset": "everything"}
     claims, ctx = bearer_world(sandbox, call.request.headers)
-    world = ctx.world
-    partner_id = control_principal(ctx, claims)
-    root = sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))
-    if root is None or root["id"] != partner_id:
-        raise Forbidden("Only a token of the world's root partner can reset it.")
-    models.wipe_world(sandbox, world, partner_id)
-    return {"reset": world.id}
+    partner_id = control_principal(ctx, claims)      # the root partner's steering tokens only
+    models.wipe_world(sandbox, ctx.world, partner_id)
+    return {"reset": ctx.world.id}
+
+
+@operation("SandboxRenewToken", "POST", "/_sandbox/token", tokens=WORLD_AUTH, control=True,
+           responses={201: "Token"})
+def renew_token(call):
+    """A fresh root partner token with the calling token's scopes: the way back after the clock moved past
+    every root token's expiry (the control API takes expired tokens; the service does not)."""
+    claims, _ = bearer_world(call.sandbox, call.request.headers)
+    token = models.renew_token(call.sandbox, call.ctx.world, call.principal, claims["jti"])
+    return Answer(201, token)

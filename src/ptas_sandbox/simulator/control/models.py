@@ -1,9 +1,11 @@
 """Control rules: a new world with its root partner and initial token, and wiping a world."""
 
 from .. import scopes
+from ..echo import models as echo
 from ..partners import models as partners
 from ..timestamps import render
 from ..tokens import models as tokens
+from ..webhooks import models as webhooks
 
 
 def create_world(sandbox, values, scenario=None):
@@ -17,6 +19,17 @@ def create_world(sandbox, values, scenario=None):
         token = tokens.issue(ctx, partner_id=partner["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
                              expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name="initial token")
     return world, ctx, partners.record(partner), token
+
+
+def renew_token(sandbox, world, partner_id, token_id):
+    """The way back from a clock jump past every root token's expiry (DESIGN.md, the control API): a fresh
+    token with the calling token's scopes, living INITIAL_TOKEN_LIFETIME from the world's now. Nothing more
+    than the caller already holds, so renewing grants no new power."""
+    ctx = sandbox.ctx(world)
+    old = sandbox.store.one("SELECT scope, name FROM tokens WHERE id = ?", (token_id,))
+    return tokens.issue(ctx, partner_id=partner_id, kind="partner", scope=old["scope"].split(),
+                        expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"],
+                        name=f"renewed {old['name'] or 'token'}"[:100], created_by=token_id)
 
 
 def world_tables(store):
@@ -63,3 +76,19 @@ def clock_of(sandbox, world):
 def world_body(sandbox, world, partner, token):
     return {"partner": partner, "accessToken": token["accessToken"], "token": token,
             "world": {"id": world.id, "seed": world.seed, "clock": clock_of(sandbox, world)}}
+
+
+PRUNE_EVERY = 3600 * 1_000_000      # world time between two prunes of one world
+
+
+def prune_expired(ctx, last_pruned):
+    """Retention (the operator's --retention-days): outbox events already fanned out, finished delivery
+    attempts and echo captures older than the period on the world's clock go, so nothing grows until a reset.
+    Runs as a catch-up stage, at most once per hour of a world's time; `last_pruned` maps world id -> world time."""
+    period = ctx.config.get("RETENTION_SECONDS")
+    if not period or ctx.now - last_pruned.get(ctx.world.id, -PRUNE_EVERY) < PRUNE_EVERY:
+        return
+    last_pruned[ctx.world.id] = ctx.now
+    before = ctx.now - period * 1_000_000
+    webhooks.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts
+    echo.prune(ctx.store, ctx.world.id, before)

@@ -3,7 +3,8 @@
 from flask import current_app
 
 from ..operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
-from ..problems import InvalidParameter
+from ..pipeline import admin_key_given, bearer_world
+from ..problems import InvalidParameter, PayloadTooLarge, Unauthorized
 from ..timestamps import render
 from ..webhooks import models as webhooks
 from . import models
@@ -59,20 +60,56 @@ def echo_capture(call):
     to exercise retries; undocumented as a parameter so that fuzzers do not take it for a server error)."""
     request = call.request
     status = call.request.args.get("status", "200")
-    status = int(status) if status.isdigit() else status
+    status = int(status) if status.isascii() and status.isdigit() else status
     if status not in ECHO_STATUSES:
         raise InvalidParameter(f"`status` is one of {', '.join(map(str, ECHO_STATUSES))}.", parameter="status")
-    seq = models.capture(call.sandbox.store, call.params["bin"], request.method, request.path,
-                         request.query_string.decode("latin-1"), dict(request.headers), request.content_type,
-                         call.body or b"", call.sandbox.system_time())
+    sandbox, headers, raw = call.sandbox, dict(request.headers), call.body or b""
+    limit = sandbox.config.get("ECHO_CAPTURE_MAX_BYTES")
+    if limit and models.size_of(headers, raw) > limit:
+        raise PayloadTooLarge(f"The echo receiver keeps requests of at most {limit} bytes, headers included "
+                              "(the operator's --echo-capture-max-bytes).")
+    world_id = models.world_of(sandbox.store, headers, raw)
+    world = sandbox.worlds.get(world_id) if world_id else None
+    received_at = sandbox.worlds.now(world) if world else sandbox.system_time()
+    seq = models.capture(sandbox.store, call.params["bin"], request.method, request.path,
+                         request.query_string.decode("latin-1"), headers, request.content_type, raw, received_at,
+                         world=world_id if world else "", per_bin=sandbox.config.get("ECHO_CAPTURES_PER_BIN"),
+                         total_bytes=sandbox.config.get("ECHO_TOTAL_BYTES"),
+                         stale_before=stale_before(sandbox))
     return Answer(status, {"captured": seq, "bin": call.params["bin"]})
 
 
+def stale_before(sandbox):
+    period = sandbox.config.get("RETENTION_SECONDS")
+    return sandbox.system_time() - period * 1_000_000 if period else None
+
+
+def readable_worlds(sandbox, headers):
+    """Whose captures the caller may read (DESIGN.md, the control API): a partner token of a world reads that
+    world's; the admin key reads all (None); those of no world are the operator's, or anyone's when the sandbox
+    has no admin key (a laptop sandbox stays open)."""
+    if admin_key_given(sandbox, headers):
+        return None
+    if headers.get("Authorization"):
+        claims, ctx = bearer_world(sandbox, headers)
+        row = ctx.store.one("SELECT revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
+                            (claims["jti"], ctx.world.id))
+        if row is None or row["revoked_at"] is not None:
+            raise Unauthorized("Echo captures are read with a partner token of their world (not revoked).")
+        return [ctx.world.id]
+    if sandbox.config.get("ADMIN_KEY"):
+        raise Unauthorized("Echo captures are read with a partner token of the world whose notifications they "
+                           "are; captures from outside any world need the admin key (X-Sandbox-Admin-Key).")
+    return [""]
+
+
 @operation("SandboxEchoCaptures", "GET", "/_sandbox/echo/{bin}", tokens=NO_AUTH, control=True,
-           responses={200: "EchoBin"})
+           responses={200: "EchoBin", 401: "ProblemDetails"})
 def echo_captures(call):
-    """What the echo receiver got in a bin, oldest first (the newest 200 are kept)."""
-    return {"bin": call.params["bin"], "captures": models.captures(call.sandbox.store, call.params["bin"])}
+    """What the echo receiver got in a bin, oldest first: with a partner token, the notifications of its world;
+    with the admin key (or on a sandbox without one, anonymously), requests from outside any world."""
+    worlds = readable_worlds(call.sandbox, call.request.headers)
+    return {"bin": call.params["bin"], "captures": models.captures(call.sandbox.store, call.params["bin"], worlds)}
 
 
 @operation("SandboxDeliveries", "GET", "/_sandbox/deliveries", tokens=WORLD_AUTH, control=True,

@@ -90,7 +90,7 @@ def echo_bins(hooks):
 
 
 def captures(ctx, bins):
-    return {name: list(reversed(echo.captures(ctx.store, name, limit=20))) for name in bins}
+    return {name: list(reversed(echo.captures(ctx.store, name, [ctx.world.id], limit=20))) for name in bins}
 
 
 def webhooks_tab(ctx, query):

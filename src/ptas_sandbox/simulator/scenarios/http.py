@@ -19,7 +19,7 @@ def get_scenarios(call):
     return {"scenarios": [{"name": n, "summary": s} for n, s in models.catalogue()]}
 
 
-@operation("SandboxLoadScenario", "POST", "/_sandbox/scenarios/{name}", tokens=NO_AUTH, control=True,
+@operation("SandboxLoadScenario", "POST", "/_sandbox/scenarios/{name}", tokens=NO_AUTH, control=True, admin=True,
            body={"type": "object", "properties": {"seed": {"type": "integer", "minimum": 0, "maximum": 2**53}}},
            body_required=False, example={"seed": 7}, responses={201: "ScenarioWorld"})
 def load_scenario(call):

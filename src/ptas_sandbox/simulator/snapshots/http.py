@@ -49,7 +49,7 @@ def sign(ctx, row):
                             expires_at=row["expires_at"])
 
 
-@operation("SandboxLoadSnapshot", "POST", "/_sandbox/snapshots", tokens=NO_AUTH, control=True,
+@operation("SandboxLoadSnapshot", "POST", "/_sandbox/snapshots", tokens=NO_AUTH, control=True, admin=True,
            body=SNAPSHOT, example=EXAMPLE, responses={201: "SnapshotLoaded"})
 def load_snapshot(call):
     """Load a snapshot (the JSON document of GET /_sandbox/snapshot) into a new world of this sandbox."""

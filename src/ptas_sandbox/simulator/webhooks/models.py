@@ -13,6 +13,7 @@ import re
 import secrets
 from urllib.parse import urlsplit
 
+from .. import events as outbox
 from ..events import ACTIVE, RETIRED, mark_fanned
 from ..partners.models import absolute_url
 from ..problems import BadRequest, not_found
@@ -64,6 +65,7 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, world, due_at);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_world ON webhook_deliveries (world, seq);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_leased ON webhook_deliveries (status, lease_until);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_by_event ON webhook_deliveries (event_id);
 """
 
 KINDS = ACTIVE + RETIRED
@@ -334,6 +336,14 @@ def record_outcome(store, job, now, status=None, body=None, error=None, duration
                  response_status=status, response_body=None if body is None else body[:BODY_KEPT],
                  response_headers=None if status is None else json.dumps(headers or {}),
                  error=None if succeeded else error, duration_ms=duration_ms, next_retry_at=next_at)
+
+
+def prune(store, world, before):
+    """Retention (the operator's --retention-days): a world's outbox events already fanned out and its finished
+    delivery attempts from before `before` (its clock) go, so neither grows until a reset."""
+    outbox.prune(store, world, before)
+    store.execute("DELETE FROM webhook_deliveries WHERE world = ? AND status NOT IN ('pending', 'sending') "
+                  "AND COALESCE(attempted_at, due_at) < ?", (world, before))
 
 
 def requeue_interrupted(store):

@@ -1,0 +1,118 @@
+"""A served sandbox (issue 11 items 1, 4, 6): the admin key guards new worlds, a server without --seed picks
+its own, and what the HTTP server refuses before the app sees it is ProblemDetails too."""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+import requests
+
+from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.serving import create_server
+from tests.support.client import Api
+from tests.support.worlds import new_world
+
+
+def serve(tmp_path, *options, env=None):
+    """`ptas serve` in a subprocess: (process, base URL, first line)."""
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", "0", "--state",
+                                ":memory:", *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+    first = process.stdout.readline()
+    match = re.search(r"simulator on (http://\S+)", first)
+    assert match, first
+    return process, match.group(1), first
+
+
+def stop(process):
+    process.terminate()
+    process.wait(10)
+
+
+def test_servers_without_a_seed_pick_their_own_and_print_it_and_a_given_seed_reproduces(tmp_path, config):
+    runs = [serve(tmp_path) for _ in range(2)]
+    try:
+        seeds = [int(re.search(r"seed (\d+), random: --seed \1 reproduces it", first).group(1))
+                 for _, _, first in runs]
+        ids = [requests.post(f"{base}/_sandbox/partners", json={}, timeout=5).json()["world"]["id"]
+               for _, base, _ in runs]
+        assert seeds[0] != seeds[1] and ids[0] != ids[1]
+    finally:
+        for process, _, _ in runs:
+            stop(process)
+    app = create_app({**config, "SEED": seeds[0]})
+    try:
+        assert new_world(Api(app.test_client())).body["world"]["id"] == ids[0]
+    finally:
+        app.extensions["ptas"].close()
+
+
+def test_a_served_sandbox_with_an_admin_key_creates_worlds_only_for_its_holder(tmp_path):
+    process, base, first = serve(tmp_path, env={"PTAS_ADMIN_KEY": "operator-key-0123456789"})
+    try:
+        assert "operator-key" not in first + process.stdout.readline()       # the key itself is never printed
+        refused = requests.post(f"{base}/_sandbox/partners", json={}, timeout=5)
+        assert refused.status_code == 401 and refused.headers["Content-Type"] == "application/problem+json"
+        assert requests.post(f"{base}/_sandbox/scenarios/default", timeout=5).status_code == 401
+        made = requests.post(f"{base}/_sandbox/partners", json={}, timeout=5,
+                             headers={"X-Sandbox-Admin-Key": "operator-key-0123456789"})
+        assert made.status_code == 201
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module")
+def served_app():
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
+    # a small header limit, so the oversized request fits in one read (a larger one is cut off with a reset)
+    server = create_server(app, host="127.0.0.1", port=0, threads=2, max_request_header_size=4096)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield server.effective_port
+    server.close()
+    thread.join(5)
+    app.extensions["ptas"].close()
+
+
+def raw(port, request):
+    """Send bytes as they are and read the whole answer: (status, headers, body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"POST /_sandbox/partners HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", 400),
+    (b"POST /_sandbox/partners HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400),
+    (b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nNo colon in this header\r\n\r\n", 400),
+    (b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 5000 + b"\r\n\r\n", 431),
+    (b"POST /_sandbox/partners HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
+    (b"POST /_sandbox/partners HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+], ids=["content-length-text", "content-length-negative", "header-without-colon", "headers-too-large",
+        "bad-chunk", "unknown-transfer-encoding"])
+def test_what_the_http_server_refuses_is_problem_details(served_app, request_bytes, status):
+    got, headers, body = raw(served_app, request_bytes + b"\r\n")
+    assert got == status, body
+    assert headers["Content-Type"] == "application/problem+json"
+    problem = json.loads(body)
+    assert problem["status"] == status and problem["title"] and problem["type"].startswith("urn:ptas-sandbox:")
+    assert "refused" in problem["detail"]
+
+
+def test_the_served_app_still_answers_normally(served_app):
+    status, headers, body = raw(served_app, b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status == 200 and json.loads(body)["status"] == "ok"
