@@ -29,6 +29,12 @@ def add(commands):
     s.add_argument("--port", type=int, default=8080, help="the port (default 8080; 0: any free port)")
     s.add_argument("--state", default=os.path.join(".ptas", "sandbox.db"),
                    help="a file keeps the sandbox across restarts; :memory: throws it away")
+    s.add_argument("--store", default=os.environ.get("PTAS_STORE"), metavar="LOCATION",
+                   help="where the state lives: a SQLite file, :memory:, or postgresql://... (a team sandbox: "
+                        "every worker on every machine shares it); overrides --state (default: PTAS_STORE)")
+    s.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="N worker processes under gunicorn (default 1: one waitress process); a SQLite file "
+                        "serves one machine, PostgreSQL any number")
     s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
     s.add_argument("--seed", type=int, default=None,
                    help="server seed: world ids and data reproduce with it (default: random, printed)")
@@ -69,14 +75,19 @@ def private_callbacks_default(host):
 def serve(args):
     from ptas_sandbox.simulator import create_app
 
-    state = args.state
-    if state != ":memory:":
+    from ._workers import lock_state, run_gunicorn
+
+    state = args.store or args.state
+    if args.workers > 1 and state == ":memory:":
+        fail("--workers needs a store they can share (a SQLite file or postgresql://...)")
+    if state != ":memory:" and not state.startswith(("postgresql://", "postgres://")):
         try:
             os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
         except OSError as error:
             fail(f"cannot use the state path {state!r}: {error.strerror or error}")
         if os.path.isdir(state):
             fail(f"the state path {state!r} is a folder; give a file, e.g. {os.path.join(state, 'sandbox.db')}")
+        lock_state(state)       # exits 2 when another server runs on this state file
     if args.scenario:
         from ptas_sandbox.simulator.scenarios import catalogue
         names = [name for name, _ in catalogue()]
@@ -112,6 +123,19 @@ def serve(args):
         from ptas_sandbox.simulator.scenarios import load
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
+    if args.workers > 1:
+        # This process owns the launch (and the state file's lock); attempts cut off by a stop of an earlier
+        # launch of a SQLite state went out again when the app above was made. Workers must not requeue: on a
+        # shared store that would take attempts other processes are sending.
+        sandbox.close()
+        base = f"http://{args.host}:{args.port}"
+
+        def ready(_server):
+            print(f"ptas-sandbox simulator on {base} ({args.workers} workers, state: {state})", flush=True)
+            if result:
+                print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
+        run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready)
+        return
     from ptas_sandbox.simulator.serving import create_server
     wsgi = app
     if not args.quiet:

@@ -189,6 +189,8 @@ class SqliteStore(Store):
             self._lock = threading.RLock()
             self._shared_local = SimpleNamespace(db=self._shared, depth=0)
         else:
+            # Created owner-only: the state holds the token signing secret.
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             db = self._open(path)
             db.execute("PRAGMA journal_mode=WAL")
             db.close()
