@@ -1,0 +1,127 @@
+"""Throughput with 1, 2 and 4 workers (`ptas serve --workers N`) on SQLite and PostgreSQL, RSS per worker and cold
+start, through 8 concurrent keep-alive connections (a Python load generator on the same machine: ratios only).
+
+Each round: GET /partners/self with a root token (rate limit raised out of the way) for a fixed wall time.
+Prints requests/s per configuration and the ratio to one worker on the same store; not a test.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import requests
+
+CONNECTIONS = 8
+SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 4))
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(store, workers):
+    port = free_port()
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", str(port), "--store",
+                                store, "--workers", str(workers), "--rate-limit", "1000000000/60", "--seed", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    base = f"http://127.0.0.1:{port}"
+    while True:
+        try:
+            if requests.get(f"{base}/_sandbox/health", timeout=2).status_code == 200:
+                break
+        except requests.ConnectionError:
+            if process.poll() is not None:
+                raise RuntimeError(process.stdout.read())
+            time.sleep(0.01)
+    return process, base, time.perf_counter() - started
+
+
+def rss_mib(pid):
+    """Resident memory of a process and its children (the gunicorn workers), per process."""
+    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                                                   text=True).stdout.split()]
+    sizes = []
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as status:
+                sizes.append(int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) / 1024)
+        except (OSError, AttributeError):
+            pass
+    return sizes
+
+
+def load(base, token):
+    done = [0]
+    lock = threading.Lock()
+    stop = time.perf_counter() + SECONDS
+
+    def client():
+        session = requests.Session()
+        headers = {"Authorization": f"Bearer {token}"}
+        n = 0
+        while time.perf_counter() < stop:
+            try:
+                if session.get(f"{base}/partner/v2/partners/self", headers=headers, timeout=30).status_code == 200:
+                    n += 1
+            except requests.RequestException:
+                pass
+        session.close()
+        with lock:
+            done[0] += n
+    threads = [threading.Thread(target=client) for _ in range(CONNECTIONS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return done[0] / SECONDS
+
+
+def round_(store, workers):
+    process, base, cold = launch(store, workers)
+    try:
+        world = requests.post(f"{base}/_sandbox/partners", json={"name": "Bench"}, timeout=10).json()
+        rate = load(base, world["accessToken"])
+        return rate, cold, rss_mib(process.pid)
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def stores(tmp):
+    yield "sqlite", lambda n: os.path.join(tmp, f"bench-{n}.db")
+    try:
+        from tests.support.pgcluster import Cluster
+        cluster = Cluster().start()
+    except Exception as error:      # no PostgreSQL installed: SQLite figures only
+        print(f"(PostgreSQL skipped: {error})")
+        return
+    try:
+        counter = iter(range(100))
+        yield "postgresql", lambda n: cluster.database() if next(counter) >= 0 else None
+    finally:
+        cluster.stop()
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, location in stores(tmp):
+            one = None
+            for workers in (1, 2, 4):
+                rate, cold, rss = round_(location(workers), workers)
+                one = one or rate or 1.0
+                per_worker = ", ".join(f"{r:.0f}" for r in rss[1:] or rss)
+                print(f"{name:10} workers={workers}: {rate:7.0f} req/s GET /partners/self  x{rate / one:.2f} of one "
+                      f"worker;  start to first 200 {cold:.2f} s;  RSS per process MiB: {per_worker}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
