@@ -226,6 +226,12 @@ def log_injection(store, world, fault, at, **where):
                   (world, world, INJECTIONS_KEPT))
 
 
+def has_live(store, world, target):
+    """Whether the world has a fault of `target` not yet spent (a read only)."""
+    return store.one("SELECT 1 FROM faults WHERE world = ? AND target = ? AND (times IS NULL OR injected < times) "
+                     "LIMIT 1", (world, target)) is not None
+
+
 def take(store, world, target, now, accepts, **where):
     """The first live fault of `target` that `accepts` and fires on this match, counted and logged; or None.
 
@@ -265,6 +271,8 @@ def after_fan_out(store, row, insert):
         store.execute("UPDATE webhook_deliveries SET due_at = ? WHERE id = ? AND status = 'pending' AND due_at > ?",
                       (row["due_at"] + SECOND_US, held["delivery_id"], row["due_at"] + SECOND_US))
         store.execute("DELETE FROM fault_holds WHERE delivery_id = ?", (held["delivery_id"],))
+    if not has_live(store, row["world"], "webhook"):
+        return
     fault = take(store, row["world"], "webhook", row["due_at"], lambda f: matches_delivery(f, row),
                  delivery_id=row["id"], webhook_id=row["webhook_id"], event_id=row["event_id"])
     if fault is None:
