@@ -212,6 +212,10 @@ class SqliteStore(Store):
     def _begin(self, db):
         db.execute("BEGIN IMMEDIATE")
 
+    def executemany(self, sql, rows):
+        with self._held() as local:     # rows as given: SQLite takes Python values as they are
+            return local.db.executemany(sql, rows)
+
     def tables_with_column(self, column):
         return [r["name"] for r in self.all(
             "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' "
