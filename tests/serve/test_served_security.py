@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 import requests
@@ -116,3 +117,28 @@ def test_what_the_http_server_refuses_is_problem_details(served_app, request_byt
 def test_the_served_app_still_answers_normally(served_app):
     status, headers, body = raw(served_app, b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert status == 200 and json.loads(body)["status"] == "ok"
+
+
+def test_what_gunicorn_refuses_under_workers_is_problem_details_too(tmp_path):
+    with socket.socket() as probe:          # gunicorn binds the port it is given (0 would differ per worker)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process, base, _ = serve(tmp_path, "--workers", "2", "--port", str(port), "--state", str(tmp_path / "w.db"))
+    try:
+        deadline = time.monotonic() + 60
+        while True:                         # the workers may still be importing when the launcher says it listens
+            try:
+                if requests.get(f"{base}/_sandbox/health", timeout=5).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        for request_bytes, status in [
+                (b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nNo colon in this header\r\n\r\n", 400),
+                (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414)]:
+            got, headers, body = raw(port, request_bytes)
+            assert got == status, body
+            assert headers["Content-Type"] == "application/problem+json"
+            assert json.loads(body)["status"] == status
+    finally:
+        stop(process)

@@ -43,7 +43,9 @@ def run_gunicorn(config, host, port, workers, threads=8, on_ready=None):
     class Sandbox(BaseApplication):
         def load_config(self):
             settings = {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "workers": workers,
-                        "worker_class": "gthread", "threads": threads, "accesslog": None,
+                        # gthread, its own refusals (bad header, 431...) as ProblemDetails
+                        "worker_class": "ptas_sandbox.simulator.serving.ProblemThreadWorker",
+                        "threads": threads, "accesslog": None,
                         "errorlog": "-", "loglevel": "warning", "proc_name": "ptas-sandbox",
                         "graceful_timeout": 5, "timeout": 120, "keepalive": 5}
             if on_ready is not None:
