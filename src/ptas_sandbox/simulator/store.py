@@ -134,6 +134,11 @@ class Store:
         """The tables having `column` (say `world`: the tables a world's wipe clears), whichever area made them."""
         raise NotImplementedError
 
+    def columns(self, table):
+        """The columns of a table as {name: {"type": INTEGER|REAL|TEXT, "notnull", "default"}} (snapshots check
+        rows against them); PostgreSQL's generated `rowid` is not one."""
+        raise NotImplementedError
+
     # --- connections --------------------------------------------------------------------------------------
 
     def _init_local(self):
@@ -221,6 +226,11 @@ class SqliteStore(Store):
             "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' "
             "AND c.name = ? ORDER BY m.name", (column,))]
 
+    def columns(self, table):
+        return {c["name"]: {"type": c["type"].upper() or "TEXT", "notnull": bool(c["notnull"]),
+                            "default": c["dflt_value"] is not None}
+                for c in self.all("SELECT * FROM pragma_table_info(?)", (table,))}
+
     @contextmanager
     def _held(self):
         if self.memory:
@@ -297,6 +307,16 @@ class PostgresStore(Store):
         return [r["table_name"] for r in self.all(
             "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
             "AND column_name = ? ORDER BY table_name", (column,))]
+
+    def columns(self, table):
+        kinds = {"bigint": "INTEGER", "integer": "INTEGER", "smallint": "INTEGER", "real": "REAL",
+                 "double precision": "REAL", "numeric": "REAL"}
+        return {c["column_name"]: {"type": kinds.get(c["data_type"], "TEXT"), "notnull": c["is_nullable"] == "NO",
+                                   "default": c["column_default"] is not None or c["is_identity"] == "YES"}
+                for c in self.all("SELECT column_name, data_type, is_nullable, column_default, is_identity "
+                                  "FROM information_schema.columns WHERE table_schema = current_schema() "
+                                  "AND table_name = ? AND column_name != 'rowid' ORDER BY ordinal_position",
+                                  (table,))}
 
     def skip_locked(self, alias=None):
         return f" FOR UPDATE{' OF ' + alias if alias else ''} SKIP LOCKED"

@@ -33,7 +33,7 @@ ROW_KEYS = {"accounts": "seq", "webhook_deliveries": "seq"}      # given anew on
 
 
 def columns(store, table):
-    return {c["name"]: c for c in store.all(f"PRAGMA table_info({table})")}
+    return store.columns(table)
 
 
 def exported_tables(store):
@@ -81,6 +81,7 @@ def export(store, world, now):
         rows = [dict(r) for r in store.all(f"SELECT * FROM {table} WHERE {where} ORDER BY {order}", (world.id,))]
         for row in rows:
             row.pop("world", None)
+            row.pop("rowid", None)          # PostgreSQL's insertion-order column: given anew on load
             if table == "webhook_deliveries" and row["status"] == "sending":
                 row["status"] = "pending"
         if rows or table in ("partners", "tokens"):
@@ -150,7 +151,7 @@ def checked_row(table, row, cols):
             continue
         value = row.get(name)
         if value is None:
-            if col["notnull"] and col["dflt_value"] is None:
+            if col["notnull"] and not col["default"]:
                 raise BadRequest(f"`tables.{table}` rows need `{name}`.")
             continue
         kind = col["type"].upper()
@@ -232,7 +233,8 @@ def insert_tables(store, world_id, tables):
             if table == "webhooks":
                 row["after_seq"] = webhooks.last_event(store)          # no event of the past reaches it again
             names = ", ".join(["world", *row])
-            cursor = store.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * (len(row) + 1))})",
-                                   (world_id, *row.values()))
+            sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * (len(row) + 1))})"
             if table == "accounts":
-                seqs[old] = cursor.lastrowid
+                seqs[old] = store.one(sql + " RETURNING seq", (world_id, *row.values()))["seq"]
+            else:
+                store.execute(sql, (world_id, *row.values()))
