@@ -123,7 +123,9 @@ def demo(base, client_class, ticks=6, minutes=20):
         if isinstance(client, GoodClient):
             requests.post(f"{base}/_sandbox/webhooks/flush", headers={"Authorization": f"Bearer {client.token}"},
                           timeout=60)
-            captures = requests.get(inbox, timeout=30).json()["captures"]
+            # stands in for the partner's receiver: the world's echo captures, read with its token
+            captures = requests.get(inbox, headers={"Authorization": f"Bearer {client.token}"},
+                                    timeout=30).json()["captures"]
             client.tick([json.loads(c["body"]) for c in captures])
         else:
             client.tick()
