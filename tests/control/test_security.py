@@ -162,10 +162,10 @@ def test_with_an_admin_key_captures_of_no_world_need_it(config):
         app.extensions["ptas"].close()
 
 
-def test_two_servers_without_a_seed_give_different_world_ids_and_secrets(config):
+def test_two_servers_without_a_seed_give_different_world_ids_and_secrets(config, new_store_location):
     """Seeds make ids reproducible, never secrets: the same seed gives the same world ids, never the same
     signing key (tokens of one server are refused by the other)."""
-    apps = [create_app({**config, "SEED": 7}) for _ in range(2)]
+    apps = [create_app({**config, "SEED": 7, "STATE": new_store_location()}) for _ in range(2)]
     try:
         worlds = [new_world(Api(app.test_client())) for app in apps]
         assert worlds[0].body["world"]["id"] == worlds[1].body["world"]["id"]
