@@ -50,6 +50,8 @@ def handle(op, params):
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         with sandbox.store.transaction():
+            if ctx is not None:     # one world's writes in turn (PostgreSQL; SQLite's writes are serial anyway)
+                sandbox.store.lock(f"world/{ctx.world.id}")
             result = op.handler(call)
     else:
         result = op.handler(call)

@@ -55,6 +55,7 @@ class Simulator:
         if self.catch_ups:
             ctx = self.ctx(world)
             with self.store.transaction():
+                self.store.lock(f"world/{world.id}")
                 for catch_up in self.catch_ups:
                     catch_up(ctx)
 
