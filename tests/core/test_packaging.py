@@ -1,5 +1,6 @@
 """`pip install .` gives a working package: a wheel with every module and data file, and the `ptas` command."""
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,7 +11,13 @@ PACKAGE = ROOT / "src" / "ptas_sandbox"
 
 
 def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+    # Built from a copy: pip builds in the source tree (build/, src/*.egg-info), and two test runs of one
+    # checkout at once (a loaded machine running `make test` twice) broke each other's build.
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, tree / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(tree)],
                    check=True, capture_output=True)
     wheel = zipfile.ZipFile(next(tmp_path.glob("ptas_sandbox-*.whl")))
     names = set(wheel.namelist())
