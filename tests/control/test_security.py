@@ -302,9 +302,10 @@ def test_a_state_file_from_before_capture_sizes_still_takes_captures(config, tmp
         app.extensions["ptas"].close()
 
 
-def test_loading_a_snapshot_makes_a_world_so_it_needs_the_admin_key_and_counts_toward_the_cap(api, world, config):
+def test_loading_a_snapshot_makes_a_world_so_it_needs_the_admin_key_and_counts_toward_the_cap(
+        api, world, config, new_store_location):
     snapshot = world.api.get("/_sandbox/snapshot").json          # taken on a laptop sandbox, loaded on a shared one
-    app, shared = admin_app(config, MAX_WORLDS=2, SEED=1)
+    app, shared = admin_app(config, MAX_WORLDS=2, SEED=1, STATE=new_store_location())
     try:
         shared.post("/_sandbox/partners", json={}, headers=ADMIN)
         assert_problem(shared.post("/_sandbox/snapshots", json=snapshot), 401)
