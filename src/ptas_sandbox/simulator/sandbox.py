@@ -42,6 +42,7 @@ class Simulator:
         # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
         self.authenticate: Callable[[Ctx, Mapping[str, Any]], Principal] = _no_authentication   # tokens area
         self.catch_ups: list[Callable[[Ctx], None]] = []    # bring a world's lazy processes (imports) to its clock
+        self.catch_up_due: list[Callable[[Ctx], bool]] = []   # cheap reads: is any catch-up work due?
 
     def ctx(self, world: World) -> Ctx:
         return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config)
@@ -54,6 +55,9 @@ class Simulator:
         """
         if self.catch_ups:
             ctx = self.ctx(world)
+            if self.catch_up_due and len(self.catch_up_due) == len(self.catch_ups) and \
+                    not any(due(ctx) for due in self.catch_up_due):
+                return
             with self.store.transaction():
                 self.store.lock(f"world/{world.id}")
                 for catch_up in self.catch_ups:

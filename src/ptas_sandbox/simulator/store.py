@@ -125,6 +125,11 @@ class Store:
                          (key, json.dumps(default_factory())))
             return json.loads(self.one("SELECT value FROM meta WHERE key = ?", (key,))["value"])
 
+    def for_update(self):
+        """A clause for the end of a SELECT in a write transaction: lock the rows read, waiting for other
+        transactions holding them (PostgreSQL); nothing on SQLite."""
+        return ""
+
     def skip_locked(self, alias=None):
         """A clause for the end of a SELECT in a write transaction: lock the rows read and skip rows another
         transaction has locked (PostgreSQL); SQLite's write transactions are serial, so nothing is needed."""
@@ -317,6 +322,9 @@ class PostgresStore(Store):
                                   "FROM information_schema.columns WHERE table_schema = current_schema() "
                                   "AND table_name = ? AND column_name != 'rowid' ORDER BY ordinal_position",
                                   (table,))}
+
+    def for_update(self):
+        return " FOR UPDATE"
 
     def skip_locked(self, alias=None):
         return f" FOR UPDATE{' OF ' + alias if alias else ''} SKIP LOCKED"

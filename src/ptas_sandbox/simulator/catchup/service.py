@@ -27,6 +27,13 @@ from ..transactions import models as transactions
 
 def attach(app: Flask, sandbox: Simulator) -> None:
     sandbox.catch_ups.append(catch_up_imports)
+    sandbox.catch_up_due.append(imports_due)
+
+
+def imports_due(ctx: Ctx) -> bool:
+    """Whether a poll or a run is due: two indexed reads, so a request with nothing due opens no write
+    transaction (and takes no world lock) for the catch-up."""
+    return bool(accounts.due_for_poll(ctx)) or bool(imports.due(ctx))
 
 
 def catch_up_imports(ctx: Ctx) -> None:

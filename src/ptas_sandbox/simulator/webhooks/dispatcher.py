@@ -151,7 +151,8 @@ class Dispatcher:
         True if there were any. Their progress is only visible in the store, so it is polled."""
         deadline = time.monotonic() + self.timeout + 5
         waited = False
-        while models.in_flight(self.store, world.id, self.sandbox.system_time()):
+        while models.in_flight(self.store, world.id, self.sandbox.system_time()) or \
+                models.due_waiting(self.store, world.id, self.sandbox.worlds.now(world)):
             if time.monotonic() > deadline:
                 return False
             waited = True

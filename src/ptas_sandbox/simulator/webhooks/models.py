@@ -221,9 +221,9 @@ def fan_out(store, limit=500):
     subscribes to its kind. Returns the number of attempts written. Call inside a store transaction.
 
     Each event is marked when fanned out (no cursor: on PostgreSQL an event of a lower seq can commit after a
-    higher one), and events another process is fanning out right now are skipped, not waited for.
+    higher one); a fan-out running elsewhere is waited for, and its events are then seen as fanned out.
     """
-    events = store.all("SELECT * FROM events WHERE fanned = 0 ORDER BY seq LIMIT ?" + store.skip_locked(),
+    events = store.all("SELECT * FROM events WHERE fanned = 0 ORDER BY seq LIMIT ?" + store.for_update(),
                        (limit,))
     written = 0
     for event in events:
@@ -254,6 +254,12 @@ def pending_worlds(store, system_now=None):
     rows = store.all("SELECT DISTINCT world FROM webhook_deliveries WHERE status = 'pending' "
                      "OR (status = 'sending' AND lease_until < ?)", (-1 if system_now is None else system_now,))
     return [r["world"] for r in rows]
+
+
+def due_waiting(store, world, now):
+    """Whether attempts of `world` are due and not yet claimed (another process may be claiming them now)."""
+    return store.one("SELECT 1 AS due FROM webhook_deliveries WHERE world = ? AND status = 'pending' AND due_at <= ? "
+                     "LIMIT 1", (world, now)) is not None
 
 
 def in_flight(store, world, system_now):
