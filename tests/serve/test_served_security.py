@@ -142,3 +142,15 @@ def test_what_gunicorn_refuses_under_workers_is_problem_details_too(tmp_path):
             assert json.loads(body)["status"] == status
     finally:
         stop(process)
+
+
+def test_a_dropped_connection_fault_closes_the_connection_without_a_500(served_app):
+    """docs/chaos.md: `drop` closes the connection without an answer (waitress alone answered it 500)."""
+    base = f"http://127.0.0.1:{served_app}"
+    token = requests.post(f"{base}/_sandbox/partners", json={}, timeout=5).json()["accessToken"]
+    auth = {"Authorization": f"Bearer {token}"}
+    assert requests.post(f"{base}/_sandbox/faults", headers=auth, json={"effect": {"type": "drop"}},
+                         timeout=5).status_code == 201
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{base}/partner/v2/users", headers=auth, timeout=5)
+    assert requests.get(f"{base}/partner/v2/users", headers=auth, timeout=5).status_code == 200

@@ -8,11 +8,12 @@ are RFC 9457 bodies like every other error of the simulator (DESIGN.md, errors a
 """
 
 import json
+import sys
 
 from gunicorn import util as gunicorn_util
 from gunicorn.workers.gthread import ThreadWorker
 from waitress import create_server as waitress_server
-from waitress.channel import HTTPChannel
+from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.task import ErrorTask
 
 from .problems import TYPE_ROOT
@@ -31,6 +32,10 @@ def problem_of(error):
 
 class ProblemErrorTask(ErrorTask):
     def execute(self):
+        if isinstance(sys.exc_info()[1], ConnectionResetError):
+            # the app closed the connection on purpose (an injected `drop` fault, docs/chaos.md): no answer at
+            # all, not a 500; waitress closes a connection whose error task reports the client gone
+            raise ClientDisconnected
         status, headers, body = problem_of(self.request.error)
         self.status = status
         self.response_headers.extend(headers)
