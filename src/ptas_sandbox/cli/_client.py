@@ -4,8 +4,6 @@ and one-line errors instead of tracebacks (exit 2 when the sandbox cannot be rea
 import os
 import sys
 
-import requests
-
 DEFAULT_URL = "http://127.0.0.1:8080"
 PREFIX = "/partner/v2"
 
@@ -41,8 +39,12 @@ def run(name, function):
 
 class Sandbox:
     def __init__(self, args):
+        # Late: `ptas serve` builds every subcommand's parser and never needs requests.
+        import requests
+
         self.url = args.url.rstrip("/")
         self.token = getattr(args, "token", None)
+        self.requests = requests
         self.session = requests.Session()
 
     def call(self, method, path, *, auth=True, expect=(200,), **kw):
@@ -55,9 +57,9 @@ class Sandbox:
         url = self.url + (path if path.startswith("/_sandbox") else PREFIX + path)
         try:
             response = self.session.request(method, url, headers=headers, timeout=30, **kw)
-        except requests.ConnectionError:
+        except self.requests.ConnectionError:
             raise Failed(f"cannot reach the sandbox at {self.url} (is `ptas serve` running? see --url)", 2) from None
-        except requests.RequestException as error:
+        except self.requests.RequestException as error:
             raise Failed(f"{method} {url} failed: {error}", 2) from None
         if response.status_code not in expect:
             try:

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Response, current_app, request
-from jsonschema import Draft202012Validator
 from werkzeug.datastructures import Headers
 
 from . import scopes
@@ -128,7 +127,7 @@ def authorize(op: Operation, principal: Principal) -> None:
         raise Forbidden(f"{op.id} needs one of the scopes {', '.join(needed)}.", requiredScopes=list(needed))
 
 
-_validators: dict[str, Draft202012Validator] = {}
+_validators: dict[str, Any] = {}     # operationId: its body's compiled JSON Schema validator
 
 
 def _not_json(constant):
@@ -160,7 +159,11 @@ def parse_body(op):
             json.dumps(body, ensure_ascii=False).encode()
         except UnicodeEncodeError:
             raise InvalidBody("The body is not valid JSON: a \\u escape names a lone surrogate.") from None
-    validator = _validators.get(op.id) or _validators.setdefault(op.id, Draft202012Validator(op.body))
+    validator = _validators.get(op.id)
+    if validator is None:
+        # Late: jsonschema's import is a fifth of the start-up; the first body to validate pays it once.
+        from jsonschema import Draft202012Validator
+        validator = _validators.setdefault(op.id, Draft202012Validator(op.body))
     found = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
     # one problem once, though several schema branches (CreateAccount's if/then per type) report it alike
     errors = list({("/" + "/".join(map(str, e.absolute_path)), explained(e)): None for e in found})

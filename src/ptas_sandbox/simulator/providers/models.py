@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from faker import Faker
-
 from ..rows import AccountRow
 from ..timestamps import DAY_US, render
 
@@ -130,6 +128,8 @@ class Pool:
     """Per-account material drawn once with Faker seeded by (world seed, account id)."""
 
     def __init__(self, seed):
+        # Late: Faker's import is a fifth of the start-up, and nothing before the first transaction read needs it.
+        from faker import Faker
         fake = Faker(["en_US", "de_DE", "fr_FR", "en_GB"])
         fake.seed_instance(seed)
         self.shoppers = []
