@@ -140,6 +140,11 @@ def test_what_gunicorn_refuses_under_workers_is_problem_details_too(tmp_path):
             assert got == status, body
             assert headers["Content-Type"] == "application/problem+json"
             assert json.loads(body)["status"] == status
+        token = requests.post(f"{base}/_sandbox/partners", json={}, timeout=5).json()["accessToken"]
+        auth = {"Authorization": f"Bearer {token}"}
+        requests.post(f"{base}/_sandbox/faults", headers=auth, json={"effect": {"type": "drop"}}, timeout=5)
+        with pytest.raises(requests.ConnectionError):      # a dropped connection, not a 500
+            requests.get(f"{base}/partner/v2/users", headers=auth, timeout=5)
     finally:
         stop(process)
 

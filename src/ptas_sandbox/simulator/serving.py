@@ -80,3 +80,8 @@ class ProblemThreadWorker(ThreadWorker):
     def init_process(self):
         gunicorn_util.write_error = write_problem
         super().init_process()
+
+    def handle_error(self, req, client, addr, exc):
+        if isinstance(exc, ConnectionResetError):     # an injected `drop`: close without an answer, no 500
+            return
+        super().handle_error(req, client, addr, exc)
