@@ -28,3 +28,10 @@ def test_findings_show_their_rule_evidence_fix_and_injected_marks(client, world)
 def test_the_tab_shows_only_its_own_world(client, world, other_world):
     other_world.api.get("/users")
     assert "No findings" in open_tab(client, world)
+
+
+def test_evidence_without_a_request_shows_without_a_status(client, world):
+    """The not-revoked finding's evidence is a token, not a call: no status to colour (was a 500 on the tab)."""
+    world.new_token("partner:all", expires_in=365 * 86400)
+    html = open_tab(client, world)
+    assert 'id="rule-initial-token-not-revoked"' in html and world.body["token"]["id"] in html
