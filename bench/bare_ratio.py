@@ -1,0 +1,107 @@
+"""The simulator against a bare Flask route on the same server configuration (issue 12's aims): an authenticated
+GET /partners/self and a POST /users against a hello-JSON GET and a JSON-echo POST, each server a `waitress`
+process with 8 threads, through 8 concurrent keep-alive connections; and process start to first 200.
+
+Rounds are interleaved (simulator, bare, simulator, bare) and the medians compared, so the ratios hold on a
+shared, noisy machine; absolute figures are printed for context only. Not a test.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import requests
+
+from bench.workers import free_port
+
+CONNECTIONS = 8
+SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 3))
+ROUNDS = int(os.environ.get("PTAS_BENCH_ROUNDS", 2))
+
+BARE = """
+import sys, flask, waitress
+app = flask.Flask("bare")
+app.add_url_rule("/partner/v2/partners/self", "read", lambda: {"id": "p", "name": "Bench"})
+app.add_url_rule("/partner/v2/users", "create", lambda: (flask.request.get_json(), 201), methods=["POST"])
+app.add_url_rule("/_sandbox/health", "health", lambda: {"ok": True})
+waitress.serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=8, _quiet=True)
+"""
+
+
+def start(command):
+    """Start a server; (process, base URL, seconds from start to the first 200 of its health route)."""
+    port = free_port()
+    started = time.perf_counter()
+    process = subprocess.Popen([*command, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    while True:
+        try:
+            if requests.get(f"{base}/_sandbox/health", timeout=2).status_code == 200:
+                return process, base, time.perf_counter() - started
+        except requests.ConnectionError:
+            if process.poll() is not None:
+                raise RuntimeError(f"{command[:4]} exited") from None
+            time.sleep(0.005)
+
+
+def throughput(send):
+    """Requests answered 2xx per second by CONNECTIONS threads, each with its own session, for SECONDS."""
+    counts, stop = [], time.perf_counter() + SECONDS
+
+    def client():
+        session, n = requests.Session(), 0
+        while time.perf_counter() < stop:
+            if send(session).status_code < 300:
+                n += 1
+        session.close()
+        counts.append(n)
+    threads = [threading.Thread(target=client) for _ in range(CONNECTIONS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / SECONDS
+
+
+def measure(server, simulator):
+    process, base, cold = start(server)
+    try:
+        headers = {}
+        if simulator:
+            token = requests.post(f"{base}/_sandbox/partners", json={"name": "Bench"}, timeout=10).json()["accessToken"]
+            headers = {"Authorization": f"Bearer {token}"}
+        get = throughput(lambda s: s.get(f"{base}/partner/v2/partners/self", headers=headers, timeout=30))
+        post = throughput(lambda s: s.post(f"{base}/partner/v2/users", json={"name": "Jane"}, headers=headers,
+                                           timeout=30))
+        return {"get": get, "post": post, "cold": cold}
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        def simulator(n):
+            return [sys.executable, "-m", "ptas_sandbox.cli", "serve", "--quiet", "--seed", "1", "--rate-limit",
+                    "1000000000/60", "--state", os.path.join(tmp, f"bench{n}.db"), "--port"]
+        runs = {"simulator": [], "bare": []}
+        for n in range(ROUNDS):
+            runs["simulator"].append(measure(simulator(n), True))
+            runs["bare"].append(measure([sys.executable, "-c", BARE], False))
+    median = {name: {k: statistics.median(r[k] for r in rounds) for k in ("get", "post", "cold")}
+              for name, rounds in runs.items()}
+    sim, base = median["simulator"], median["bare"]
+    print(f"authenticated GET /partners/self: {sim['get']:.0f} req/s vs bare {base['get']:.0f}: "
+          f"x{sim['get'] / base['get']:.2f} (aim >= 0.9)")
+    print(f"POST /users: {sim['post']:.0f} req/s vs bare {base['post']:.0f}: x{sim['post'] / base['post']:.2f} "
+          "(aim >= 0.6)")
+    print(f"start to first 200: {sim['cold']:.2f} s vs bare {base['cold']:.2f} s: x{sim['cold'] / base['cold']:.2f} "
+          "(aim: under 0.3 s)")
+
+
+if __name__ == "__main__":
+    main()
