@@ -4,6 +4,7 @@ usual start-up mistakes, and every flag and environment variable in `--help` and
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +83,15 @@ def test_a_bad_state_path_is_one_line(tmp_path):
     assert_one_line(run_serve(tmp_path, "--state", str(tmp_path)), "is a folder")
     (tmp_path / "junk.db").write_bytes(b"this is no database" * 100)
     assert_one_line(run_serve(tmp_path, "--port", "0", "--state", str(tmp_path / "junk.db")), "cannot use the state")
+
+
+def test_a_state_file_of_an_older_version_is_one_line_naming_what_it_lacks(tmp_path):
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as db:      # a table as an older version wrote it, without later columns
+        db.execute("CREATE TABLE webhook_deliveries (id TEXT PRIMARY KEY, world TEXT NOT NULL)")
+    result = run_serve(tmp_path, "--port", "0", "--state", str(old))
+    assert_one_line(result, "cannot use the state")
+    assert "webhook_deliveries lacks" in result.stderr and "older ptas-sandbox" in result.stderr
 
 
 def serve_flags(capsys):

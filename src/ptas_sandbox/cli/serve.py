@@ -74,6 +74,7 @@ def private_callbacks_default(host):
 
 def serve(args):
     from ptas_sandbox.simulator import create_app
+    from ptas_sandbox.simulator.store import StaleState
 
     from ._workers import lock_state, run_gunicorn
 
@@ -109,7 +110,7 @@ def serve(args):
         config["OPERATION_LIMITS"] = dict(args.operation_limit)
     try:
         app = create_app(config)
-    except sqlite3.Error as error:
+    except (sqlite3.Error, StaleState) as error:
         fail(f"cannot use the state file {state!r}: {error}")
     from ptas_sandbox.simulator.operations import REGISTRY
     unknown = sorted(set(config.get("OPERATION_LIMITS", {})) - set(REGISTRY))

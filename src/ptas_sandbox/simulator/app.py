@@ -90,6 +90,7 @@ def create_app(config=None):
     route(app)
     for attach in services:
         attach(app, sandbox)
+    sandbox.store.check_current(schemas)      # after the areas' own migrations (echo adds a column it can)
     install_error_handlers(app)
     return app
 

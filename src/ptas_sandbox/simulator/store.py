@@ -38,6 +38,33 @@ def statements(schemas):
                 yield statement.strip()
 
 
+class StaleState(RuntimeError):
+    """A state file written by an older ptas-sandbox: a table lacks columns this version declares."""
+
+
+def declared_columns(schemas):
+    """{table: [column, ...]} of every CREATE TABLE statement of the schemas (constraints left out)."""
+    tables = {}
+    for statement in statements(schemas):
+        head, _, body = statement.partition("(")
+        words = head.split()
+        if [w.upper() for w in words[:2]] != ["CREATE", "TABLE"]:
+            continue
+        body = body[:body.rindex(")")]
+        columns, depth, part = [], 0, ""
+        for char in body + ",":
+            if char == "," and depth == 0:
+                name = part.split()[0] if part.split() else ""
+                if name and name.upper() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT"):
+                    columns.append(name)
+                part = ""
+                continue
+            depth += (char == "(") - (char == ")")
+            part += char
+        tables[words[-1]] = columns
+    return tables
+
+
 class Store:
     """What domain code uses: one/all/execute/executemany/insert/update inside transaction()s."""
 
@@ -139,6 +166,16 @@ class Store:
         """The tables having `column` (say `world`: the tables a world's wipe clears), whichever area made them."""
         raise NotImplementedError
 
+    def check_current(self, schemas):
+        """Refuse a state file an older version wrote (CREATE TABLE IF NOT EXISTS leaves its tables as they
+        were): a clear error at start, not a 500 at the first request that reads a missing column."""
+        for table, wanted in declared_columns(schemas).items():
+            have = self.columns(table)
+            missing = [c for c in wanted if have and c not in have]     # a table not there yet is made
+            if missing:
+                raise StaleState(f"table {table} lacks {', '.join(missing)}: it was written by an older "
+                                 "ptas-sandbox; move it away (or serve another --state) to start afresh")
+
     def columns(self, table):
         """The columns of a table as {name: {"type": INTEGER|REAL|TEXT, "notnull", "default"}} (snapshots check
         rows against them); PostgreSQL's generated `rowid` is not one."""
@@ -204,9 +241,13 @@ class SqliteStore(Store):
             db = self._open(path)
             db.execute("PRAGMA journal_mode=WAL")
             db.close()
-        with self.transaction():
-            for statement in statements(schemas):
-                self.execute(statement)
+        try:
+            with self.transaction():
+                for statement in statements(schemas):
+                    self.execute(statement)
+        except self._sqlite.OperationalError:
+            self.check_current(schemas)     # an index on a column an older version did not have: say so
+            raise
 
     def _open(self, path):
         db = self._sqlite.connect(path, check_same_thread=False, isolation_level=None, timeout=60)
