@@ -6,8 +6,10 @@ fixtures live in `tests/support/` (client, worlds, problems, accounts, receivers
 """
 
 import os
+import threading
 
 import pytest
+from werkzeug.serving import make_server
 
 from ptas_sandbox.simulator import create_app
 from tests.support.client import Api
@@ -97,3 +99,14 @@ def world(api):
 @pytest.fixture
 def other_world(api):
     return new_world(api, name="Globex")
+
+
+@pytest.fixture
+def live(app):
+    """The test's app served over HTTP on 127.0.0.1 (a thread of this process); its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join()

@@ -7,12 +7,10 @@ test-results/<test name>/.
 """
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
-from werkzeug.serving import make_server
 
 from tests.support.client import Api, Http
 
@@ -39,16 +37,6 @@ def browser():
         yield browser
         browser.close()
 
-
-@pytest.fixture
-def live(app):
-    """The test's app served over HTTP; its base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
 
 
 class Shots:

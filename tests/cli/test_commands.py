@@ -6,25 +6,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from ptas_sandbox.cli import main
 from ptas_sandbox.webhooks import verify
 from tests.support.receivers import Receiver
-
-
-@pytest.fixture
-def live(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
 
 
 @pytest.fixture

@@ -16,33 +16,6 @@ from ptas_sandbox.conformance import runner
 from ptas_sandbox.simulator import create_app
 
 
-class Rewrite:
-    """Wrap the simulator; `change(environ, status, headers, body)` may return a new (status, headers, body)."""
-
-    def __init__(self, app, change):
-        self.app, self.change = app, change
-
-    def __call__(self, environ, start_response):
-        captured = {}
-
-        def capture(status, headers, exc_info=None):
-            captured["status"], captured["headers"] = status, headers
-
-        body = b"".join(self.app(environ, capture))
-        status, headers, body = self.change(environ, captured["status"], captured["headers"], body) or (
-            captured["status"], captured["headers"], body)
-        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-        start_response(status, headers + [("Content-Length", str(len(body)))])
-        return [body]
-
-
-def json_of(body):
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
 def six_digit_dates(environ, status, headers, body):
     """Dates as many servers render them by default: microseconds, six digits."""
     return status, headers, re.sub(rb"(\d{2}:\d{2}:\d{2}\.\d{6})\dZ", rb"\1Z", body)
@@ -234,7 +207,7 @@ def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document
 
 # -- the same breakages and more, in deployment mode (issue 9: a URL and a token, /_sandbox hidden) --------------
 from tests.support import broken_deployments as broken  # noqa: E402
-from tests.support.deployments import Deployment  # noqa: E402
+from tests.support.deployments import Deployment, Rewrite, json_of  # noqa: E402
 
 PAGING = "Paging shows every transaction once, as many as the account counts"
 # (name, breakage, scenario that must fail); a breakage is a change of responses, a wrap of the app (DropQuery)

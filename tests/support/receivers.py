@@ -10,6 +10,9 @@ import time
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+# The deadline of a webhook attempt in every test but those about deadlines: a healthy receiver on a loaded
+# machine is never cut off.
+LONG = 60
 
 class Receiver:
     """A werkzeug server answering `status`, after holding each request up to `hold` seconds (or until

@@ -8,21 +8,12 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from tests.support.client import Api
-from tests.support.receivers import Receiver, Served, Silent, refused_url
+from tests.support.receivers import LONG, Receiver, Served, Silent, refused_url
 from tests.support.worlds import new_world
 
 TIMEOUT = 0.5     # for the tests of the deadline itself: their receivers never answer in time
-LONG = 60         # for every other test: a healthy receiver on a loaded machine is never cut off
 
 
-@pytest.fixture
-def deadline(request):
-    return getattr(request, "param", LONG)
-
-
-@pytest.fixture
-def config(system_time, deadline):
-    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "WEBHOOK_TIMEOUT_SECONDS": deadline}
 
 
 @pytest.fixture

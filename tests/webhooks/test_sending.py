@@ -12,11 +12,10 @@ from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.webhooks.sender import Sender, literal_refusal
 from tests.support.client import Api
 from tests.support.problems import assert_problem
-from tests.support.receivers import Receiver, Served
+from tests.support.receivers import LONG, Receiver, Served
 from tests.support.worlds import new_world
 
 DEADLINE = 0.5    # the deadline tests' receivers never answer in time
-LONG = 60         # every other test: a healthy receiver on a loaded machine is never cut off
 
 
 class RawReceiver:
@@ -79,14 +78,6 @@ def read_request(conn):
         body += chunk
 
 
-@pytest.fixture
-def deadline(request):
-    return getattr(request, "param", LONG)
-
-
-@pytest.fixture
-def config(system_time, deadline):
-    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "WEBHOOK_TIMEOUT_SECONDS": deadline}
 
 
 def subscribe(world, url, events=("AccountCreated",)):
