@@ -53,13 +53,13 @@ def test_a_failing_receiver_is_logged_and_retried_until_the_schedule_ends(world,
     url = refused_url() if fault == "refused" else receivers(fault).url
     hook = subscribe(world, url)
     world.api.post("/testevents/accountcreated")
-    assert flush(world) == {"attempted": 1, "pending": 1, "nextDueAt": log_of(world)[0]["nextRetryAt"]}
+    assert flush(world) == {"attempted": 1, "inFlight": 0, "pending": 1, "nextDueAt": log_of(world)[0]["nextRetryAt"]}
     for wait in (30, 120, 600, 3600):
         assert flush(world)["attempted"] == 0, "nothing is due before the backoff has passed"
         world.api.advance(wait)
         assert flush(world)["attempted"] == 1
     world.api.advance(86400)
-    assert flush(world) == {"attempted": 0, "pending": 0, "nextDueAt": None}
+    assert flush(world) == {"attempted": 0, "inFlight": 0, "pending": 0, "nextDueAt": None}
     attempts = log_of(world, hook)
     assert [a["attempt"] for a in attempts] == [1, 2, 3, 4, 5], "each attempt once, in the log"
     assert all(a["status"] == "failed" for a in attempts)
@@ -120,7 +120,7 @@ def test_a_dead_receiver_does_not_delay_a_live_one_in_a_flush(world, receivers):
     assert held.wait_for(1) and not answer, "the held attempt was still on the wire"
     held.release()
     thread.join(30)
-    assert answer == {"attempted": 2, "pending": 0, "nextDueAt": None}
+    assert answer == {"attempted": 2, "inFlight": 0, "pending": 0, "nextDueAt": None}
     assert [a["status"] for a in log_of(world, held_hook)] == ["succeeded"]
 
 

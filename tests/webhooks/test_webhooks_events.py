@@ -200,7 +200,7 @@ def test_one_flush_delivers_a_backlog_longer_than_the_attempts_allowed_at_once(a
     subscribe(world, "backlog")
     for n in range(9):
         emit(app, world, "AccountUpdated", {"account": {"id": f"a{n}"}, "userId": "u1"})
-    assert flush(world) == {"attempted": 9, "pending": 0, "nextDueAt": None}
+    assert flush(world) == {"attempted": 9, "inFlight": 0, "pending": 0, "nextDueAt": None}
     assert len(captured(world, "backlog")) == 9
 
 

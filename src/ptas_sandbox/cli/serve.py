@@ -60,6 +60,12 @@ def add(commands):
                    help="an extra limit on one operation, e.g. CreateUser=10/60 (repeatable)")
     s.add_argument("--webhook-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="whole-attempt deadline of a webhook delivery: connect, send and answer (default 10)")
+    s.add_argument("--flush-wait", type=float, default=None, metavar="SECONDS",
+                   help="longest a POST /_sandbox/webhooks/flush waits for its attempts before answering with what "
+                        "is still in flight (default: 3 x --webhook-timeout)")
+    s.add_argument("--flush-waiters-per-world", type=int, default=2, metavar="N",
+                   help="flushes of one world that wait at once; a further one starts what is due and answers at "
+                        "once, so no world holds every server thread (default 2)")
     s.add_argument("--allow-private-callbacks", action=argparse.BooleanOptionalAction, default=None,
                    help="let webhooks call loopback, private and link-local addresses (default: on when bound "
                         "to 127.0.0.1, off otherwise; the sandbox's own echo receiver is always allowed)")
@@ -101,6 +107,7 @@ def serve(args):
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     config = {"STATE": state, "SEED": seed, "ADMIN_KEY": args.admin_key or None, "OPEN": args.open,
               "WEBHOOK_TIMEOUT_SECONDS": args.webhook_timeout, "ALLOW_PRIVATE_CALLBACKS": allow_private,
+              "FLUSH_WAIT_SECONDS": args.flush_wait, "FLUSH_WAITERS_PER_WORLD": args.flush_waiters_per_world,
               "MAX_WORLDS": args.max_worlds, "ECHO_CAPTURES_PER_BIN": args.echo_captures_per_bin,
               "ECHO_CAPTURE_MAX_BYTES": args.echo_capture_max_bytes, "ECHO_TOTAL_BYTES": args.echo_total_bytes,
               "RETENTION_SECONDS": round(args.retention_days * 86400)}

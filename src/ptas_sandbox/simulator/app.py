@@ -40,6 +40,8 @@ DEFAULTS = {
     "JOURNAL_RETENTION_SECONDS": 7 * 86400,  # ... and none older than this on the world clock
     "JOURNAL_BODY_LIMIT": 4096,         # ... characters of each body kept
     "WEBHOOK_TIMEOUT_SECONDS": 10,      # whole-attempt deadline of a webhook delivery
+    "FLUSH_WAIT_SECONDS": None,         # longest a flush waits for its attempts; None: 3 x the webhook timeout
+    "FLUSH_WAITERS_PER_WORLD": 2,       # flushes of one world waiting at once; more answer without waiting
     "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
 }
 

@@ -47,9 +47,13 @@ component("DeliveryLog", {"type": "object", "properties": {
     "backoffSeconds": {"type": "array", "items": {"type": "integer"}}},
     "required": ["deliveries", "backoffSeconds"]})
 component("FlushResult", {"type": "object", "properties": {
-    "attempted": {"type": "integer"}, "pending": {"type": "integer"},
+    "attempted": {"type": "integer", "description": "attempts this flush started"},
+    "inFlight": {"type": "integer", "description": "attempts of the world still on the wire when it answered: 0 "
+                 "once every attempt has an outcome; more when the flush stopped waiting (after the flush wait, "
+                 "or at once when two other flushes of the world were already waiting)"},
+    "pending": {"type": "integer", "description": "attempts waiting for a later time (retries)"},
     "nextDueAt": {"type": ["string", "null"], "format": "date-time"}},
-    "required": ["attempted", "pending", "nextDueAt"]})
+    "required": ["attempted", "inFlight", "pending", "nextDueAt"]})
 
 
 @operation("SandboxEchoCapture", "POST", "/_sandbox/echo/{bin}", tokens=NO_AUTH, control=True, body={},
@@ -127,8 +131,15 @@ def deliveries(call):
 @operation("SandboxFlushWebhooks", "POST", "/_sandbox/webhooks/flush", tokens=WORLD_AUTH, control=True,
            atomic=False, responses={200: "FlushResult"})
 def flush(call):
-    """Deliver every notification due now in the caller's world and answer when all have an outcome."""
+    """Deliver every notification due now in the caller's world and answer when all have an outcome, waiting at
+    most the server's flush wait; a flush of a world two other flushes already wait for starts what is due and
+    answers at once (a waiting flush holds a server thread: no world may take them all). `inFlight` says what
+    is still on the wire."""
     attempted = current_app.extensions["ptas.webhooks"].flush(call.ctx.world)
-    row = call.sandbox.store.one("SELECT COUNT(*) AS n, MIN(due_at) AS next FROM webhook_deliveries "
-                                 "WHERE world = ? AND status = 'pending'", (call.ctx.world.id,))
-    return {"attempted": attempted, "pending": row["n"], "nextDueAt": render(row["next"])}
+    row = call.sandbox.store.one(
+        "SELECT SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS n, "
+        "SUM(CASE WHEN status = 'sending' THEN 1 ELSE 0 END) AS sending, "
+        "MIN(CASE WHEN status = 'pending' THEN due_at END) AS next FROM webhook_deliveries "
+        "WHERE world = ? AND status IN ('pending', 'sending')", (call.ctx.world.id,))
+    return {"attempted": attempted, "inFlight": row["sending"] or 0, "pending": row["n"] or 0,
+            "nextDueAt": render(row["next"])}

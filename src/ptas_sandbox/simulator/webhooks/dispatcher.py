@@ -8,6 +8,11 @@ The store is one connection behind a lock: claiming and recording are short tran
 is held while a request is on the wire. World clocks decide when an attempt is due; the thread wakes every
 `WEBHOOK_POLL_SECONDS` of real time to look. `flush(world)` does the same work on demand and waits for it,
 which is what tests and harnesses use instead of sleeping.
+
+A waiting flush holds a server thread, so no caller may make many of them wait (issue 11: eight flushes of one
+world with a slow receiver held every thread, and other worlds and health waited): a flush waits at most
+`FLUSH_WAIT_SECONDS`, and at most `FLUSH_WAITERS_PER_WORLD` flushes of one world wait at a time; a flush
+beyond them starts what is due and answers at once. Either way the answer says what is still in flight.
 """
 
 import logging
@@ -40,6 +45,8 @@ class Dispatcher:
         allow = config.get("ALLOW_PRIVATE_CALLBACKS")
         self.allow_private = True if allow is None else bool(allow)
         self.sender = Sender(self.timeout, self.allow_private)
+        self.flush_wait = float(config.get("FLUSH_WAIT_SECONDS") or 3 * self.timeout)
+        self.flush_waiters = int(config.get("FLUSH_WAITERS_PER_WORLD", 2))
         self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
         self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
@@ -52,6 +59,7 @@ class Dispatcher:
         self._in_flight = {}         # world id -> attempts on the wire
         self._busy = {}              # webhook id -> attempts on the wire
         self._hosts = {}             # destination host -> attempts on the wire
+        self._waiting = {}           # world id -> flushes waiting for its attempts
         self._last_catch_up = 0.0
         # Attempts are leased to this process (`holder`) for longer than one can take; a process that stops
         # mid-flight leaves them to be claimed again by any process once the lease runs out.
@@ -123,37 +131,52 @@ class Dispatcher:
         return [self.pool.submit(self._send, job) for job in jobs]
 
     def flush(self, world):
-        """Deliver everything due in `world` now and return when every attempt on the wire has an outcome.
-
-        Returns the number of attempts this flush started. Attempts started by the background thread are
-        waited for too; each is bounded by the timeout, so a flush always ends.
-        """
+        """Deliver everything due in `world` now and return when every attempt on the wire has an outcome, or
+        once `flush_wait` seconds have passed, or at once when `flush_waiters` flushes of the world are already
+        waiting (this one then only starts what is due). Attempts started by the background thread are waited
+        for too. Returns the number of attempts this flush started; what is still on the wire stays in the
+        store as `sending` (the control call reports it as `inFlight`)."""
         self.sandbox.catch_up(world)
+        with self._idle:
+            waits = self._waiting.get(world.id, 0) < self.flush_waiters
+            if waits:
+                self._waiting[world.id] = self._waiting.get(world.id, 0) + 1
+        try:
+            return self._flush(world, time.monotonic() + (self.flush_wait if waits else 0))
+        finally:
+            if waits:
+                with self._idle:
+                    self._waiting[world.id] -= 1
+                    if not self._waiting[world.id]:
+                        del self._waiting[world.id]
+
+    def _flush(self, world, until):
         attempts = 0
         while True:
             with self._idle:
                 before = self._in_flight.get(world.id, 0)
             started = len(self.dispatch([world.id]))
             attempts += started
+            if time.monotonic() >= until:
+                return attempts
             with self._idle:
                 idle = not started and not before and not self._in_flight.get(world.id, 0)
             if idle:        # (the store is read outside `_idle`: dispatch takes the two the other way round)
-                if self._elsewhere(world):
+                if self._elsewhere(world, until):
                     continue                 # another process's attempts: their outcomes may schedule more
                 return attempts              # nothing was out, nothing was due
             with self._idle:
                 # Wait for an attempt to end: it frees its webhook's slot for the next due one.
                 self._idle.wait_for(lambda: self._in_flight.get(world.id, 0) < max(before + started, 1),
-                                    timeout=self.timeout + 5)
+                                    timeout=max(until - time.monotonic(), 0))
 
-    def _elsewhere(self, world):
-        """Wait (bounded by the attempt timeout) while other processes have attempts of `world` on the wire;
-        True if there were any. Their progress is only visible in the store, so it is polled."""
-        deadline = time.monotonic() + self.timeout + 5
+    def _elsewhere(self, world, until):
+        """Wait (until `until`) while other processes have attempts of `world` on the wire; True if there were
+        any. Their progress is only visible in the store, so it is polled."""
         waited = False
         while models.in_flight(self.store, world.id, self.sandbox.system_time()) or \
                 models.due_waiting(self.store, world.id, self.sandbox.worlds.now(world)):
-            if time.monotonic() > deadline:
+            if time.monotonic() > until:
                 return False
             waited = True
             self._stopping.wait(0.01)
@@ -177,6 +200,8 @@ class Dispatcher:
         finally:
             with self._idle:
                 self._in_flight[job["world"]] -= 1
+                if not self._in_flight[job["world"]]:
+                    del self._in_flight[job["world"]]
                 self._busy[job["webhook_id"]] -= 1
                 if not self._busy[job["webhook_id"]]:
                     del self._busy[job["webhook_id"]]

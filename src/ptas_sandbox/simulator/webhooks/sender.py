@@ -10,6 +10,10 @@ Three rules a shared sandbox needs (issue 11):
   refused unless the server allows private callbacks; the check is made on the addresses the name resolves to
   at send time, and the connection goes to the address checked (a name cannot resolve to a public address when
   subscribed and to 169.254.169.254 when called). The sandbox's own echo receiver is called through WSGI.
+- Resolving the name is part of the attempt. `getaddrinfo` cannot be interrupted, so it runs in a thread of its
+  own and the attempt waits for it only as long as its deadline allows (a receiver's slow name server held a
+  sender for as long as it liked). A lookup that outlives its attempt ends when the system resolver gives up;
+  its answer is dropped. One thread per lookup, not a pool: slow lookups of one receiver never queue another's.
 
 What is kept of an answer is bounded: the status, at most `MAX_HEADERS` headers cut to `HEADER_KEPT` characters,
 and the first `BODY_KEPT` bytes of the body.
@@ -33,6 +37,10 @@ LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-lo
 
 class Refused(Exception):
     """The callback URL names an address the sandbox will not call."""
+
+
+class ResolveTimeout(Exception):
+    """The callback host's name was not resolved within the attempt's deadline."""
 
 
 @dataclass
@@ -139,19 +147,21 @@ class Sender:
     """Sends attempts over HTTP under the rules above. `allow_private` lets callbacks reach loopback and
     private addresses (a sandbox on a laptop calling a receiver on the same machine)."""
 
-    def __init__(self, deadline=10.0, allow_private=True, resolve=socket.getaddrinfo):
+    def __init__(self, deadline=10.0, allow_private=True, resolve=None):
         self.deadline = float(deadline)
         self.allow_private = allow_private
-        self.resolve = resolve
+        self.resolve = resolve      # None: socket.getaddrinfo, looked up at each call
         self.tls = ssl.create_default_context()
 
     def send(self, url, body, headers):
         started = time.monotonic()
         deadline_at = started + self.deadline
         try:
-            addresses, parts = self.vetted_addresses(url)
+            addresses, parts = self.vetted_addresses(url, deadline_at)
         except Refused as refusal:
             return Outcome(error=f"refused: {refusal}")
+        except ResolveTimeout:
+            return Outcome(error=f"timeout: {urlsplit(url).hostname!r} was not resolved within {self.deadline:g} s")
         except OSError as failure:
             return Outcome(error=f"connection failed: cannot resolve {urlsplit(url).hostname!r}: {failure}")
         outcome = Outcome()
@@ -173,13 +183,14 @@ class Sender:
                 connection.close()
         return outcome
 
-    def vetted_addresses(self, url):
-        """The addresses to connect to (the URL's host resolved now), once every one of them is allowed."""
+    def vetted_addresses(self, url, deadline_at=None):
+        """The addresses to connect to (the URL's host resolved now, by `deadline_at` on the monotonic clock),
+        once every one of them is allowed."""
         parts = urlsplit(url)
         if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
             raise Refused(f"{url!r} is not an absolute http(s) URL")
         port = parts.port or DEFAULT_PORTS[parts.scheme]
-        infos = self.resolve(parts.hostname, port, type=socket.SOCK_STREAM)
+        infos = self._resolved(parts.hostname, port, deadline_at)
         addresses = list(dict.fromkeys(info[4][0] for info in infos))
         if not self.allow_private:
             for text in addresses:
@@ -188,6 +199,33 @@ class Sender:
                     raise Refused(f"{parts.hostname} resolves to {text}, a {reason} address; the server does not "
                                   "call private addresses (ptas serve --allow-private-callbacks)")
         return addresses, parts
+
+    def _resolved(self, host, port, deadline_at):
+        resolve = self.resolve or socket.getaddrinfo
+        if deadline_at is None or is_literal(host):    # an address asks no name server
+            return resolve(host, port, type=socket.SOCK_STREAM)
+        answer, done = {}, threading.Event()
+
+        def lookup():
+            try:
+                answer["infos"] = resolve(host, port, type=socket.SOCK_STREAM)
+            except BaseException as failure:  # handed to the attempt, which says what went wrong
+                answer["failure"] = failure
+            done.set()
+        threading.Thread(target=lookup, name="ptas-resolve", daemon=True).start()
+        if not done.wait(max(deadline_at - time.monotonic(), 0)):
+            raise ResolveTimeout(host)
+        if "failure" in answer:
+            raise answer["failure"]
+        return answer["infos"]
+
+
+def is_literal(host):
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+        return True
+    except ValueError:
+        return False
 
 
 def kept_headers(pairs):
