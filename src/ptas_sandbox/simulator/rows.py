@@ -52,7 +52,7 @@ class DataImportRow(TypedDict):
 
 
 class ReportRow(TypedDict):
-    """A settlement report of one day (reports table)."""
+    """A settlement report of one day, drawn from its SettlementRow and the account's schedule."""
     id: str
     world: str
     partner_id: str
@@ -67,13 +67,19 @@ class ReportRow(TypedDict):
     warnings: str
 
 
-class TransactionRow(TypedDict):
-    """A delivered transaction: which n of the account's schedule, and its report day."""
-    account: int
-    created_at: int
-    n: int
+class SettlementRow(TypedDict):
+    """The days [first_day, end_day) one import settled, each in a report (reports table)."""
     world: str
-    report: int | None
+    partner_id: str
+    user_id: str
+    account_id: str
+    account_seq: int
+    first_day: int
+    end_day: int
+    created_at: int
+    data_import_id: str
+    errors: str
+    warnings: str
 
 
 class PartnerRow(TypedDict):

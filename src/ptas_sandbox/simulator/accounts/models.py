@@ -16,7 +16,6 @@ from ..providers import models as providers
 from ..reports import models as reports
 from ..rows import AccountRow
 from ..timestamps import render
-from ..transactions import models as transactions
 from ..users import models as users
 
 SCHEMA = """
@@ -253,7 +252,6 @@ def update(ctx, row, values):
 def delete(ctx, row):
     """DeleteAccount: the account, its transactions, reports and data imports go; a second delete is 404."""
     body = record(ctx, row)
-    transactions.forget_account(ctx, row)
     reports.forget_account(ctx, row)
     imports.forget_account(ctx, row)
     ctx.store.execute("DELETE FROM accounts WHERE seq = ?", (row["seq"],))

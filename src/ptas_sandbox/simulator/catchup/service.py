@@ -70,7 +70,9 @@ def complete(ctx: Ctx, run: DataImportRow) -> None:
     options = json.loads(account["options"])
     errors: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
-    count, report_ids, next_at = 0, [], account["next_import_at"]
+    count, next_at = 0, account["next_import_at"]
+    report_ids: list[str] = []
+    last_report = None
     progress: dict[str, int | None] = {}
     rejected = providers.rejects(json.loads(account["credentials"]))
     if account_type["state"] == "Outage":
@@ -81,11 +83,10 @@ def complete(ctx: Ctx, run: DataImportRow) -> None:
         errors = [{"code": rejected["code"], "message": rejected["message"]}]
         next_at = None      # the provider refuses until the credentials are updated (UpdateAccount)
     else:
-        count, progress["delivered"] = transactions.deliver(ctx, account, run)
-        made, progress["reported_through"] = reports.report_finished_days(ctx, account, account_type, run)
-        for day, report_id in made:
-            transactions.link_report(ctx, account, day)
-            report_ids.append(report_id)
+        count, delivered = transactions.deliver(ctx, account, run)
+        report_ids, last_report, progress["reported_through"] = reports.report_finished_days(
+            ctx, account, account_type, run, delivered)
+        progress["delivered"] = delivered
         if account_type["state"] == "Degraded":
             warnings = account_type["warnings"] + account_type["errors"]
         next_at = next_at or run["until_at"] + options["intervalSeconds"] * SECOND_US
@@ -93,8 +94,7 @@ def complete(ctx: Ctx, run: DataImportRow) -> None:
                           report_ids=report_ids)
     accounts.set_progress(ctx, account, next_import_at=next_at, **progress)
     account = accounts.set_errors(ctx, accounts.reload(ctx, account["id"]), errors)
-    report_row = reports.get(ctx, report_ids[-1]) if report_ids else None
-    report = reports.record(report_row) if report_row else None
+    report = reports.record(last_report) if last_report else None
     ctx.emit("TransactionsImported", account["partner_id"], {
         "account": accounts.record(ctx, account), "userId": account["user_id"], "dataImport": imports.record(done),
         "report": report, "transactionCount": count})

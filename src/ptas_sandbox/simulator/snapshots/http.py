@@ -10,7 +10,7 @@ from ..tokens import models as tokens
 from . import models
 
 SNAPSHOT = {"type": "object", "description": "A world as one versioned document (docs/chaos.md)",
-                       "properties": {"format": {"const": models.FORMAT}, "version": {"const": models.VERSION},
+                       "properties": {"format": {"const": models.FORMAT}, "version": {"enum": list(models.READS)},
                                       "simulator": {"type": "string"}, "createdAt": {"type": "string"},
                                       "world": {"type": "object"}, "counters": {"type": "object"},
                                       "tables": {"type": "object"}},

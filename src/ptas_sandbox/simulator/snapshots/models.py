@@ -21,14 +21,15 @@ from ..webhooks import models as webhooks
 from ..worlds import EARLIEST_CLOCK, LATEST_CLOCK
 
 FORMAT = "ptas-sandbox-snapshot"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)      # version 1 carried a row per delivered transaction: redundant with accounts.delivered, dropped
 MAX_BYTES = 32 * 1024 * 1024            # a document larger than this is refused (config SNAPSHOT_MAX_BYTES)
 MAX_ROWS = 2_000_000                    # rows of one table
 PACK_ABOVE = 200                        # tables with more rows than this travel packed
 LEFT_BEHIND = {"journal", "report_observations", "fault_injections", "events", "echo_captures",
                "inspector_tickets", "counters"}
 # Columns holding another table's integer row key (accounts.seq), renumbered on load.
-ACCOUNT_SEQ_COLUMNS = {"transactions": "account", "data_imports": "account_seq", "reports": "account_seq"}
+ACCOUNT_SEQ_COLUMNS = {"data_imports": "account_seq", "reports": "account_seq"}
 ROW_KEYS = {"accounts": "seq", "webhook_deliveries": "seq"}      # given anew on load
 
 
@@ -43,7 +44,7 @@ def exported_tables(store):
 # --- export ------------------------------------------------------------------------------------------------
 
 def pack(names, rows):
-    """Column-wise, integer columns as deltas, then gzip and base64: a million transactions fit in a few MiB."""
+    """Column-wise, integer columns as deltas, then gzip and base64: a century of daily reports fits in a few MiB."""
     cols = {name: [row[name] for row in rows] for name in names}
     delta = [n for n, values in cols.items() if values and all(type(v) is int for v in values)]
     for name in delta:
@@ -77,7 +78,7 @@ def export(store, world, now):
     tables = {}
     for table in exported_tables(store):
         where = "world = ?" + (" AND status IN ('pending', 'sending')" if table == "webhook_deliveries" else "")
-        order = "seq" if table in ROW_KEYS else "rowid" if table != "transactions" else "account, created_at"
+        order = ROW_KEYS.get(table, "rowid")
         rows = [dict(r) for r in store.all(f"SELECT * FROM {table} WHERE {where} ORDER BY {order}", (world.id,))]
         for row in rows:
             row.pop("world", None)
@@ -101,9 +102,9 @@ def checked(document, store):
     """The document's rows per table, each checked against the store's own tables; 400 at the first fault."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise BadRequest(f"Not a sandbox snapshot: `format` must be {FORMAT!r}.")
-    if document.get("version") != VERSION:
+    if document.get("version") not in READS:
         raise BadRequest(f"Snapshot version {document.get('version')!r} is not one this sandbox reads "
-                         f"(it reads version {VERSION}).")
+                         f"(it reads versions {', '.join(map(str, READS))}).")
     world = document.get("world")
     if not isinstance(world, dict) or type(world.get("seed")) is not int or not 0 <= world["seed"] <= 2**53:
         raise BadRequest("`world.seed` must be an integer between 0 and 2^53.")
@@ -124,6 +125,8 @@ def checked(document, store):
     tables = document.get("tables")
     if not isinstance(tables, dict):
         raise BadRequest("`tables` must be an object of table name to rows.")
+    if document["version"] == 1:
+        tables = {name: rows for name, rows in tables.items() if name != "transactions"}
     known = set(exported_tables(store))
     unknown = set(tables) - known
     if unknown:
@@ -210,16 +213,6 @@ def insert_tables(store, world_id, tables):
     seqs = {}
     for table in sorted(tables, key=lambda t: (t != "accounts", t)):      # accounts first: others use its seq
         rows = tables[table]
-        if table == "transactions" and rows:       # the bulk: one statement, column order of the first row
-            names = [n for n in rows[0] if n != "world"]
-            column = ACCOUNT_SEQ_COLUMNS[table]
-            if any(set(r) - {"world"} != set(names) or r[column] not in seqs for r in rows):
-                raise BadRequest("`tables.transactions` rows must all have the same columns and name accounts "
-                                 "the snapshot holds.")
-            store.executemany(f"INSERT INTO transactions (world, {', '.join(names)}) VALUES "
-                              f"({', '.join('?' * (len(names) + 1))})",
-                              ((world_id, *(seqs[r[n]] if n == column else r[n] for n in names)) for r in rows))
-            continue
         for row in rows:
             row = {k: v for k, v in row.items() if k != "world"}
             if table in ROW_KEYS:

@@ -1,40 +1,41 @@
-"""Transaction rules: which transactions a provider delivered (rows), keyset pages over them, and their bodies
-drawn from the provider on read. No Flask here.
+"""Transaction rules: which transactions a provider delivered, keyset pages over them, and their bodies drawn
+from the provider on read. No Flask here.
 
-A row is (account, createdAt, n): within an account createdAt strictly increases with n, so the primary key is
-the keyset index of every page (ordered by createdAt, then id, which sorts like n) and no page ever uses OFFSET.
-pageReference is an opaque, signed cursor bound to the account and the search that made it.
+An account's transactions are its schedule's n = 0, 1, 2, ... (providers/models.py: createdAt strictly increases
+with n) and the delivered ones are always a prefix, n < `accounts.delivered`. So nothing per transaction is
+stored: an import moves one counter, whatever it brings (a century of catch-up costs what an hour costs and
+holds the store for as long), and a page is arithmetic on the schedule. A transaction's reportId is its day's
+settlement report, if the account has one for that day (reports table). pageReference is an opaque, signed
+cursor bound to the account and the search that made it.
 """
 
 import base64
 import hashlib
 import hmac
 import json
+from typing import Any
 
 from ..account_types import models as account_types
 from ..context import Ctx
 from ..problems import InvalidParameter, not_found
 from ..providers import models as providers
 from ..reports import models as reports
-from ..rows import AccountRow, DataImportRow, TransactionRow
+from ..rows import AccountRow, DataImportRow
 from ..timestamps import DAY_US
 
+# State files of versions that stored one row per delivered transaction: that table is redundant with
+# `accounts.delivered` (always a prefix of the schedule) and only takes space.
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS transactions (
-    account INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    n INTEGER NOT NULL,
-    world TEXT NOT NULL,
-    report INTEGER,
-    PRIMARY KEY (account, created_at)
-) WITHOUT ROWID;
+DROP TABLE IF EXISTS transactions;
 """
 DEFAULT_PAGE = 100
+Transaction = dict[str, Any]      # {"n", "created_at", "report"}: one delivered transaction, drawn from the schedule
 
 
 def deliver(ctx: Ctx, account: AccountRow, run: DataImportRow) -> tuple[int, int]:
-    """Materialize the transactions an import run brings (n in [lo, hi)): one executemany from a generator, so
-    a million rows go in seconds and in little memory. A refresh re-reads rows already there (same data).
+    """What an import run brings: the schedule's transactions before its cut-off not yet delivered (a Refresh
+    re-reads from its start date: the same data again, counted as brought). Nothing is written here: the caller
+    moves `accounts.delivered`.
 
     Returns (how many the run brought, how many the account has delivered now)."""
     when = providers.schedule_of(ctx.world.seed, account)
@@ -44,21 +45,20 @@ def deliver(ctx: Ctx, account: AccountRow, run: DataImportRow) -> tuple[int, int
         lo = min(lo, when.first_at_or_after(run["from_at"]))
     if hi <= lo:
         return 0, account["delivered"]
-    seq, world = account["seq"], ctx.world.id
-    ctx.store.executemany("INSERT INTO transactions (account, created_at, n, world) VALUES (?, ?, ?, ?) "
-                          "ON CONFLICT (account, created_at) DO NOTHING",
-                          ((seq, t, n, world) for n, t in when.times(lo, hi)))
     return hi - lo, max(hi, account["delivered"])
 
 
-def link_report(ctx: Ctx, account: AccountRow, day: int) -> None:
-    """The account's transactions of `day` now belong to that day's settlement report."""
-    ctx.store.execute("UPDATE transactions SET report = ? WHERE account = ? AND created_at >= ? AND created_at < ?",
-                      (day, account["seq"], day * DAY_US, (day + 1) * DAY_US))
-
-
-def forget_account(ctx: Ctx, account: AccountRow) -> None:
-    ctx.store.execute("DELETE FROM transactions WHERE account = ?", (account["seq"],))
+def _drawn(ctx: Ctx, account: AccountRow, lo: int, hi: int) -> list[Transaction]:
+    """Transactions lo..hi-1 with their report days: one query for the reports of the days they span."""
+    if hi <= lo:
+        return []
+    when = providers.schedule_of(ctx.world.seed, account)
+    rows = [{"n": n, "created_at": t} for n, t in when.times(lo, hi)]
+    days = reports.days_of(ctx, account, rows[0]["created_at"] // DAY_US, rows[-1]["created_at"] // DAY_US)
+    for row in rows:
+        day = row["created_at"] // DAY_US
+        row["report"] = day if day in days else None
+    return rows
 
 
 class Cursor:
@@ -88,48 +88,38 @@ class Cursor:
 
 
 def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=DEFAULT_PAGE):
-    """One page of the account's delivered transactions in createdAt order, with references to its neighbours."""
+    """One page of the account's delivered transactions in createdAt order, with references to its neighbours.
+    The search is a range [lo, hi) of n: createdAt from a time, a report's day (if the report is the account's)."""
     cursor = Cursor(ctx, account, [created_at, report_id])
-    where, params = ["account = ?"], [account["seq"]]
+    when = providers.schedule_of(ctx.world.seed, account)
+    lo, hi = 0, account["delivered"]
     if created_at is not None:
-        where.append("created_at >= ?")
-        params.append(created_at)
+        lo = max(lo, when.first_at_or_after(created_at))
     if report_id is not None:
         report = reports.get(ctx, report_id)
-        day = report["day"] if report is not None and report["account_seq"] == account["seq"] else None
-        if day is None:
+        if report is None or report["account_seq"] != account["seq"]:
             return {"rows": [], "previousPageReference": None, "nextPageReference": None}
-        where += ["created_at >= ?", "created_at < ?", "report = ?"]
-        params += [day * DAY_US, (day + 1) * DAY_US, day]
-    base = " AND ".join(where)
+        lo = max(lo, when.first_at_or_after(report["day"] * DAY_US))
+        hi = min(hi, when.first_at_or_after((report["day"] + 1) * DAY_US))
     direction, at = cursor.read(reference) if reference else ("next", None)
-    if direction == "prev":
-        rows = ctx.store.all(f"SELECT * FROM transactions WHERE {base} AND created_at < ? ORDER BY created_at DESC "
-                             "LIMIT ?", (*params, at, size))[::-1]
-    elif at is not None:
-        rows = ctx.store.all(f"SELECT * FROM transactions WHERE {base} AND created_at > ? ORDER BY created_at "
-                             "LIMIT ?", (*params, at, size))
-    else:
-        rows = ctx.store.all(f"SELECT * FROM transactions WHERE {base} ORDER BY created_at LIMIT ?", (*params, size))
-
-    def beyond(op, t):
-        return ctx.store.one(f"SELECT 1 FROM transactions WHERE {base} AND created_at {op} ? LIMIT 1", (*params, t))
-    first, last = (rows[0]["created_at"], rows[-1]["created_at"]) if rows else (None, None)
+    if direction == "prev":         # the page ending just before the transaction at `at`
+        end = min(hi, when.first_at_or_after(at))
+        start = max(lo, end - size)
+    else:                           # the page starting just after the transaction at `at` (or the first)
+        start = max(lo, when.first_at_or_after(at + 1)) if at is not None else lo
+        end = min(hi, start + size)
+    rows = _drawn(ctx, account, start, end)
     return {"rows": rows,
-            "previousPageReference": cursor.make("prev", first) if rows and beyond("<", first) else None,
-            "nextPageReference": cursor.make("next", last) if rows and beyond(">", last) else None}
+            "previousPageReference": cursor.make("prev", rows[0]["created_at"]) if rows and start > lo else None,
+            "nextPageReference": cursor.make("next", rows[-1]["created_at"]) if rows and end < hi else None}
 
 
-def get_owned(ctx: Ctx, account: AccountRow, transaction_id: str) -> TransactionRow:
+def get_owned(ctx: Ctx, account: AccountRow, transaction_id: str) -> Transaction:
     """One delivered transaction of the account by id; an id of another account, or not yet delivered, is 404."""
     n = providers.index_of(account["id"], transaction_id)
-    row = None
-    if n is not None:
-        at = providers.schedule_of(ctx.world.seed, account).at(n)
-        row = ctx.store.one("SELECT * FROM transactions WHERE account = ? AND created_at = ?", (account["seq"], at))
-    if row is None:
+    if n is None or n >= account["delivered"]:
         raise not_found("transaction", transaction_id)
-    return row
+    return _drawn(ctx, account, n, n + 1)[0]
 
 
 def render(ctx, account, rows, exclude_deprecated=False, exclude_mapped=False):
