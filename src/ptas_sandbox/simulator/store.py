@@ -221,6 +221,9 @@ def _dict_row(cursor, row):
     return dict(zip([d[0] for d in cursor.description], row))
 
 
+BUSY_TIMEOUT_S = 60
+
+
 class SqliteStore(Store):
     engine = "sqlite"
 
@@ -230,10 +233,10 @@ class SqliteStore(Store):
         self.location = self.path = path
         self.memory = path == ":memory:"
         self._init_local()
+        self._lock = threading.RLock()
         if self.memory:
             # One connection for every thread, behind a re-entrant lock held for a whole transaction.
             self._shared = self._open(":memory:")
-            self._lock = threading.RLock()
             self._shared_local = SimpleNamespace(db=self._shared, depth=0)
         else:
             # Created owner-only: the state holds the token signing secret.
@@ -250,7 +253,7 @@ class SqliteStore(Store):
             raise
 
     def _open(self, path):
-        db = self._sqlite.connect(path, check_same_thread=False, isolation_level=None, timeout=60)
+        db = self._sqlite.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         db.row_factory = _dict_row
         if path != ":memory:":
             db.execute("PRAGMA synchronous=NORMAL")
@@ -287,13 +290,17 @@ class SqliteStore(Store):
 
     @contextmanager
     def transaction(self):
-        if not self.memory:
+        """In memory: the one connection's lock, held from BEGIN to COMMIT, so no other thread's statement lands
+        inside. On a file: the process's writer lock, so this process's writers queue and each is woken the moment
+        the one before commits, instead of polling SQLite's lock with sleeps of up to 100 ms (a queue of short
+        writers stays short); other processes' writers still meet SQLite's busy timeout."""
+        if not self._lock.acquire(timeout=BUSY_TIMEOUT_S):
+            raise self._sqlite.OperationalError("database is locked (a write transaction waited 60 s)")
+        try:
             with super().transaction() as store:
                 yield store
-            return
-        with self._lock:        # held from BEGIN to COMMIT: no other thread's statement lands inside
-            with super().transaction() as store:
-                yield store
+        finally:
+            self._lock.release()
 
     def _local(self):
         return self._shared_local if self.memory else super()._local()
