@@ -132,3 +132,17 @@ def test_every_operation_states_the_scopes_it_requires(doc):
     tokens = doc["paths"]["/partner/v2/partners/self/tokens"]["get"]
     assert {"bearer": ["partner:read"]} in tokens["security"] and {"bearer": ["partner:all"]} in tokens["security"]
     assert "partner:read" in tokens["description"]
+
+
+def test_not_blank_means_the_same_to_the_schemas_dialect_and_to_the_validator():
+    """`\\S` differs between ECMA-262 and Python's re (U+001C..U+001F, U+0085, U+FEFF): a fuzzer generating by
+    one and a validator checking by the other disagreed on a name of one U+001D."""
+    import re
+
+    from ptas_sandbox.simulator.operations import NOT_BLANK
+    ecma_space = "\t\n\v\f\r \xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+    python_space = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+    for char in ecma_space + python_space:
+        assert not re.search(NOT_BLANK, char), hex(ord(char))
+    for char in "a-\u00e9\u4e2d\x00":
+        assert re.search(NOT_BLANK, char), hex(ord(char))

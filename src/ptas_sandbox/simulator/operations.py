@@ -69,6 +69,13 @@ def operation(operation_id, method, path, **options):
     return register
 
 
+# "Not blank" for a JSON Schema `pattern`: some character that is not white space, spelt out, because `\S`
+# means different things to ECMA-262 (the schema's regex dialect, what a fuzzer or a client generates by) and to
+# Python's `re` (which validates here): Python counts U+001C..U+001F and U+0085 as space, ECMA-262 U+FEFF.
+NOT_BLANK = ("[^\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+             "\\ufeff]")
+
+
 def component(name, schema):
     """A named response or request schema, referenced as `name` in `responses` and listed in the document."""
     COMPONENTS[name] = schema

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from ptas_sandbox.data import data
 
+from ..operations import NOT_BLANK
 from ..problems import BadRequest, Forbidden, not_found
 
 SCHEMA = """
@@ -128,7 +129,7 @@ def credentials_schema(entry):
         if kind == "Auth":
             continue
         if kind in ("Text", "Secret"):
-            schema = {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": r"\S"}
+            schema = {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": NOT_BLANK}
         elif kind == "Number":
             schema = {"type": "number"}
         elif kind == "Choice":

@@ -2,7 +2,7 @@
 
 from ..account_types import models as account_types
 from ..dataimports import models as imports
-from ..operations import ANY_TOKEN, Answer, component, operation, ref
+from ..operations import ANY_TOKEN, NOT_BLANK, Answer, component, operation, ref
 from ..problems import BadRequest, Conflict
 from ..timestamps import parse
 from ..users import models as users
@@ -37,7 +37,7 @@ component("CredentialsValidation", {"type": "object", "properties": {
         "field": {"type": ["string", "null"]}, "code": {"type": "string"}, "message": {"type": "string"}}}},
     "warnings": STATUS}, "required": ["isValid", "errors", "warnings"]})
 CREDENTIALS = {"type": "object", "description": "accountFields name -> value; File values as base64 strings"}
-NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"}
+NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK}
 
 
 def create_request():

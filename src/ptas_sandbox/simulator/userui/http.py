@@ -1,6 +1,6 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
-from ..operations import NO_AUTH, PARTNER_ONLY, Answer, component, operation
+from ..operations import NO_AUTH, NOT_BLANK, PARTNER_ONLY, Answer, component, operation
 from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest
@@ -18,7 +18,7 @@ component("UserUiSession", {
 })
 # The registration form, documented (the handler reads and checks call.request.form itself).
 REGISTRATION_FORM = {"type": "object", "properties": {
-    "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
+    "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK},
     "email": {"type": "string", "maxLength": 254, "pattern": r"^$|^[^@\s]+@[^@\s]+\.[^@\s]+$"},
     "csrfToken": {"type": "string", "description": "the token of the page's form (docs/pages.md)"}},
     "required": ["name"], "additionalProperties": False}
