@@ -3,7 +3,9 @@
 import re
 
 from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.store import open_store
 from ptas_sandbox.simulator.timestamps import parse, render
+from tests.support.accounts import all_pages, imported, long_lived_user
 from tests.support.client import Api
 from tests.support.worlds import new_world
 
@@ -69,3 +71,66 @@ def test_every_date_time_of_every_response_has_seven_digits(world):
     stamps = [s for body in bodies for s in _date_times(body)]
     assert len(stamps) > 10
     assert all(re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$", s) for s in stamps), stamps
+
+
+OLD_REPORTS = """
+CREATE TABLE IF NOT EXISTS reports (
+    id TEXT PRIMARY KEY, world TEXT NOT NULL, partner_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    account_id TEXT NOT NULL, account_seq INTEGER NOT NULL, day INTEGER NOT NULL, created_at INTEGER NOT NULL,
+    data_import_id TEXT NOT NULL, transaction_count INTEGER NOT NULL, errors TEXT NOT NULL DEFAULT '[]',
+    warnings TEXT NOT NULL DEFAULT '[]', UNIQUE (account_seq, day)
+)"""
+OLD_TRANSACTIONS = """
+CREATE TABLE IF NOT EXISTS transactions (
+    account INTEGER NOT NULL, created_at INTEGER NOT NULL, n INTEGER NOT NULL, world TEXT NOT NULL, report INTEGER,
+    PRIMARY KEY (account, created_at)
+) WITHOUT ROWID"""
+
+
+def as_an_older_version_wrote_it(location):
+    """Rewrite a state in the layout of the version before: a report row per day, a row per transaction, and a
+    webhook_deliveries table without the lease columns."""
+    store = open_store(location)
+    with store.transaction():
+        settled = store.all("SELECT * FROM reports")
+        store.execute("DROP TABLE reports")
+        store.execute(store.ddl(OLD_REPORTS))
+        for row in settled:
+            for day in range(row["first_day"], row["end_day"]):
+                store.insert("reports", id=f"old-{day}", world=row["world"], partner_id=row["partner_id"],
+                             user_id=row["user_id"], account_id=row["account_id"], account_seq=row["account_seq"],
+                             day=day, created_at=row["created_at"], data_import_id=row["data_import_id"],
+                             transaction_count=0, errors=row["errors"], warnings=row["warnings"])
+        store.execute(store.ddl(OLD_TRANSACTIONS))
+        store.execute("INSERT INTO transactions VALUES (1, 0, 0, 'w', NULL)")
+        store.execute("DROP INDEX webhook_deliveries_leased")
+        store.execute("ALTER TABLE webhook_deliveries DROP COLUMN lease_until")
+        store.execute("ALTER TABLE webhook_deliveries DROP COLUMN claimed_by")
+    store.close()
+
+
+def test_a_state_an_older_version_wrote_is_brought_up_to_date_keeping_its_data(durable_store, config):
+    first = create_app({**config, "STATE": durable_store})
+    world = new_world(Api(first.test_client()), name="Kept")
+    _, jane = long_lived_user(world)
+    account = imported(world.api, jane, "dummy-report", seconds=3 * 86400)
+    world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/kept",
+                                      "events": ["AccountCreated"]})
+    world.api.post("/testevents/accountcreated")
+    reports = jane.get(f"/accounts/{account['id']}/reports").json["reports"]
+    transactions, _ = all_pages(jane, account["id"])
+    first.extensions["ptas"].close()
+    as_an_older_version_wrote_it(durable_store)
+
+    second = create_app({**config, "STATE": durable_store})
+    api = Api(second.test_client())
+    there = api.as_(jane.token)
+    assert there.get(f"/accounts/{account['id']}/reports").json["reports"] == reports
+    assert all_pages(there, account["id"]) == (transactions, 1)
+    found, _ = all_pages(there, account["id"], f"&reportId={reports[1]['id']}")
+    assert len(found) == reports[1]["transactionCount"] > 0
+    assert api.as_(world.token).post("/_sandbox/webhooks/flush").json["attempted"] == 1    # the pending attempt
+    store = second.extensions["ptas"].store
+    assert "transactions" not in store.tables_with_column("world")
+    assert {"lease_until", "claimed_by"} <= set(store.columns("webhook_deliveries"))
+    second.extensions["ptas"].close()

@@ -74,6 +74,7 @@ def create_app(config=None):
     app.config.update(DEFAULTS)
     app.config.update(config or {})
     schemas = [worlds.SCHEMA, events.SCHEMA, ratelimit.SCHEMA]
+    upgrades = {}       # how an older version's rows fill new columns (store.upgrade), by table
     services = []
     for area in areas():
         for part in ("models", "http", "service"):
@@ -85,9 +86,10 @@ def create_app(config=None):
                 continue
             if hasattr(module, "SCHEMA"):
                 schemas.append(module.SCHEMA)
+                upgrades.update(getattr(module, "UPGRADE", {}))
             if hasattr(module, "attach"):
                 services.append(module.attach)
-    sandbox = Simulator(app.config, schemas)
+    sandbox = Simulator(app.config, schemas, upgrades)
     app.extensions["ptas"] = sandbox
     route(app)
     for attach in services:

@@ -28,10 +28,11 @@ def system_microseconds() -> int:
 
 
 class Simulator:
-    def __init__(self, config: dict[str, Any], schemas: list[str]) -> None:
+    def __init__(self, config: dict[str, Any], schemas: list[str],
+                 upgrades: dict[str, dict[str, str]] | None = None) -> None:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
-        self.store = open_store(config["STATE"], schemas)
+        self.store = open_store(config["STATE"], schemas, upgrades)
         self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"))
         secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)

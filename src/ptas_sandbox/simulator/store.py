@@ -24,11 +24,12 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-def open_store(location=":memory:", schemas=()):
-    """The engine for a location: a PostgreSQL URL, `:memory:` or a SQLite file path."""
+def open_store(location=":memory:", schemas=(), upgrades=None):
+    """The engine for a location: a PostgreSQL URL, `:memory:` or a SQLite file path. `upgrades` says how the
+    rows of an older version's tables fill columns it did not have (`Store.upgrade`)."""
     if str(location).startswith(("postgresql://", "postgres://")):
-        return PostgresStore(location, schemas)
-    return SqliteStore(location, schemas)
+        return PostgresStore(location, schemas, upgrades)
+    return SqliteStore(location, schemas, upgrades)
 
 
 def statements(schemas):
@@ -38,12 +39,18 @@ def statements(schemas):
                 yield statement.strip()
 
 
+def _defaulted(definition):
+    """Whether a column definition fills itself in old rows: nullable or with a DEFAULT, and not a key."""
+    words = definition.upper()
+    return ("NOT NULL" not in words or "DEFAULT" in words) and "PRIMARY KEY" not in words
+
+
 class StaleState(RuntimeError):
     """A state file written by an older ptas-sandbox: a table lacks columns this version declares."""
 
 
 def declared_columns(schemas):
-    """{table: [column, ...]} of every CREATE TABLE statement of the schemas (constraints left out)."""
+    """{table: {column: its definition}} of every CREATE TABLE statement of the schemas (constraints left out)."""
     tables = {}
     for statement in statements(schemas):
         head, _, body = statement.partition("(")
@@ -51,12 +58,12 @@ def declared_columns(schemas):
         if [w.upper() for w in words[:2]] != ["CREATE", "TABLE"]:
             continue
         body = body[:body.rindex(")")]
-        columns, depth, part = [], 0, ""
+        columns, depth, part = {}, 0, ""
         for char in body + ",":
             if char == "," and depth == 0:
                 name = part.split()[0] if part.split() else ""
                 if name and name.upper() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT"):
-                    columns.append(name)
+                    columns[name] = part.strip()
                 part = ""
                 continue
             depth += (char == "(") - (char == ")")
@@ -166,6 +173,40 @@ class Store:
         """The tables having `column` (say `world`: the tables a world's wipe clears), whichever area made them."""
         raise NotImplementedError
 
+    def ddl(self, statement):
+        """A CREATE statement of the schemas in this engine's words."""
+        return statement
+
+    def upgrade(self, schemas, upgrades=None):
+        """Bring the tables an older version wrote up to the declared columns, keeping their rows, before the
+        schemas' indexes name new columns. A column the old table lacks takes its declared default (or NULL),
+        or the expression over the old columns its area gives in `UPGRADE` ({table: {column: SQL}}); columns
+        no longer declared go. A table that cannot be brought up is left for `check_current` to refuse."""
+        upgrades = upgrades or {}
+        creates = {}
+        for statement in statements(schemas):
+            match = re.match(r"\s*CREATE TABLE IF NOT EXISTS (\w+)", statement, re.I)
+            if match:
+                creates[match.group(1)] = statement
+        for table, columns in declared_columns(schemas).items():
+            have = self.columns(table)
+            missing = [c for c in columns if have and c not in have]
+            fill = upgrades.get(table, {})
+            if not missing or not all(c in fill or _defaulted(columns[c]) for c in missing):
+                continue
+            kept = [c for c in columns if c in have]
+            filled = [c for c in missing if c in fill]
+            rows = self.all(f"SELECT {', '.join(kept + [fill[c] for c in filled])} FROM {table}"
+                            f"{self._insertion_order(table)}")
+            self.execute(f"DROP TABLE {table}")
+            self.execute(self.ddl(creates[table]))
+            names = kept + filled
+            self.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                             [tuple(row.values()) for row in rows])
+
+    def _insertion_order(self, table):
+        return ""
+
     def check_current(self, schemas):
         """Refuse a state file an older version wrote (CREATE TABLE IF NOT EXISTS leaves its tables as they
         were): a clear error at start, not a 500 at the first request that reads a missing column."""
@@ -227,7 +268,7 @@ BUSY_TIMEOUT_S = 60
 class SqliteStore(Store):
     engine = "sqlite"
 
-    def __init__(self, path=":memory:", schemas=()):
+    def __init__(self, path=":memory:", schemas=(), upgrades=None):
         import sqlite3
         self._sqlite = sqlite3
         self.location = self.path = path
@@ -246,6 +287,7 @@ class SqliteStore(Store):
             db.close()
         try:
             with self.transaction():
+                self.upgrade(schemas, upgrades)
                 for statement in statements(schemas):
                     self.execute(statement)
         except self._sqlite.OperationalError:
@@ -338,7 +380,7 @@ def postgres_ddl(statement):
 class PostgresStore(Store):
     engine = "postgresql"
 
-    def __init__(self, url, schemas=()):
+    def __init__(self, url, schemas=(), upgrades=None):
         import psycopg
         from psycopg.rows import dict_row
         self._psycopg, self._dict_row = psycopg, dict_row
@@ -347,8 +389,18 @@ class PostgresStore(Store):
         self._init_local()
         with self.transaction():
             self.lock("ptas-schema")     # workers starting together create the tables once
+            self.upgrade(schemas, upgrades)
             for statement in statements(schemas):
                 self.execute(postgres_ddl(statement))
+
+    def ddl(self, statement):
+        return postgres_ddl(statement)
+
+    def _insertion_order(self, table):
+        """Rows keep their order of insertion (the `rowid` identity) when a table is rebuilt."""
+        has_rowid = self.one("SELECT 1 AS x FROM information_schema.columns WHERE table_schema = current_schema() "
+                             "AND table_name = ? AND column_name = 'rowid'", (table,))
+        return " ORDER BY rowid" if has_rowid else ""
 
     def _connection(self):
         return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row)

@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS reports (
 );
 CREATE INDEX IF NOT EXISTS reports_by_day ON reports (world, first_day);
 """
+# A state of an older version kept a row per report day: each becomes a row settling that one day.
+UPGRADE = {"reports": {"first_day": "day", "end_day": "day + 1"}}
 DAY_BITS = 1 << 32
 
 
