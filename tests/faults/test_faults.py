@@ -61,6 +61,17 @@ def test_faults_match_method_and_path_pattern(world):
     assert_problem(world.api.get(f"/users/{user['id']}"), 502)
 
 
+@pytest.mark.parametrize("path", ["/partner/v2/users/*a*a*a*a*a*a*a*a*!", "/users/x*", "/users/{id}x",
+                                  "/**/users/**"])
+def test_a_path_pattern_uses_whole_segment_wildcards_only(world, path):
+    """`*a*a*a*a*a*a*a*a*!` compiled to nested backtracking that held every request of every world for minutes
+    on a path of 60 a's (issue 11); wildcards stand for whole segments, `**` once."""
+    response = world.api.post("/_sandbox/faults", json={"match": {"path": path},
+                                                        "effect": {"type": "status", "status": 503}})
+    assert_problem(response, 400)
+    assert world.api.get("/_sandbox/faults").json["faults"] == []
+
+
 def test_faults_match_one_token_only(world):
     other = world.new_token("partner:read user:read", name="reader")
     tokens = world.api.get("/partners/self/tokens").json["tokens"]

@@ -136,6 +136,31 @@ def test_verify_refuses_a_bad_pattern(world):
     assert_problem(world.api.get("/_sandbox/requests", query_string={"status": "99"}), 400)
 
 
+@pytest.mark.parametrize("pattern", ["^/partner/v2/users/(a|aa)*$", "(a+)+$", "([a-z]*)*$", r"(u)\1",
+                                     "(?=users).*", "(ab|cd)*x", "a" * 257])
+def test_verify_refuses_a_pattern_that_could_backtrack_without_end(world, pattern):
+    """Python's `re` holds the interpreter while it backtracks: `(a|aa)*$` on a path of 34 a's held every
+    request of every world for seconds, and each further character multiplies that (issue 11)."""
+    world.api.get("/users/" + "a" * 20 + "!")     # on a longer path the patterns below run for hours
+    response = world.api.post("/_sandbox/requests/count", json={"pathPattern": pattern})
+    assert_problem(response, 400)
+    assert "pathPattern" in response.json["detail"] or "too long" in response.json["detail"]
+
+
+def test_verify_refuses_a_pattern_too_costly_for_the_paths_it_would_search(world):
+    world.api.get("/users/" + "a" * 2000)
+    assert world.api.post("/_sandbox/requests/count", json={"pathPattern": "/users/a*$"}).json["count"] == 1
+    response = world.api.post("/_sandbox/requests/count", json={"pathPattern": "/users/.*a.*a.*b$"})
+    assert_problem(response, 400)
+    assert "too costly on a path of 2018 characters" in response.json["detail"]
+
+
+@pytest.mark.parametrize("pattern", ["/users/[^/]+$", "^/partner/v2/(users|accounts)/", "/users/(ab)*", "(?i)/USERS$",
+                                     r"/users/\w{1,40}$", "[ab]*"])
+def test_verify_takes_patterns_that_match_in_bounded_time(world, pattern):
+    assert world.api.post("/_sandbox/requests/count", json={"pathPattern": pattern}).status_code == 200
+
+
 def test_a_world_sees_only_its_own_journal(world, other_world):
     world.api.post("/users", json={"name": "Jane"})
     assert [e["operationId"] for e in requests_of(other_world)["requests"]] == ["SandboxCreatePartner"]

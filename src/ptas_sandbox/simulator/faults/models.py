@@ -102,11 +102,26 @@ class Fault:
 
 
 def path_pattern(pattern):
-    """`/accounts/*/transactions`, `/accounts/{id}/transactions` or `/accounts/**`: a regex of whole paths."""
-    parts = re.split(r"(\*\*|\*|\{[^/{}]+\})", pattern)
-    regex = "".join(".*" if p == "**" else "[^/]+" if p == "*" or p.startswith("{") else re.escape(p)
-                    for p in parts)
-    return re.compile(regex)
+    """`/accounts/*/transactions`, `/accounts/{id}/transactions` or `/accounts/**`: a regex of whole paths.
+
+    Wildcards are whole segments and `**` comes once: `[^/]+` then cannot backtrack past a `/`, and one `.*`
+    costs a pass per position. Python's `re` holds the interpreter while it backtracks, and `/*a*a*a*a*a*a*a*!`
+    (eight wildcards in one segment) held every request of every world for minutes (issue 11)."""
+    segments = pattern.split("/")
+    if sum(s == "**" for s in segments) > 1:
+        raise BadRequest(f"The path pattern {pattern!r} has `**` more than once; it stands for the rest of a path.")
+    regex = []
+    for segment in segments:
+        if segment == "**":
+            regex.append(".*")
+        elif segment == "*" or re.fullmatch(r"\{[^/{}]+\}", segment):
+            regex.append("[^/]+")
+        elif "*" in segment or "{" in segment:
+            raise BadRequest(f"In the path pattern {pattern!r}, `*`, `**` and `{{name}}` stand for whole "
+                             f"segments; {segment!r} mixes one with other characters.")
+        else:
+            regex.append(re.escape(segment))
+    return re.compile("/".join(regex))
 
 
 def matches_call(fault, operation_id, method, path, prefix, token_id):
@@ -118,7 +133,10 @@ def matches_call(fault, operation_id, method, path, prefix, token_id):
     if m.get("token") and m["token"] != token_id:
         return False
     if m.get("path"):
-        pattern = path_pattern(m["path"])
+        try:
+            pattern = path_pattern(m["path"])
+        except BadRequest:      # a pattern an older version took: it matches nothing rather than stall
+            return False
         relative = path[len(prefix):] if prefix and path.startswith(prefix) else path
         if not (pattern.fullmatch(path) or pattern.fullmatch(relative)):
             return False
@@ -151,6 +169,8 @@ def create(ctx, values):
         if effect["clock"] == "wall" and effect["seconds"] > MAX_WALL_SECONDS:
             raise BadRequest(f"Wall-clock latency is at most {MAX_WALL_SECONDS} s (it holds a server thread); "
                              "use the world clock for longer waits.")
+    if match.get("path"):
+        path_pattern(match["path"])         # a 400 now, not at every call
     probability = values.get("probability")
     times = values.get("times", None if probability is not None else 1)
     count = ctx.store.one("SELECT COUNT(*) AS n FROM faults WHERE world = ?", (ctx.world.id,))["n"]

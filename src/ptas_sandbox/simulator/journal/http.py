@@ -47,7 +47,9 @@ PATTERN = {"type": "object", "additionalProperties": False, "properties": {
     **FILTERS,
     "status": {**STATUS, "type": ["string", "integer"], "minimum": 100, "maximum": 599},
     "path": {"type": "string", "description": "the exact path"},
-    "pathPattern": {"type": "string", "description": "a regular expression searched in the path"},
+    "pathPattern": {"type": "string", "maxLength": 256, "description": "a regular expression searched in the "
+                    "path; it repeats only characters, classes and groups of them (no `(a+)*` or `(ab|cd)*`; "
+                    "`[ab]*` is fine), with no backreference or lookaround, so that matching takes bounded time"},
     "requestBody": {"description": "a JSON value the (redacted) request body contains: objects match on the "
                                    "keys given, recursively"},
     "marked": {"type": "string", "description": "only entries with this mark, e.g. `injected`"}}}
@@ -73,10 +75,12 @@ def filters(values):
             raise InvalidParameter(f"`status` is not valid: {error}.", parameter="status") from None
     if found["path_pattern"] is not None:
         try:
-            re.compile(found["path_pattern"])
+            models.path_pattern(found["path_pattern"])
         except re.error as error:
             raise InvalidParameter(f"`pathPattern` is not a regular expression: {error}.",
                                    parameter="pathPattern") from None
+        except models.CostlyPattern as error:
+            raise InvalidParameter(f"`pathPattern` is not taken: {error}.", parameter="pathPattern") from None
     return {k: v for k, v in found.items() if v is not None}
 
 
@@ -115,4 +119,7 @@ def count_requests(call):
     pattern = filters(body)
     if "requestBody" in body:
         pattern["body"] = body["requestBody"]
-    return {"count": models.count(call.sandbox.store, call.ctx.world.id, **pattern)}
+    try:
+        return {"count": models.count(call.sandbox.store, call.ctx.world.id, **pattern)}
+    except models.CostlyPattern as error:
+        raise InvalidParameter(f"`pathPattern` is not taken: {error}.", parameter="pathPattern") from None

@@ -32,6 +32,7 @@ on its world clock.
 import contextvars
 import json
 import re
+import re._parser as sre_parse  # the standard library's own parser of patterns (checked, not matched, here)
 
 from ..timestamps import render
 from ..worlds import next_in_sequence
@@ -70,6 +71,56 @@ WHOLE_KEYS = {"credentials", "credential"}
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 # The marks of the entry being made for the request this thread handles (set by the recording hook).
 PENDING_MARKS = contextvars.ContextVar("ptas_journal_marks", default=None)
+
+
+PATTERN_MAX = 256               # characters of a pathPattern
+PATTERN_STEPS = 20_000_000      # worst-case backtracking steps one path may cost a pathPattern
+BOUNDED = {sre_parse.LITERAL, sre_parse.NOT_LITERAL, sre_parse.ANY, sre_parse.IN, sre_parse.AT}
+REPEATS = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT}
+
+
+class CostlyPattern(ValueError):
+    """A pathPattern whose matching could take the server's time from every other caller."""
+
+
+def path_pattern(text):
+    """`text` compiled, with its number of repetitions, once it is known to match in bounded time.
+
+    Python's `re` backtracks, and holds the interpreter while it does: `(a|aa)*$` against a long path of a's
+    stalled every request of every world (issue 11). So a pathPattern is at most PATTERN_MAX characters, has no
+    backreference or lookaround, and repeats only what can match in one way (characters, classes, groups of
+    them: no repetition or alternation inside a repetition). Its worst case on a path of n characters is then
+    about (n + 1) ** (repetitions + 1) steps; `check_cost` refuses a path that would cost more than
+    PATTERN_STEPS."""
+    if len(text) > PATTERN_MAX:
+        raise CostlyPattern(f"it is longer than {PATTERN_MAX} characters")
+    compiled = re.compile(text)
+    return compiled, _repeats(sre_parse.parse(text), inside=False)
+
+
+def _repeats(items, inside):
+    count = 0
+    for op, av in items:
+        if op in REPEATS:
+            if inside:
+                raise CostlyPattern("it repeats a repetition (say `(a+)*`); repeat only characters and classes")
+            count += 1 + _repeats(av[2], inside=True)
+        elif op is sre_parse.SUBPATTERN:
+            count += _repeats(av[3], inside)
+        elif op is sre_parse.BRANCH:
+            if inside:
+                raise CostlyPattern("it repeats an alternation (say `(a|aa)*`); repeat a class like `[ab]*`")
+            count += sum(_repeats(branch, inside) for branch in av[1])
+        elif op not in BOUNDED:
+            raise CostlyPattern(f"it uses {str(op).lower()}: backreferences, lookarounds and conditionals are "
+                                "not taken")
+    return count
+
+
+def check_cost(repeats, path):
+    if (len(path) + 1) ** (repeats + 1) > PATTERN_STEPS:
+        raise CostlyPattern(f"with {repeats} repetitions it is too costly on a path of {len(path)} characters; "
+                            "use fewer repetitions (or filter by operationId or path)")
 
 
 def secret_key(name):
@@ -208,7 +259,10 @@ def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit
     refine = path_pattern is not None or body is not None or marked is not None
     rows = _select(store, world_id, limit=None if refine else limit, **filters)
     found = []
-    pattern = re.compile(path_pattern) if path_pattern is not None else None
+    pattern, repeats = path_pattern_of(path_pattern) if path_pattern is not None else (None, 0)
+    if pattern is not None:
+        for row in rows:        # refused before any matching: an answer is all or nothing
+            check_cost(repeats, row["path"])
     for row in rows:
         item = entry(row)
         if pattern is not None and not pattern.search(item["path"]):
@@ -221,6 +275,9 @@ def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit
         if limit is not None and len(found) >= limit:
             break
     return found
+
+
+path_pattern_of = path_pattern      # `entries` takes a parameter of that name
 
 
 def count(store, world_id, **filters):
