@@ -16,7 +16,7 @@ import time
 
 import requests
 
-from bench.workers import free_port
+from bench.workers import free_port, server_env
 
 CONNECTIONS = 8
 SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 3))
@@ -36,7 +36,8 @@ def start(command):
     """Start a server; (process, base URL, seconds from start to the first 200 of its health route)."""
     port = free_port()
     started = time.perf_counter()
-    process = subprocess.Popen([*command, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen([*command, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=server_env())
     base = f"http://127.0.0.1:{port}"
     while True:
         try:
@@ -89,6 +90,10 @@ def main():
             return [sys.executable, "-m", "ptas_sandbox.cli", "serve", "--quiet", "--seed", "1", "--rate-limit",
                     "1000000000/60", "--state", os.path.join(tmp, f"bench{n}.db"), "--port"]
         runs = {"simulator": [], "bare": []}
+        for command in (simulator("warm"), [sys.executable, "-c", BARE]):     # bytecode written, not timed
+            process, _, _ = start(command)
+            process.terminate()
+            process.wait(20)
         for n in range(ROUNDS):
             runs["simulator"].append(measure(simulator(n), True))
             runs["bare"].append(measure([sys.executable, "-c", BARE], False))

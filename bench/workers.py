@@ -26,14 +26,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def server_env():
+    """The servers' environment: bytecode cached as an installed package has it (PYTHONDONTWRITEBYTECODE, set
+    on some machines, would make every start compile the sources again and the start-up figures meaningless)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONUNBUFFERED": "1"}
+
+
 def launch(store, workers):
     port = free_port()
     started = time.perf_counter()
+    # --quiet: gunicorn's workers keep no access log either, so one and several workers do the same work. The
+    # output goes to a file: a pipe nobody reads fills up and stalls the server (and its exit) mid-round.
+    output = tempfile.TemporaryFile("w+")
     process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", str(port), "--store",
                                 store, "--workers", str(workers), "--rate-limit", "1000000000/60", "--seed", "1",
-                                "--quiet"],      # an access log nobody reads would fill the pipe and stall it
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                "--quiet"], stdout=output, stderr=subprocess.STDOUT, text=True, env=server_env())
     base = f"http://127.0.0.1:{port}"
     while True:
         try:
@@ -41,7 +49,8 @@ def launch(store, workers):
                 break
         except requests.ConnectionError:
             if process.poll() is not None:
-                raise RuntimeError(process.stdout.read())
+                output.seek(0)
+                raise RuntimeError(output.read())
             time.sleep(0.01)
     return process, base, time.perf_counter() - started
 

@@ -44,7 +44,7 @@ def run_gunicorn(config, host, port, workers, threads=8, on_ready=None):
         def load_config(self):
             settings = {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "workers": workers,
                         # gthread, its own refusals (bad header, 431...) as ProblemDetails
-                        "worker_class": "ptas_sandbox.simulator.serving.ProblemThreadWorker",
+                        "worker_class": "ptas_sandbox.simulator.gunicorn_worker.ProblemThreadWorker",
                         "threads": threads, "accesslog": None,
                         "errorlog": "-", "loglevel": "warning", "proc_name": "ptas-sandbox",
                         "graceful_timeout": 5, "timeout": 120, "keepalive": 5}

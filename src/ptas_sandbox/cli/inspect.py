@@ -1,7 +1,5 @@
 """`ptas inspect`: a short-lived, single-use link to the world's inspector (the token never goes in a URL)."""
 
-import webbrowser
-
 from ._client import add_target, run
 
 
@@ -10,6 +8,7 @@ def inspect(sandbox, args):
     print(link["url"])
     print(f"(works once, until {link['expiresAt']})")
     if args.open:
+        import webbrowser  # late: its import (subprocess, shlex...) would slow every `ptas` command
         webbrowser.open(link["url"])
 
 

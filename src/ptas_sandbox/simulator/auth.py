@@ -9,8 +9,6 @@ import re
 from dataclasses import dataclass
 from types import MappingProxyType
 
-import jwt
-
 from .problems import Unauthorized
 
 ALGORITHMS = ["HS256"]
@@ -43,12 +41,14 @@ class Signer:
 
     def issue(self, *, token_id: str, subject: str, kind: str, world: str, scope: str, issued_at: int,
               expires_at: int) -> str:
+        import jwt  # late, as in _verify: PyJWT (and its crypto backends) is not needed to start serving
         claims = {"jti": token_id, "sub": subject, "knd": kind, "wld": world, "scope": scope,
                   "iat": issued_at // 1_000_000, "exp": expires_at // 1_000_000, "iss": ISSUER}
         return jwt.encode(claims, self.secret, algorithm=ALGORITHMS[0])
 
     def _verify(self, token):
         """The claims of a token signed by this sandbox; 401 for anything else (alg none, tampered, foreign)."""
+        import jwt  # late: a twentieth of the start-up, and the first request (health) needs no token
         try:
             return MappingProxyType(jwt.decode(token, self.secret, algorithms=ALGORITHMS, issuer=ISSUER,
                               options={"verify_exp": False, "verify_nbf": False, "verify_iat": False,

@@ -4,6 +4,10 @@ A sliding log per window (one row per counted request, at most `limit` rows per 
 when the window already holds `limit` requests, and `Retry-After` says when the oldest of them leaves it.
 Advancing the world clock empties windows, as time would. The count and the new row are written in one
 transaction under the world's rate lock, so the limit is exact with any number of threads and processes.
+
+The count of a window is kept in its own row (`rate_windows.hits`: the rows of `rate_hits` left after the
+last pruning), so a request costs the same with 100 or a million requests in the window: prune what left
+it (amortized one row), add one to the count, insert the hit. Counting the log instead grew with the window.
 """
 
 import math
@@ -18,6 +22,12 @@ CREATE TABLE IF NOT EXISTS rate_hits (
     at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rate_hits_by_rule ON rate_hits (world, rule, at);
+CREATE TABLE IF NOT EXISTS rate_windows (
+    world TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    hits INTEGER NOT NULL,
+    PRIMARY KEY (world, rule)
+);
 """
 GLOBAL = ""
 
@@ -37,17 +47,30 @@ class RateLimiter:
         with store.transaction():
             store.lock(f"rate/{world_id}")
             for rule, (limit, window) in rules:
-                store.execute("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
-                              (world_id, rule, now - window * SECOND_US))
-                row = store.one("SELECT COUNT(*) AS n, MIN(at) AS oldest FROM rate_hits WHERE world = ? AND rule = ?",
-                                (world_id, rule))
-                if row["n"] >= limit:
-                    wait = max(1, math.ceil((row["oldest"] + window * SECOND_US - now) / SECOND_US))
+                left = store.execute("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
+                                     (world_id, rule, now - window * SECOND_US)).rowcount
+                hits = self._count(world_id, rule, left)
+                if hits > limit:        # counted with this request: refused, the transaction rolls back
+                    oldest = store.one("SELECT MIN(at) AS at FROM rate_hits WHERE world = ? AND rule = ?",
+                                       (world_id, rule))["at"]
+                    wait = max(1, math.ceil((oldest + window * SECOND_US - now) / SECOND_US))
                     scope = "the global rate limit" if rule == GLOBAL else f"the rate limit of {operation_id}"
                     raise TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
                                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)
             store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
                               [(world_id, rule, now) for rule, _ in rules])
+
+    def _count(self, world_id, rule, left):
+        """The window's count with this request, after `left` hits were pruned from it: one upsert. A window
+        without its row yet (its first request, or a log an older version or a snapshot left) counts its log."""
+        row = self.store.one("UPDATE rate_windows SET hits = hits - ? + 1 WHERE world = ? AND rule = ? "
+                             "RETURNING hits", (left, world_id, rule))
+        if row is not None:
+            return row["hits"]
+        hits = self.store.one("SELECT COUNT(*) AS n FROM rate_hits WHERE world = ? AND rule = ?",
+                              (world_id, rule))["n"] + 1
+        self.store.execute("INSERT INTO rate_windows (world, rule, hits) VALUES (?, ?, ?)", (world_id, rule, hits))
+        return hits
 
     def forget(self, world_id=None):
         """A wiped world's windows go with its rows (rate_hits has a `world` column); kept for callers."""

@@ -1,5 +1,5 @@
-"""The HTTP servers in front of the app (waitress; gunicorn for --workers), their own error answers in
-ProblemDetails too.
+"""The HTTP servers in front of the app (waitress; gunicorn for --workers: `gunicorn_worker`), their own error
+answers in ProblemDetails too.
 
 Waitress answers some requests itself, before the app sees them: a malformed request line or header, a bad
 Content-Length or chunked encoding, headers over `max_request_header_size`, a body over `max_request_body_size`
@@ -10,8 +10,6 @@ are RFC 9457 bodies like every other error of the simulator (DESIGN.md, errors a
 import json
 import sys
 
-from gunicorn import util as gunicorn_util
-from gunicorn.workers.gthread import ThreadWorker
 from waitress import create_server as waitress_server
 from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.task import ErrorTask
@@ -63,25 +61,3 @@ def create_server(app, **options):
 def problem_body(status, reason, detail):
     return json.dumps({"type": TYPE_ROOT + SLUGS.get(status, "bad-request"), "title": reason, "status": status,
                        "detail": f"The HTTP server refused the request: {detail or reason}"}).encode()
-
-
-def write_problem(sock, status_int, reason, mesg):
-    """gunicorn's `util.write_error` (an HTML page), as ProblemDetails."""
-    body = problem_body(status_int, reason, mesg)
-    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
-    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + body)
-
-
-class ProblemThreadWorker(ThreadWorker):
-    """gunicorn's gthread worker (what `ptas serve --workers` runs) whose own refusals are ProblemDetails: the
-    worker process is ours, so its error writer is replaced there."""
-
-    def init_process(self):
-        gunicorn_util.write_error = write_problem
-        super().init_process()
-
-    def handle_error(self, req, client, addr, exc):
-        if isinstance(exc, ConnectionResetError):     # an injected `drop`: close without an answer, no 500
-            return
-        super().handle_error(req, client, addr, exc)

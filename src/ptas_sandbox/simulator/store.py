@@ -12,6 +12,7 @@ columns, `rowid` as an identity column). Rows come back as plain dicts on both e
 an operation atomic: nested uses join the outer transaction; an exception rolls the whole of it back.
 """
 
+import fcntl
 import json
 import os
 import re
@@ -280,6 +281,7 @@ class SqliteStore(Store):
             self._shared = self._open(":memory:")
             self._shared_local = SimpleNamespace(db=self._shared, depth=0)
         else:
+            self._writer_pid = None
             # Created owner-only: the state holds the token signing secret.
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             db = self._open(path)
@@ -335,14 +337,40 @@ class SqliteStore(Store):
         """In memory: the one connection's lock, held from BEGIN to COMMIT, so no other thread's statement lands
         inside. On a file: the process's writer lock, so this process's writers queue and each is woken the moment
         the one before commits, instead of polling SQLite's lock with sleeps of up to 100 ms (a queue of short
-        writers stays short); other processes' writers still meet SQLite's busy timeout."""
+        writers stays short); then, between processes (`ptas serve --workers`), the same queue on a `flock` of
+        `<state>-writer`. Writers outside ptas (the sqlite3 shell) still meet SQLite's busy timeout."""
         if not self._lock.acquire(timeout=BUSY_TIMEOUT_S):
             raise self._sqlite.OperationalError("database is locked (a write transaction waited 60 s)")
         try:
-            with super().transaction() as store:
-                yield store
+            if self.memory or self._local().depth:      # nested: the outer transaction holds the turn
+                with super().transaction() as store:
+                    yield store
+            else:
+                with self._turn_among_processes():
+                    with super().transaction() as store:
+                        yield store
         finally:
             self._lock.release()
+
+    @contextmanager
+    def _turn_among_processes(self):
+        """Without it, a worker whose BEGIN IMMEDIATE finds another worker's transaction sleeps in SQLite's busy
+        handler (1, 2, 5, 10... ms) though the file may be free a microsecond later, and the process's lock keeps
+        its other threads waiting behind the sleeper: two workers served fewer requests than one. The kernel
+        wakes a `flock` waiter the moment the holder lets go (or dies)."""
+        if self._writer_pid != os.getpid():         # first use, or a forked process: a descriptor of its own
+            with self._opened_lock:
+                if self._writer_pid != os.getpid():
+                    self._writer_fd = os.open(self.path + "-writer", os.O_CREAT | os.O_RDWR, 0o600)
+                    self._writer_pid = os.getpid()
+        fcntl.flock(self._writer_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            try:
+                fcntl.flock(self._writer_fd, fcntl.LOCK_UN)
+            except OSError:     # closed by close() meanwhile: closing released the lock
+                pass
 
     def _local(self):
         return self._shared_local if self.memory else super()._local()
@@ -353,6 +381,9 @@ class SqliteStore(Store):
                 self._shared.close()
         else:
             super().close()
+            if self._writer_pid == os.getpid():
+                self._writer_pid = None
+                os.close(self._writer_fd)
 
 
 _PLACEHOLDER = re.compile(r"%|\?")

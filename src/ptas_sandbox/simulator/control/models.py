@@ -81,13 +81,20 @@ def world_body(sandbox, world, partner, token):
 PRUNE_EVERY = 3600 * 1_000_000      # world time between two prunes of one world
 
 
+def prune_due(ctx, last_pruned):
+    """Whether the world is due a prune: no store read, so a request with nothing else due opens no write
+    transaction for the catch-up (Simulator.catch_up)."""
+    period = ctx.config.get("RETENTION_SECONDS")
+    return bool(period) and ctx.now - last_pruned.get(ctx.world.id, -PRUNE_EVERY) >= PRUNE_EVERY
+
+
 def prune_expired(ctx, last_pruned):
     """Retention (the operator's --retention-days): outbox events already fanned out, finished delivery
     attempts and echo captures older than the period on the world's clock go, so nothing grows until a reset.
     Runs as a catch-up stage, at most once per hour of a world's time; `last_pruned` maps world id -> world time."""
-    period = ctx.config.get("RETENTION_SECONDS")
-    if not period or ctx.now - last_pruned.get(ctx.world.id, -PRUNE_EVERY) < PRUNE_EVERY:
+    if not prune_due(ctx, last_pruned):
         return
+    period = ctx.config["RETENTION_SECONDS"]
     last_pruned[ctx.world.id] = ctx.now
     before = ctx.now - period * 1_000_000
     webhooks.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts

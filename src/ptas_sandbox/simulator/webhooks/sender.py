@@ -19,6 +19,7 @@ What is kept of an answer is bounded: the status, at most `MAX_HEADERS` headers 
 and the first `BODY_KEPT` bytes of the body.
 """
 
+import functools
 import http.client
 import ipaddress
 import socket
@@ -151,7 +152,11 @@ class Sender:
         self.deadline = float(deadline)
         self.allow_private = allow_private
         self.resolve = resolve      # None: socket.getaddrinfo, looked up at each call
-        self.tls = ssl.create_default_context()
+
+    @functools.cached_property
+    def tls(self):
+        """Made at the first https callback: loading the system's CA certificates is a tenth of start-up."""
+        return ssl.create_default_context()
 
     def send(self, url, body, headers):
         started = time.monotonic()
