@@ -81,7 +81,8 @@ def test_a_second_server_on_the_same_state_file_says_who_holds_it_and_exits_2(la
     assert second.process.wait(30) == 2
     message = second.first + second.process.stdout.read()
     assert f"process {first.process.pid}" in message and "in use" in message, message
-    assert os.stat(state).st_mode & 0o777 == 0o600, "the state holds the signing secret: owner only"
+    for path in (state, state + "-writer"):     # the state, and the file its writers queue on (store.py)
+        assert os.stat(path).st_mode & 0o777 == 0o600, f"{path}: the state holds the signing secret: owner only"
     # the two workers of the first launch share its lock: both answer
     world = call(first.base, "POST", "/_sandbox/partners", json={"name": "Still one"}).json()
     assert call(first.base, "GET", "/partners/self", world["accessToken"]).status_code == 200

@@ -86,3 +86,36 @@ def test_requests_counted_out_of_clock_order_leave_the_window_in_clock_order(sto
     with pytest.raises(TooManyRequests):
         limiter.hit("w", 69 * second, "Op")   # both still in the window
     limiter.hit("w", 70 * second, "Op")       # the one of t=10 s has left it: room for one
+
+
+def test_refused_requests_leave_every_window_as_it_was(strict_app):
+    """A refusal is counted with the request and then rolled back: neither the refused operation's window nor the
+    global one keeps it (5 global, 2 CreateUser per the fixture)."""
+    world = new_world(Api(strict_app.test_client()))             # creating the world is a control call: free
+    assert [world.api.post("/users", json={}).status_code for _ in range(5)] == [201, 201, 429, 429, 429]
+    assert [world.api.get("/partners/self").status_code for _ in range(4)] == [200, 200, 200, 429]
+    world.api.advance(10)                                          # the global window empties, CreateUser's not
+    assert world.api.post("/users", json={}).status_code == 429
+    assert [world.api.get("/partners/self").status_code for _ in range(6)] == [200] * 5 + [429]
+
+
+def test_a_window_kept_without_its_count_counts_its_log(store_location):
+    """A log written by an older version (or restored without its count row) still limits exactly."""
+    from ptas_sandbox.simulator import ratelimit
+    from ptas_sandbox.simulator.problems import TooManyRequests
+    from ptas_sandbox.simulator.ratelimit import RateLimiter
+    from ptas_sandbox.simulator.store import open_store
+    second = 1_000_000
+    store = open_store(store_location, [ratelimit.SCHEMA])
+    limiter = RateLimiter(store, limit=3, window_seconds=60)
+    with store.transaction():
+        store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
+                          [("w", ratelimit.GLOBAL, t * second) for t in (1, 2)])
+    limiter.hit("w", 10 * second, "Op")
+    with pytest.raises(TooManyRequests) as refused:
+        limiter.hit("w", 20 * second, "Op")
+    assert refused.value.headers["Retry-After"] == "41"             # the hit of t=1 s leaves at 61 s
+    limiter.hit("w", 61 * second, "Op")
+    with pytest.raises(TooManyRequests):
+        limiter.hit("w", 61 * second, "Op")
+    assert store.one("SELECT hits FROM rate_windows WHERE world = 'w'")["hits"] == 3
