@@ -1,6 +1,10 @@
 """State: a file-backed sandbox survives a restart; worlds are deterministic from their seed."""
 
+import os
 import re
+import threading
+
+import pytest
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.store import open_store
@@ -134,3 +138,34 @@ def test_a_state_an_older_version_wrote_is_brought_up_to_date_keeping_its_data(d
     assert "transactions" not in store.tables_with_column("world")
     assert {"lease_until", "claimed_by"} <= set(store.columns("webhook_deliveries"))
     second.extensions["ptas"].close()
+
+
+@pytest.mark.skipif(os.environ.get("PTAS_TEST_STORE") != "postgresql",
+                    reason="PostgreSQL's table locks; a SQLite file has one write lock, which a start waits for")
+def test_a_worker_starting_next_to_busy_ones_locks_no_table_they_use(durable_store):
+    """`ptas serve --workers` on PostgreSQL: a worker that starts while others serve must not take table locks
+    (CREATE INDEX IF NOT EXISTS does, even when the index is there): held to the end of its schema transaction,
+    they deadlocked with the requests being served (500s)."""
+    from ptas_sandbox.simulator import ratelimit
+    busy = open_store(durable_store, [ratelimit.SCHEMA])
+    writing, done = threading.Event(), threading.Event()
+
+    def serve_a_request():      # a transaction holding a row lock on an indexed table, open until told
+        with busy.transaction():
+            busy.execute("INSERT INTO rate_hits (world, rule, at) VALUES ('w', '', 1)")
+            writing.set()
+            done.wait(60)
+    request = threading.Thread(target=serve_a_request)
+    request.start()
+    try:
+        assert writing.wait(30)
+        opened = []
+        start = threading.Thread(target=lambda: opened.append(open_store(durable_store, [ratelimit.SCHEMA])))
+        start.start()
+        start.join(30)
+        assert opened, "the starting worker waited for a transaction of a busy one"
+        opened[0].close()
+    finally:
+        done.set()
+        request.join()
+        busy.close()

@@ -421,8 +421,15 @@ class PostgresStore(Store):
         with self.transaction():
             self.lock("ptas-schema")     # workers starting together create the tables once
             self.upgrade(schemas, upgrades)
+            indexes = {r["indexname"] for r in self.all("SELECT indexname FROM pg_indexes "
+                                                         "WHERE schemaname = current_schema()")}
             for statement in statements(schemas):
-                self.execute(postgres_ddl(statement))
+                # CREATE INDEX IF NOT EXISTS takes a SHARE lock on its table before it finds the index there,
+                # held to the end of this transaction: a worker starting next to busy ones deadlocked with their
+                # requests (a 500). An existing index is left alone, so a start locks no table in use.
+                index = re.match(r"\s*CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", statement, re.I)
+                if index is None or index.group(1).lower() not in indexes:
+                    self.execute(postgres_ddl(statement))
 
     def ddl(self, statement):
         return postgres_ddl(statement)
