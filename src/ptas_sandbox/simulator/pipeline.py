@@ -20,6 +20,7 @@ from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
 from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
 from .sandbox import Simulator, current_sandbox
 from .timestamps import parse as parse_time
+from .worlds import World
 
 
 def handle(op, params):
@@ -71,10 +72,20 @@ def intercept(sandbox, ctx, op, claims):
 def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tuple[Mapping[str, Any], Ctx]:
     """The verified claims of the request's bearer token and a context of its world; 401 when either is not."""
     claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
-    world = sandbox.worlds.get(claims["wld"])
+    world = request_world(sandbox, claims["wld"])
     if world is None:
         raise Unauthorized("The bearer token belongs to no sandbox world (was it reset?).")
     return claims, sandbox.ctx(world)
+
+
+def request_world(sandbox: Simulator, world_id: str) -> World | None:
+    """The world `world_id` as this request first read it: one store read per request, though the journal's
+    hook (before the pipeline) and the pipeline both need it. Kept in the request's environ, not `g`, which an
+    app context around several requests (a test's) would share."""
+    seen = request.environ.setdefault("ptas.worlds", {})
+    if world_id not in seen:
+        seen[world_id] = sandbox.worlds.get(world_id)
+    return seen[world_id]
 
 
 CONTROL_SCOPES = ("partner:update",)     # or partner:all, which covers it

@@ -12,6 +12,7 @@ import time
 from flask import g, request
 
 from ..operations import REGISTRY
+from ..pipeline import request_world
 from ..problems import Problem
 from . import models
 
@@ -36,7 +37,7 @@ def attach(app, sandbox):
                 claims = sandbox.signer.verify(token.strip())
             except Problem:
                 return
-            world = sandbox.worlds.get(claims["wld"])
+            world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
             if world is not None:
                 entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"],
                              kind=claims["knd"])
