@@ -3,7 +3,10 @@ GET /partners/self and a POST /users against a hello-JSON GET and a JSON-echo PO
 process with 8 threads, through 8 concurrent keep-alive connections; and process start to first 200.
 
 Rounds are interleaved (simulator, bare, simulator, bare) and the medians compared, so the ratios hold on a
-shared, noisy machine; absolute figures are printed for context only. Not a test.
+shared, noisy machine; absolute figures are printed for context only. The servers' own CPU time per request
+(from /proc) is printed too: the load generator shares the cores, so throughput ratios understate a server's
+cost and CPU per request states it. Start-up is timed with bytecode cached (one untimed start first), as an
+installed package starts. Not a test.
 """
 
 import os
@@ -68,6 +71,13 @@ def throughput(send):
     return sum(counts) / SECONDS
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (Linux /proc; clock ticks of 10 ms)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(server, simulator):
     process, base, cold = start(server)
     try:
@@ -75,10 +85,14 @@ def measure(server, simulator):
         if simulator:
             token = requests.post(f"{base}/_sandbox/partners", json={"name": "Bench"}, timeout=10).json()["accessToken"]
             headers = {"Authorization": f"Bearer {token}"}
+        before = cpu_seconds(process.pid)
         get = throughput(lambda s: s.get(f"{base}/partner/v2/partners/self", headers=headers, timeout=30))
+        between = cpu_seconds(process.pid)
         post = throughput(lambda s: s.post(f"{base}/partner/v2/users", json={"name": "Jane"}, headers=headers,
                                            timeout=30))
-        return {"get": get, "post": post, "cold": cold}
+        after = cpu_seconds(process.pid)
+        return {"get": get, "post": post, "cold": cold, "get_cpu": (between - before) / (get * SECONDS) * 1000,
+                "post_cpu": (after - between) / (post * SECONDS) * 1000}
     finally:
         process.terminate()
         process.wait(20)
@@ -97,13 +111,16 @@ def main():
         for n in range(ROUNDS):
             runs["simulator"].append(measure(simulator(n), True))
             runs["bare"].append(measure([sys.executable, "-c", BARE], False))
-    median = {name: {k: statistics.median(r[k] for r in rounds) for k in ("get", "post", "cold")}
+    median = {name: {k: statistics.median(r[k] for r in rounds) for k in ("get", "post", "cold", "get_cpu", "post_cpu")}
               for name, rounds in runs.items()}
     sim, base = median["simulator"], median["bare"]
     print(f"authenticated GET /partners/self: {sim['get']:.0f} req/s vs bare {base['get']:.0f}: "
           f"x{sim['get'] / base['get']:.2f} (aim >= 0.9)")
     print(f"POST /users: {sim['post']:.0f} req/s vs bare {base['post']:.0f}: x{sim['post'] / base['post']:.2f} "
           "(aim >= 0.6)")
+    print(f"server CPU per request: GET {sim['get_cpu']:.2f} ms vs bare {base['get_cpu']:.2f} ms "
+          f"(x{base['get_cpu'] / sim['get_cpu']:.2f}); POST {sim['post_cpu']:.2f} ms vs bare "
+          f"{base['post_cpu']:.2f} ms (x{base['post_cpu'] / sim['post_cpu']:.2f})")
     print(f"start to first 200: {sim['cold']:.2f} s vs bare {base['cold']:.2f} s: x{sim['cold'] / base['cold']:.2f} "
           "(aim: under 0.3 s)")
 
