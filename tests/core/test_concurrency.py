@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 import waitress
+from waitress import wasyncore
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.timestamps import SECOND_US, parse
@@ -49,8 +50,12 @@ class Server:
     def close(self):
         for session in self.sessions:       # their kept-alive connections would keep waitress's loop running
             session.close()
-        self.server.close()
-        self.thread.join(timeout=10)
+        # Closed in the server loop's own thread: closing its sockets from here raced its select() (EBADF in
+        # the loop thread). With its socket map empty the loop ends.
+        self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "the server loop did not end"
+        self.server.task_dispatcher.shutdown()
         self.app.extensions["ptas"].close()
 
 
