@@ -7,12 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-import waitress
-from waitress import wasyncore
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.timestamps import SECOND_US, parse
 from ptas_sandbox.webhooks import verify
+from tests.support.served import Served
 
 WORLDS = 4
 WORKERS = 12
@@ -22,10 +21,8 @@ ROUND = 10      # of each kind of write per world
 class Server:
     def __init__(self, state, rate_limit=10**9):
         self.app = create_app({"STATE": state, "RATE_LIMIT": rate_limit, "START_SERVICES": True})
-        self.server = waitress.create_server(self.app, host="127.0.0.1", port=0, threads=8)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        self.base = f"http://127.0.0.1:{self.server.effective_port}"
+        self.served = Served(self.app, threads=8)
+        self.base = self.served.base
         self.local = threading.local()
         self.sessions = []
         self.failures = []
@@ -50,12 +47,7 @@ class Server:
     def close(self):
         for session in self.sessions:       # their kept-alive connections would keep waitress's loop running
             session.close()
-        # Closed in the server loop's own thread: closing its sockets from here raced its select() (EBADF in
-        # the loop thread). With its socket map empty the loop ends.
-        self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
-        self.thread.join(timeout=30)
-        assert not self.thread.is_alive(), "the server loop did not end"
-        self.server.task_dispatcher.shutdown()
+        self.served.stop()
         self.app.extensions["ptas"].close()
 
 

@@ -7,15 +7,14 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 import requests
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.serving import create_server
 from tests.support.client import Api
+from tests.support.served import Served
 from tests.support.worlds import new_world
 
 
@@ -71,12 +70,9 @@ def test_a_served_sandbox_with_an_admin_key_creates_worlds_only_for_its_holder(t
 def served_app():
     app = create_app({"STATE": ":memory:", "START_SERVICES": False})
     # a small header limit, so the oversized request fits in one read (a larger one is cut off with a reset)
-    server = create_server(app, host="127.0.0.1", port=0, threads=2, max_request_header_size=4096)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield server.effective_port
-    server.close()
-    thread.join(5)
+    served = Served(app, threads=2, max_request_header_size=4096)
+    yield served.port
+    served.stop()
     app.extensions["ptas"].close()
 
 

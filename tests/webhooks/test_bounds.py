@@ -8,10 +8,10 @@ import pytest
 import requests
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.serving import create_server
 from ptas_sandbox.simulator.webhooks.sender import Sender
 from tests.support.client import Api
 from tests.support.receivers import LONG, Receiver
+from tests.support.served import Served
 from tests.support.worlds import new_world
 
 THREADS = 8     # as `ptas serve` runs waitress
@@ -22,10 +22,8 @@ class Waitress:
 
     def __init__(self, app):
         self.app = app
-        self.server = create_server(app, host="127.0.0.1", port=0, threads=THREADS)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        self.base = f"http://127.0.0.1:{self.server.effective_port}"
+        self.served = Served(app, threads=THREADS)
+        self.base = self.served.base
         dispatcher = app.extensions["ptas.webhooks"]
         real, self.entered = dispatcher.flush, threading.Semaphore(0)
 
@@ -39,8 +37,7 @@ class Waitress:
         return {"Authorization": f"Bearer {made['accessToken']}"}
 
     def close(self):
-        self.server.close()
-        self.thread.join(LONG)
+        self.served.stop(LONG)
         self.app.extensions["ptas"].close()
 
 
