@@ -322,3 +322,42 @@ def test_wall_clock_latency_holds_no_lock_another_world_needs(system_time):
     finally:
         release.set()
         served.close()
+
+
+def test_a_world_cannot_hold_every_server_thread_with_wall_clock_latency(system_time):
+    """Ten calls of one world under a 30 s wall-clock latency held all eight server threads: health and other
+    worlds waited (issue 11). Two of a world's calls wait at once; the others go through, marked as skipped."""
+    import threading
+    release, sleeping = threading.Event(), threading.Semaphore(0)
+
+    def sleep(seconds):
+        sleeping.release()
+        release.wait(60)
+
+    app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "FAULT_SLEEP": sleep})
+    from tests.support.client import Api
+    world = new_world(Api(app.test_client()))
+    fault(world, effect={"type": "latency", "seconds": 30, "clock": "wall"}, times=5)
+    token = world.api.token
+    answers, done = [], threading.Semaphore(0)
+
+    def call():
+        answers.append(app.test_client().get("/partner/v2/users", headers={"Authorization": f"Bearer {token}"}))
+        done.release()
+    calls = [threading.Thread(target=call, daemon=True) for _ in range(5)]
+    try:
+        for thread in calls:
+            thread.start()
+        assert sleeping.acquire(timeout=60) and sleeping.acquire(timeout=60)
+        for _ in range(3):
+            assert done.acquire(timeout=60), "answered while two calls of the world wait"
+        assert [a.status_code for a in answers] == [200] * 3
+    finally:
+        release.set()
+        for thread in calls:
+            thread.join(60)
+    assert [a.status_code for a in answers] == [200] * 5
+    marks = [e["marks"]["injected"] for e in world.api.get("/_sandbox/requests", query_string={
+        "operationId": "GetUsers"}).json["requests"]]
+    assert sum("skipped" in m for m in marks) == 3 and len(marks) == 5
+    app.extensions["ptas"].close()

@@ -2,6 +2,7 @@
 a fault asks for (a problem, a dropped connection, a cut or garbled body, a 500 after success)."""
 
 import socket
+import threading
 import time
 
 from flask import Response
@@ -143,11 +144,35 @@ class ConnectionDropped(ConnectionResetError):
     """Raised from a response body to close the connection without an answer (in-process: reaches the caller)."""
 
 
+class WallWaits:
+    """Calls of each world waiting out a wall-clock latency: each holds a server thread, so a world's ten
+    concurrent calls under a 30 s latency fault held every thread and health waited (issue 11). At most `cap`
+    of a world's calls wait at once; a further one goes through without the wait."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._waiting = {}      # world id -> calls sleeping (no key at zero: bounded by the calls in flight)
+
+    def enter(self, world_id, cap):
+        with self._lock:
+            if self._waiting.get(world_id, 0) >= cap:
+                return False
+            self._waiting[world_id] = self._waiting.get(world_id, 0) + 1
+            return True
+
+    def leave(self, world_id):
+        with self._lock:
+            self._waiting[world_id] -= 1
+            if not self._waiting[world_id]:
+                del self._waiting[world_id]
+
+
 class Injection:
     """One fault applied to one API call: `before` runs ahead of the operation, `shape` on its answer."""
 
-    def __init__(self, fault, sleep):
+    def __init__(self, fault, sleep, waits=None, cap=2):
         self.fault, self.effect, self.sleep = fault, fault.effect, sleep
+        self.waits, self.cap = waits or WallWaits(), cap
         journal.annotate("injected", {"faultId": fault.id, **self.effect})      # the journal says it was on purpose
 
     def before(self, sandbox, ctx, environ):
@@ -159,7 +184,14 @@ class Injection:
             return ctx, dropped(environ)
         if kind == "latency":
             if self.effect.get("clock") == "wall":
-                self.sleep(min(self.effect["seconds"], models.MAX_WALL_SECONDS))
+                if not self.waits.enter(ctx.world.id, self.cap):
+                    journal.annotate("injected", {"faultId": self.fault.id, **self.effect, "skipped": (
+                        f"{self.cap} calls of this world already wait on the wall clock; this one did not")})
+                    return ctx, None
+                try:
+                    self.sleep(min(self.effect["seconds"], models.MAX_WALL_SECONDS))
+                finally:
+                    self.waits.leave(ctx.world.id)
             else:
                 sandbox.worlds.move(ctx.world, advance=round(self.effect["seconds"] * 1_000_000))
                 sandbox.catch_up(ctx.world)
@@ -196,7 +228,7 @@ def dropped(environ):
     return Response(body(), 200, {"Content-Length": "64"}, mimetype="application/json", direct_passthrough=True)
 
 
-def intercept(sandbox, ctx, op, claims, request):
+def intercept(sandbox, ctx, op, claims, request, waits=None):
     """The pipeline's hook: the fault to inject into this call (counted and logged), or None. A world without
     API faults costs one read, no write transaction."""
     if not models.has_live(sandbox.store, ctx.world.id, "api"):
@@ -206,4 +238,5 @@ def intercept(sandbox, ctx, op, claims, request):
                                 sandbox.config["PREFIX"], claims.get("jti"))
     if fault is None:
         return None
-    return Injection(fault, sandbox.config.get("FAULT_SLEEP") or time.sleep)
+    return Injection(fault, sandbox.config.get("FAULT_SLEEP") or time.sleep, waits,
+                     int(sandbox.config.get("FAULT_WALL_WAITS_PER_WORLD", 2)))
