@@ -84,6 +84,8 @@ def test_flushes_of_one_world_waiting_on_a_held_receiver_leave_threads_for_other
     assert [r.status_code for r in answers] == [200] * THREADS
     assert [r.json()["inFlight"] for r in answers[THREADS - 2:]] == [0, 0], "the two waiting saw the outcome"
     assert len(held.requests) == 1, "one attempt, however many flushes"
+    dispatcher = waitress.app.extensions["ptas.webhooks"]
+    assert dispatcher._waiting == {} and dispatcher._in_flight == {}, "nothing kept per world once idle"
 
 
 def test_a_flush_waits_at_most_the_flush_wait_and_says_what_is_still_in_flight(system_time):

@@ -53,6 +53,9 @@ def add(commands):
     s.add_argument("--retention-days", type=float, default=7,
                    help="outbox events, delivery attempts and echo captures older than this on their world's "
                         "clock are pruned (default 7)")
+    s.add_argument("--connections-per-address", type=int, default=64, metavar="N",
+                   help="open connections one client address may hold; the next gets a 503 (default 64; 0: no cap, "
+                        "as behind a reverse proxy, where every connection comes from the proxy)")
     s.add_argument("--quiet", action="store_true", help="no access-log line per request")
     s.add_argument("--rate-limit", type=rate, metavar="N/SECONDS",
                    help="the global limit per world (default 100/60, spec §8)")
@@ -80,10 +83,12 @@ def private_callbacks_default(host):
 
 def serve(args):
     from ptas_sandbox.simulator import create_app
+    from ptas_sandbox.simulator.serving import limit_malloc_arenas
     from ptas_sandbox.simulator.store import StaleState
 
     from ._workers import lock_state, run_gunicorn
 
+    limit_malloc_arenas()       # before the threads: freed memory then stays in fewer arenas
     state = args.store or args.state
     if args.workers > 1 and state == ":memory:":
         fail("--workers needs a store they can share (a SQLite file or postgresql://...)")
@@ -150,7 +155,8 @@ def serve(args):
         from ._accesslog import AccessLog
         wsgi = AccessLog(app, sandbox.system_time)
     try:
-        server = create_server(wsgi, host=args.host, port=args.port, threads=8)
+        server = create_server(wsgi, host=args.host, port=args.port, threads=8,
+                               connections_per_address=args.connections_per_address)
     except OSError as error:
         sandbox.close()
         if error.errno == errno.EADDRINUSE:
