@@ -3,13 +3,13 @@ bodies refused as they arrive rather than spooled to disk."""
 
 import json
 import socket
-import threading
 
 import pytest
 import requests
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.serving import BODY_LIMIT, connections_of, create_server
+from ptas_sandbox.simulator.serving import BODY_LIMIT, connections_of
+from tests.support.served import Served
 
 CAP = 4
 LONG = 60
@@ -18,12 +18,9 @@ LONG = 60
 @pytest.fixture
 def served():
     app = create_app({"STATE": ":memory:", "START_SERVICES": False})
-    server = create_server(app, host="127.0.0.1", port=0, threads=4, connections_per_address=CAP)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield server
-    server.close()
-    thread.join(LONG)
+    served = Served(app, threads=4, connections_per_address=CAP)
+    yield served.server
+    served.stop()
     app.extensions["ptas"].close()
 
 
