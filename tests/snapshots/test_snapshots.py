@@ -162,6 +162,29 @@ def test_snapshots_are_bounded_in_size(system_time, world, busy):
     app.extensions["ptas"].close()
 
 
+def test_a_packed_table_that_unpacks_beyond_the_bound_is_refused_unread(world, elsewhere):
+    """A gzip bomb: a few KiB of base64 that unpack to 64 MiB (without a bound, any size: the server's memory)."""
+    import base64
+    import gzip
+    document = snapshot(world)
+    name = "tokens"
+    bomb = gzip.compress(b'{"columns": {"id": ["' + b"a" * (64 << 20) + b'"]}}', 9)
+    document["tables"][name] = {"encoding": "gzip+base64", "rows": 1, "data": base64.b64encode(bomb).decode()}
+    before = worlds(elsewhere)
+    response = elsewhere.post("/_sandbox/snapshots", json=document)
+    assert_problem(response, 400)
+    assert "unpacks to more than" in response.json["detail"]
+    assert worlds(elsewhere) == before
+
+
+def test_a_document_of_many_small_json_values_is_refused_before_it_is_parsed(elsewhere):
+    """`[{},{},...]` costs Python ~25 times its size: 32 MiB of it peaked the server at 1 GiB."""
+    response = elsewhere.post("/_sandbox/snapshots", data=b"[" + b"{}," * 200_000 + b"{}]",
+                              headers={"Content-Type": "application/json"})
+    assert_problem(response, 413)
+    assert models.MAX_BYTES <= 4 * 1024 * 1024 and models.MAX_UNPACKED <= 8 * 1024 * 1024
+
+
 def test_only_the_root_partner_exports_its_world(world):
     child = world.api.post("/partners", json={"name": "Store"}).json
     as_child = world.api.as_(world.api.post(f"/partners/{child['id']}/tokens", json={}).json["accessToken"])

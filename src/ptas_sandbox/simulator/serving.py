@@ -52,7 +52,7 @@ class ProblemErrorTask(ErrorTask):
         self.write(body)
 
 
-BODY_LIMIT = 33 * 1024 * 1024      # the largest body the app takes is a snapshot (32 MiB); waitress: 1 GiB
+BODY_LIMIT = 5 * 1024 * 1024       # the largest body the app takes is a snapshot (4 MiB); waitress: 1 GiB
 CONNECTIONS_PER_ADDRESS = 64        # open connections of one peer address (0: no cap)
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 5\r\n"
         b"Content-Type: application/problem+json\r\nContent-Length: %d\r\n\r\n")

@@ -11,6 +11,7 @@ rows travel column-wise, integers delta-encoded, gzipped and base64-encoded.
 import base64
 import gzip
 import json
+import zlib
 
 from ptas_sandbox import __version__
 
@@ -23,7 +24,12 @@ from ..worlds import EARLIEST_CLOCK, LATEST_CLOCK
 FORMAT = "ptas-sandbox-snapshot"
 VERSION = 2
 READS = (1, 2)      # version 1 carried a row per delivered transaction: redundant with accounts.delivered, dropped
-MAX_BYTES = 32 * 1024 * 1024            # a document larger than this is refused (config SNAPSHOT_MAX_BYTES)
+# What a load may take of the server's memory (issue 11): a world's snapshot is kilobytes now that transactions
+# and reports are drawn, not stored; parsing JSON costs up to ~25x its size in Python objects, and a packed
+# table's gzip could unpack to gigabytes (32 MiB of `{},` peaked the server at 1 GiB; a gzip bomb, beyond).
+MAX_BYTES = 4 * 1024 * 1024             # a document larger than this is refused (config SNAPSHOT_MAX_BYTES)
+MAX_UNPACKED = 8 * 1024 * 1024          # bytes all packed tables of a document unpack to, together
+MAX_CONTAINERS = 100_000                # JSON objects and arrays in a document (its rows travel packed)
 MAX_ROWS = 2_000_000                    # rows of one table
 PACK_ABOVE = 200                        # tables with more rows than this travel packed
 LEFT_BEHIND = {"journal", "report_observations", "fault_injections", "events", "echo_captures",
@@ -54,9 +60,18 @@ def pack(names, rows):
     return {"encoding": "gzip+base64", "rows": len(rows), "data": base64.b64encode(gzip.compress(raw, 6)).decode()}
 
 
-def unpack(value, table):
+def unpack(value, table, budget=None):
+    """The rows of a packed table; `budget` (a one-item list) is what the document's tables may still unpack to,
+    and is used up by this one."""
+    budget = budget if budget is not None else [MAX_UNPACKED]
     try:
-        doc = json.loads(gzip.decompress(base64.b64decode(value["data"], validate=True)))
+        inflate = zlib.decompressobj(wbits=31)        # gzip, read no further than the budget
+        raw = inflate.decompress(base64.b64decode(value["data"], validate=True), budget[0] + 1)
+        if len(raw) > budget[0] or inflate.unconsumed_tail:
+            raise BadRequest(f"`tables.{table}` unpacks to more than the {MAX_UNPACKED // 1024 // 1024} MiB a "
+                             "snapshot's packed tables may hold together.")
+        budget[0] -= len(raw)
+        doc = json.loads(raw)
         cols, delta = doc["columns"], doc.get("delta", [])
         for name in delta:
             values, total = cols[name], 0
@@ -68,7 +83,7 @@ def unpack(value, table):
         if any(len(v) != count for v in cols.values()) or count != value["rows"]:
             raise ValueError("columns of different lengths")
         return [dict(zip(names, row)) for row in zip(*cols.values())]
-    except (ValueError, TypeError, KeyError, OSError, EOFError, AttributeError) as error:
+    except (ValueError, TypeError, KeyError, OSError, EOFError, AttributeError, zlib.error) as error:
         raise BadRequest(f"`tables.{table}` is not a readable packed table: {error}.") from None
 
 
@@ -131,9 +146,9 @@ def checked(document, store):
     unknown = set(tables) - known
     if unknown:
         raise BadRequest(f"Unknown tables in the snapshot: {', '.join(sorted(unknown))}.")
-    out = {}
+    out, budget = {}, [MAX_UNPACKED]
     for table, value in tables.items():
-        rows = unpack(value, table) if isinstance(value, dict) else value
+        rows = unpack(value, table, budget) if isinstance(value, dict) else value
         if not isinstance(rows, list) or len(rows) > MAX_ROWS:
             raise BadRequest(f"`tables.{table}` must be a list of at most {MAX_ROWS} rows.")
         out[table] = [checked_row(table, row, columns(store, table)) for row in rows]
