@@ -169,3 +169,44 @@ def test_a_worker_starting_next_to_busy_ones_locks_no_table_they_use(durable_sto
         done.set()
         request.join()
         busy.close()
+
+
+def test_an_api_read_on_a_state_file_waits_for_no_writer_and_cannot_write(tmp_path):
+    """store.reading() (the transaction of an API GET): a snapshot taken while another transaction writes, without
+    waiting for it; a write inside is refused at once rather than racing other writers."""
+    import sqlite3
+
+    from ptas_sandbox.simulator import ratelimit
+    store = open_store(str(tmp_path / "state.db"), [ratelimit.SCHEMA])
+    writing, done = threading.Event(), threading.Event()
+
+    def write():
+        with store.transaction():
+            store.execute("INSERT INTO rate_windows (world, rule, hits) VALUES ('w', '', 1)")
+            writing.set()
+            done.wait(60)
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert writing.wait(30)
+        seen = []
+        reader = threading.Thread(target=lambda: seen.append(_read_windows(store)))
+        reader.start()
+        reader.join(30)
+        assert seen == [[]], "the read waited for the writer, or saw what it had not committed"
+    finally:
+        done.set()
+        writer.join()
+    assert _read_windows(store) == [{"world": "w", "rule": "", "hits": 1}]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        with store.reading():
+            store.execute("DELETE FROM rate_windows")
+    with store.transaction():       # the connection writes again after a refused read
+        store.execute("DELETE FROM rate_windows")
+    assert _read_windows(store) == []
+    store.close()
+
+
+def _read_windows(store):
+    with store.reading():
+        return store.all("SELECT world, rule, hits FROM rate_windows")

@@ -49,7 +49,10 @@ def handle(op, params):
             sandbox.catch_up(world)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
-        with sandbox.store.transaction():
+        # An API read (GET with a token) needs one consistent view, not a writer's turn (store.reading); every
+        # other operation is one write transaction.
+        reads = op.method == "GET" and op.tokens not in (NO_AUTH, WORLD_AUTH)
+        with sandbox.store.reading() if reads else sandbox.store.transaction():
             if ctx is not None:     # one world's writes in turn (PostgreSQL; SQLite's writes are serial anyway)
                 sandbox.store.lock(f"world/{ctx.world.id}")
             result = op.handler(call)

@@ -118,6 +118,11 @@ class Store:
             if outer:
                 local.db.commit()
 
+    def reading(self):
+        """A transaction for an operation that only reads (an API GET): `transaction()`, unless the engine can
+        give one consistent view without a writer's turn (a SQLite file: SqliteStore.reading)."""
+        return self.transaction()
+
     @property
     def in_transaction(self):
         return self._local().depth > 0
@@ -351,6 +356,29 @@ class SqliteStore(Store):
                         yield store
         finally:
             self._lock.release()
+
+    @contextmanager
+    def reading(self):
+        """On a file: a deferred transaction, a snapshot of the last commit (WAL readers never wait), without the
+        writers' turn: a read no longer queues behind every writer of every world (three turns a GET, two now).
+        It refuses to write (query_only): a write there would race other writers into "database is locked",
+        so it fails at once, in tests, instead. In memory, or inside a transaction: `transaction()`."""
+        if self.memory or self._local().depth:
+            with self.transaction() as store:
+                yield store
+            return
+        local = self._local()
+        local.db.execute("PRAGMA query_only = 1")
+        try:
+            local.db.execute("BEGIN")
+            local.depth += 1
+            try:
+                yield self
+            finally:
+                local.depth -= 1
+                local.db.rollback()         # nothing was written: ending the snapshot is all
+        finally:
+            local.db.execute("PRAGMA query_only = 0")
 
     @contextmanager
     def _turn_among_processes(self):
