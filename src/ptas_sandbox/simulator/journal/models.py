@@ -63,6 +63,7 @@ CREATE INDEX IF NOT EXISTS journal_by_time ON journal (world, at);
 LIMIT = 1000                    # entries kept per world (config JOURNAL_LIMIT)
 RETENTION_SECONDS = 7 * 86400   # on the world clock (config JOURNAL_RETENTION_SECONDS)
 BODY_LIMIT = 4096               # characters of a body kept (config JOURNAL_BODY_LIMIT)
+PARSE_FACTOR = 16               # a body over 16 x that (64 KiB) is not kept: see body_record
 REDACTED = "[redacted]"
 # Keys whose string values are secrets; `credentials` (an account's provider login) goes whole.
 SECRET_KEYS = {"authorization", "apikey", "api_key", "code", "pin", "otp", "key", "clientsecret", "ticket"}
@@ -161,9 +162,15 @@ def redact_query(query):
 
 
 def body_record(content_type, raw, limit=BODY_LIMIT):
-    """What is kept of a body: parsed JSON redacted (or text with JWTs masked), cut to `limit` characters."""
+    """What is kept of a body: parsed JSON redacted (or text with JWTs masked), cut to `limit` characters.
+
+    A body over PARSE_FACTOR x `limit` bytes is not kept at all: redacting it means parsing it whole, and parsing
+    eight 1 MiB bodies of `{},` at once (refused by the API itself, but journaled) took the server to 300 MB;
+    cutting it unparsed could keep a secret unredacted."""
     if not raw:
         return {"contentType": content_type, "body": None, "truncated": False}
+    if len(raw) > PARSE_FACTOR * limit:
+        return {"contentType": content_type, "body": None, "truncated": True, "bytes": len(raw)}
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     body = None
     if content_type and "json" in content_type:

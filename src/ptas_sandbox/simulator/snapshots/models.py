@@ -29,7 +29,7 @@ READS = (1, 2)      # version 1 carried a row per delivered transaction: redunda
 # table's gzip could unpack to gigabytes (32 MiB of `{},` peaked the server at 1 GiB; a gzip bomb, beyond).
 MAX_BYTES = 4 * 1024 * 1024             # a document larger than this is refused (config SNAPSHOT_MAX_BYTES)
 MAX_UNPACKED = 8 * 1024 * 1024          # bytes all packed tables of a document unpack to, together
-MAX_CONTAINERS = 100_000                # JSON objects and arrays in a document (its rows travel packed)
+MAX_CONTAINERS = 20_000                 # JSON objects and arrays in a document (its rows travel packed)
 MAX_ROWS = 2_000_000                    # rows of one table
 PACK_ABOVE = 200                        # tables with more rows than this travel packed
 LEFT_BEHIND = {"journal", "report_observations", "fault_injections", "events", "echo_captures",
