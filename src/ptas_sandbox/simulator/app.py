@@ -24,8 +24,8 @@ DEFAULTS = {
     "RATE_LIMIT": 100,                  # spec §8: 100 requests per 60 s
     "RATE_WINDOW_SECONDS": 60,
     "OPERATION_LIMITS": {},             # extra limits: {"CreateUser": (10, 60)}
-    "MAX_CONTENT_LENGTH": 256 * 1024,   # bodies over 256 KiB get 413 (the API's are small; snapshots have their own)
-    "MAX_JSON_CONTAINERS": 20_000,      # objects and arrays in a JSON body (each costs memory to parse); more: 413
+    "MAX_CONTENT_LENGTH": 512 * 1024,   # bodies over 512 KiB get 413 (the API's are small; snapshots have their own)
+    "MAX_JSON_CONTAINERS": 20_000,      # objects and arrays in a JSON body (each costs memory to parse); more: 400
     "SYSTEM_TIME": None,                # callable giving microseconds; the simulator's only clock source
     "ADMIN_KEY": None,                  # server-wide authority: new worlds, scenario loads, reset of every world
     "OPEN": False,                      # with an admin key: still let anyone create worlds (a laptop sandbox)

@@ -17,15 +17,7 @@ from . import scopes
 from .auth import Principal, bearer
 from .context import Ctx
 from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
-from .problems import (
-    BadRequest,
-    Forbidden,
-    InvalidBody,
-    InvalidParameter,
-    PayloadTooLarge,
-    Unauthorized,
-    UnsupportedMediaType,
-)
+from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
 from .sandbox import Simulator, current_sandbox
 from .timestamps import parse as parse_time
 from .worlds import World
@@ -172,8 +164,8 @@ def parse_body(op):
                                    f"not {request.mimetype or 'none'!r}.")
     # Counted before they are made: eight bodies of 1 MiB of `{},` at once took the server to 340 MB.
     if raw.count(b"{") + raw.count(b"[") > current_app.config["MAX_JSON_CONTAINERS"]:
-        raise PayloadTooLarge(f"The body holds more than {current_app.config['MAX_JSON_CONTAINERS']} JSON objects "
-                              "and arrays; no request needs as many.")
+        raise InvalidBody(f"The body holds more than {current_app.config['MAX_JSON_CONTAINERS']} JSON objects and "
+                          "arrays; no request needs as many.")
     try:
         body = json.loads(raw, parse_constant=_not_json)
     except (ValueError, UnicodeDecodeError) as error:
