@@ -198,9 +198,10 @@ def test_an_api_read_on_a_state_file_waits_for_no_writer_and_cannot_write(tmp_pa
         done.set()
         writer.join()
     assert _read_windows(store) == [{"world": "w", "rule": "", "hits": 1}]
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with pytest.raises(sqlite3.OperationalError, match="read transaction wrote"):
         with store.reading():
             store.execute("DELETE FROM rate_windows")
+    assert _read_windows(store) == [{"world": "w", "rule": "", "hits": 1}], "the refused write was rolled back"
     with store.transaction():       # the connection writes again after a refused read
         store.execute("DELETE FROM rate_windows")
     assert _read_windows(store) == []
