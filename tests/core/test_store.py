@@ -3,6 +3,7 @@
 import os
 import re
 import threading
+from contextlib import contextmanager
 
 import pytest
 
@@ -140,6 +141,35 @@ def test_a_state_an_older_version_wrote_is_brought_up_to_date_keeping_its_data(d
     second.extensions["ptas"].close()
 
 
+@contextmanager
+def a_write_held_open(store, sql):
+    """A transaction that has written `sql` and stays open for the block: a request in the middle of a write."""
+    writing, done = threading.Event(), threading.Event()
+
+    def write():
+        with store.transaction():
+            store.execute(sql)
+            writing.set()
+            done.wait(60)
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert writing.wait(30)
+        yield
+    finally:
+        done.set()
+        writer.join()
+
+
+def in_a_thread(work, seconds=30):
+    """[work()] when it finished within `seconds` in a thread of its own, [] when it was still waiting."""
+    done = []
+    thread = threading.Thread(target=lambda: done.append(work()))
+    thread.start()
+    thread.join(seconds)
+    return done
+
+
 @pytest.mark.skipif(os.environ.get("PTAS_TEST_STORE") != "postgresql",
                     reason="PostgreSQL's table locks; a SQLite file has one write lock, which a start waits for")
 def test_a_worker_starting_next_to_busy_ones_locks_no_table_they_use(durable_store):
@@ -148,26 +178,12 @@ def test_a_worker_starting_next_to_busy_ones_locks_no_table_they_use(durable_sto
     they deadlocked with the requests being served (500s)."""
     from ptas_sandbox.simulator import ratelimit
     busy = open_store(durable_store, [ratelimit.SCHEMA])
-    writing, done = threading.Event(), threading.Event()
-
-    def serve_a_request():      # a transaction holding a row lock on an indexed table, open until told
-        with busy.transaction():
-            busy.execute("INSERT INTO rate_hits (world, rule, at) VALUES ('w', '', 1)")
-            writing.set()
-            done.wait(60)
-    request = threading.Thread(target=serve_a_request)
-    request.start()
     try:
-        assert writing.wait(30)
-        opened = []
-        start = threading.Thread(target=lambda: opened.append(open_store(durable_store, [ratelimit.SCHEMA])))
-        start.start()
-        start.join(30)
-        assert opened, "the starting worker waited for a transaction of a busy one"
-        opened[0].close()
+        with a_write_held_open(busy, "INSERT INTO rate_hits (world, rule, at) VALUES ('w', '', 1)"):
+            opened = in_a_thread(lambda: open_store(durable_store, [ratelimit.SCHEMA]))
+            assert opened, "the starting worker waited for a transaction of a busy one"
+            opened[0].close()
     finally:
-        done.set()
-        request.join()
         busy.close()
 
 
@@ -178,25 +194,9 @@ def test_an_api_read_on_a_state_file_waits_for_no_writer_and_cannot_write(tmp_pa
 
     from ptas_sandbox.simulator import ratelimit
     store = open_store(str(tmp_path / "state.db"), [ratelimit.SCHEMA])
-    writing, done = threading.Event(), threading.Event()
-
-    def write():
-        with store.transaction():
-            store.execute("INSERT INTO rate_windows (world, rule, hits) VALUES ('w', '', 1)")
-            writing.set()
-            done.wait(60)
-    writer = threading.Thread(target=write)
-    writer.start()
-    try:
-        assert writing.wait(30)
-        seen = []
-        reader = threading.Thread(target=lambda: seen.append(_read_windows(store)))
-        reader.start()
-        reader.join(30)
-        assert seen == [[]], "the read waited for the writer, or saw what it had not committed"
-    finally:
-        done.set()
-        writer.join()
+    with a_write_held_open(store, "INSERT INTO rate_windows (world, rule, hits) VALUES ('w', '', 1)"):
+        assert in_a_thread(lambda: _read_windows(store)) == [[]], \
+            "the read waited for the writer, or saw what it had not committed"
     assert _read_windows(store) == [{"world": "w", "rule": "", "hits": 1}]
     with pytest.raises(sqlite3.OperationalError, match="read transaction wrote"):
         with store.reading():

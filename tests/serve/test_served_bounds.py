@@ -9,7 +9,7 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.serving import BODY_LIMIT, connections_of
-from tests.support.served import Served
+from tests.support.served import Served, answer
 
 CAP = 4
 LONG = 60
@@ -26,18 +26,6 @@ def served():
 
 def connect(server, source="127.0.0.1"):
     return socket.create_connection(("127.0.0.1", server.effective_port), timeout=LONG, source_address=(source, 0))
-
-
-def answer(sock):
-    chunks = []
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    return int(lines[0].split()[1]), dict(line.split(": ", 1) for line in lines[1:]), body
 
 
 HEALTH = b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"

@@ -14,7 +14,7 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from tests.support.client import Api
-from tests.support.served import Served
+from tests.support.served import Served, raw
 from tests.support.worlds import new_world
 
 
@@ -74,22 +74,6 @@ def served_app():
     yield served.port
     served.stop()
     app.extensions["ptas"].close()
-
-
-def raw(port, request):
-    """Send bytes as they are and read the whole answer: (status, headers, body)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(request)
-        chunks = []
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = dict(line.split(": ", 1) for line in lines[1:])
-    return int(lines[0].split()[1]), headers, body
 
 
 @pytest.mark.parametrize("request_bytes, status", [

@@ -2,6 +2,7 @@
 stopped cleanly: its loop is closed from the loop's own thread (closing its sockets from the test's thread races
 its select(), an EBADF in the server thread)."""
 
+import socket
 import threading
 
 from waitress import wasyncore
@@ -22,3 +23,23 @@ class Served:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "the server loop did not end"
         self.server.task_dispatcher.shutdown()
+
+
+def answer(sock):
+    """Read a whole HTTP answer from a socket until the server closes it: (status, headers, body)."""
+    chunks = []
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    return int(lines[0].split()[1]), dict(line.split(": ", 1) for line in lines[1:]), body
+
+
+def raw(port, request, timeout=10):
+    """Send bytes as they are and read the whole answer: (status, headers, body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(request)
+        return answer(sock)
