@@ -3,6 +3,7 @@
 Writing the event in the transaction of the change means an event exists exactly when its change does.
 """
 
+import contextvars
 import json
 
 SCHEMA = """
@@ -24,12 +25,26 @@ CREATE INDEX IF NOT EXISTS events_to_fan_out ON events (seq) WHERE fanned = 0;
 ACTIVE = ("TransactionsImported", "AccountCreated", "AccountUpdated", "AccountDeleted", "AccountTypeUpdated")
 RETIRED = ("ReportImported", "TransactionsImportError", "AccountError")
 
+# Whether this thread (the request it serves) wrote an event since it last asked: the webhook dispatcher is
+# woken by the requests that gave it work, not by every read (each wake was a write transaction of its own).
+_emitted = contextvars.ContextVar("ptas_events_emitted", default=False)
+
+
 def emit(ctx, kind, partner_id, data, test=False):
     assert kind in ACTIVE, kind
     event = {"id": ctx.new_id("event"), "world": ctx.world.id, "partner_id": partner_id, "kind": kind,
              "created_at": ctx.now, "data": json.dumps(data, sort_keys=True), "test": int(test)}
     ctx.store.insert("events", **event)
+    _emitted.set(True)
     return event
+
+
+def take_emitted():
+    """True once after this thread emitted an event (rolled back or not: a needless look costs one round)."""
+    if not _emitted.get():
+        return False
+    _emitted.set(False)
+    return True
 
 
 def mark_fanned(store, seq):

@@ -59,7 +59,9 @@ def write(sandbox, config, entry, response):
     world_id = entry.get("world")
     if world_id is None and entry["op"].id == "SandboxCreatePartner" and response.status_code == 201:
         world_id = (response.get_json(silent=True) or {}).get("world", {}).get("id")
-    world = world_id and sandbox.worlds.get(world_id)
+    # A control call may have wiped its world (read it again); any other call's world is the one it read.
+    steered = entry["op"].control or "world" not in entry
+    world = world_id and (sandbox.worlds.get(world_id) if steered else request_world(sandbox, world_id))
     if not world:                           # no world, or one wiped by this very call
         return
     at = entry.get("at", sandbox.worlds.now(world))

@@ -2,6 +2,8 @@
 
 from flask import request
 
+from .. import events
+from ..operations import REGISTRY
 from .dispatcher import Dispatcher
 
 
@@ -13,12 +15,16 @@ def attach(app, sandbox):
 
     @app.after_request
     def wake_dispatcher(response):
-        # A request may have written events: look now rather than at the next poll. A request that reached
-        # the app through a real server means only callbacks at its own loopback port are called in-process.
+        # A request that wrote events, or steered a world (a clock move makes retries due; faults and snapshots
+        # move attempts), has work for the dispatcher: look now rather than at the next poll. Any other request
+        # leaves it be (a wake was a round with a write transaction, per request). A request that reached the app
+        # through a real server means only callbacks at its own loopback port are called in-process.
         if "SERVER_SOFTWARE" in request.environ:
             dispatcher.own_ports.add(request.environ.get("SERVER_PORT"))
             dispatcher.served = True
-        dispatcher.wake()
+        op = REGISTRY.get(request.endpoint)
+        if events.take_emitted() or op is None or op.control:
+            dispatcher.wake()
         return response
 
     if app.config["START_SERVICES"]:
