@@ -92,6 +92,21 @@ def test_last_used_at_records_use_on_the_world_clock(world):
     assert listed[token["id"]]["lastUsedAt"] == clock
 
 
+def test_a_refused_request_leaves_last_used_at_as_it_was(world):
+    """Reading the token and recording its use are one statement, inside the admission a refusal rolls back."""
+    expiring, revoked, narrow = (create(world, expires_in=60, name="expiring").json,
+                                 create(world, name="revoked").json,
+                                 create(world, scope="partner:update", name="narrow").json)
+    assert world.api.delete(f"/partners/self/tokens/{revoked['id']}").status_code == 200
+    world.api.advance(120)
+    for token, path, status in ((expiring, "/partners/self", 401), (revoked, "/partners/self", 401),
+                                (narrow, "/partners/self/tokens", 403)):
+        assert_problem(world.api.as_(token["accessToken"]).get(path), status)
+    listed = {t["name"]: t for t in world.api.get("/partners/self/tokens").json["tokens"]}
+    assert {name: listed[name]["lastUsedAt"] for name in ("expiring", "revoked", "narrow")} == \
+        {"expiring": None, "revoked": None, "narrow": None}
+
+
 def test_listing_tokens_with_update_scope_only_is_forbidden(world):
     updater = world.api.as_(create(world, scope="partner:update").json["accessToken"])
     assert_problem(updater.get("/partners/self/tokens"), 403)

@@ -118,6 +118,21 @@ class Store:
             if outer:
                 local.db.commit()
 
+    @contextmanager
+    def savepoint(self):
+        """Inside a transaction: what the block writes is undone when it raises, and the transaction goes on (an
+        API write keeps its rate-limit hit when its handler fails; pipeline.handle)."""
+        if not self.in_transaction:
+            raise RuntimeError("a savepoint needs a transaction around it")
+        self.execute("SAVEPOINT ptas_operation")
+        try:
+            yield self
+        except BaseException:
+            self.execute("ROLLBACK TO SAVEPOINT ptas_operation")
+            self.execute("RELEASE SAVEPOINT ptas_operation")
+            raise
+        self.execute("RELEASE SAVEPOINT ptas_operation")
+
     def reading(self):
         """A transaction for an operation that only reads (an API GET): `transaction()`, unless the engine can
         give one consistent view without a writer's turn (a SQLite file: SqliteStore.reading)."""

@@ -132,16 +132,16 @@ def revoke_all(ctx, *, partner_id=None, user_id=None):
 def authenticate(ctx, claims):
     """The principal of verified JWT claims, on the world clock: 401 when expired, revoked or unknown.
 
-    Records `lastUsedAt` (spec §2). A deleted user or child partner has no valid tokens: deleting one revokes
-    them (`revoke_all`), so the tokens table alone answers.
+    Records `lastUsedAt` (spec §2) in the same statement that reads the token: call it inside a transaction,
+    which a refusal rolls back, so a refused token's `lastUsedAt` stays as it was. A deleted user or child
+    partner has no valid tokens: deleting one revokes them (`revoke_all`), so the tokens table alone answers.
     """
-    row = ctx.store.one("SELECT * FROM tokens WHERE id = ? AND world = ?", (claims["jti"], ctx.world.id))
+    row = ctx.store.one("UPDATE tokens SET last_used_at = ? WHERE id = ? AND world = ? RETURNING *",
+                        (ctx.now, claims["jti"], ctx.world.id))
     if row is None or row["kind"] != claims["knd"]:
         raise Unauthorized("The bearer token is not known to this service.")
     if row["revoked_at"] is not None:
         raise Unauthorized("The bearer token has been revoked.")
     if ctx.now >= row["expires_at"]:
         raise Unauthorized("The bearer token has expired.")
-    if row["last_used_at"] != ctx.now:      # a frozen clock: the same instant again is not written again
-        ctx.store.update("tokens", {"id": row["id"]}, last_used_at=ctx.now)
     return Principal(row["id"], row["kind"], row["partner_id"], row["user_id"], frozenset(row["scope"].split()))
