@@ -7,7 +7,7 @@ SERVE_STAMP := $(VENV)/.serve-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
 
-.PHONY: serve test check bench setup browser postgresql clean
+.PHONY: serve test check bench setup browser postgresql wrk clean
 
 $(BIN)/python:
 	@echo "make: creating $(VENV) with $(PYTHON)"
@@ -44,6 +44,13 @@ postgresql:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
+# Debian's wrk, the benchmarks' load generator: a Python client would spend as much CPU as the server it loads.
+wrk:
+	@command -v wrk >/dev/null 2>&1 || { \
+	  echo "make: installing Debian's wrk for the benchmarks"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+
 # The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE).
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo
@@ -61,7 +68,7 @@ test: $(TEST_STAMP) browser postgresql check
 	$(BIN)/python -m pytest $(ARGS)
 	PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q $(STORE_TESTS) $(ARGS)
 
-bench: $(TEST_STAMP)
+bench: $(TEST_STAMP) postgresql wrk
 	$(BIN)/python -m bench $(ARGS)
 
 clean:

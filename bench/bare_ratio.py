@@ -1,12 +1,13 @@
 """The simulator against a bare Flask route on the same server configuration (issue 12's aims): an authenticated
 GET /partners/self and a POST /users against a hello-JSON GET and a JSON-echo POST, each server a `waitress`
-process with 8 threads, through 8 concurrent keep-alive connections; and process start to first 200.
+process with 8 threads, through 8 concurrent keep-alive connections (bench/_load.py: `wrk` when installed, as
+`make bench` does); and process start to first 200.
 
 Rounds are interleaved (simulator, bare, simulator, bare) and the medians compared, so the ratios hold on a
 shared, noisy machine; absolute figures are printed for context only. The servers' own CPU time per request
-(from /proc) is printed too: the load generator shares the cores, so throughput ratios understate a server's
-cost and CPU per request states it. Start-up is timed with bytecode cached (one untimed start first), as an
-installed package starts. Not a test.
+(from /proc) is printed too: it states a server's cost whatever the load generator spends on the same cores
+(a Python client spends about as much as the server, and its throughput ratios understate the server's cost).
+Start-up is timed with bytecode cached (one untimed start first), as an installed package starts. Not a test.
 """
 
 import os
@@ -14,14 +15,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import requests
 
+from bench import _load as load
 from bench.workers import free_port, server_env
 
-CONNECTIONS = 8
 SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 3))
 ROUNDS = int(os.environ.get("PTAS_BENCH_ROUNDS", 2))
 
@@ -52,25 +52,6 @@ def start(command):
             time.sleep(0.005)
 
 
-def throughput(send):
-    """Requests answered 2xx per second by CONNECTIONS threads, each with its own session, for SECONDS."""
-    counts, stop = [], time.perf_counter() + SECONDS
-
-    def client():
-        session, n = requests.Session(), 0
-        while time.perf_counter() < stop:
-            if send(session).status_code < 300:
-                n += 1
-        session.close()
-        counts.append(n)
-    threads = [threading.Thread(target=client) for _ in range(CONNECTIONS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / SECONDS
-
-
 def cpu_seconds(pid):
     """User + system CPU time of a process so far (Linux /proc; clock ticks of 10 ms)."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -86,10 +67,9 @@ def measure(server, simulator):
             token = requests.post(f"{base}/_sandbox/partners", json={"name": "Bench"}, timeout=10).json()["accessToken"]
             headers = {"Authorization": f"Bearer {token}"}
         before = cpu_seconds(process.pid)
-        get = throughput(lambda s: s.get(f"{base}/partner/v2/partners/self", headers=headers, timeout=30))
+        get = load.rate("GET", f"{base}/partner/v2/partners/self", SECONDS, headers)
         between = cpu_seconds(process.pid)
-        post = throughput(lambda s: s.post(f"{base}/partner/v2/users", json={"name": "Jane"}, headers=headers,
-                                           timeout=30))
+        post = load.rate("POST", f"{base}/partner/v2/users", SECONDS, headers, {"name": "Jane"})
         after = cpu_seconds(process.pid)
         return {"get": get, "post": post, "cold": cold, "get_cpu": (between - before) / (get * SECONDS) * 1000,
                 "post_cpu": (after - between) / (post * SECONDS) * 1000}
@@ -114,6 +94,8 @@ def main():
     median = {name: {k: statistics.median(r[k] for r in rounds) for k in ("get", "post", "cold", "get_cpu", "post_cpu")}
               for name, rounds in runs.items()}
     sim, base = median["simulator"], median["bare"]
+    print(f"load generator: {load.generator()}, {load.CONNECTIONS} connections, {SECONDS:g} s per figure, "
+          f"medians of {ROUNDS} interleaved rounds")
     print(f"authenticated GET /partners/self: {sim['get']:.0f} req/s vs bare {base['get']:.0f}: "
           f"x{sim['get'] / base['get']:.2f} (aim >= 0.9)")
     print(f"POST /users: {sim['post']:.0f} req/s vs bare {base['post']:.0f}: x{sim['post'] / base['post']:.2f} "

@@ -1,22 +1,29 @@
 """Throughput with 1, 2 and 4 workers (`ptas serve --workers N`) on SQLite and PostgreSQL, RSS per worker and cold
-start, through 8 concurrent keep-alive connections (a Python load generator on the same machine: ratios only).
+start, through 32 concurrent keep-alive connections (bench/_load.py: `wrk` when installed, which leaves the cores
+to the servers; the load generator, and PostgreSQL, still run on the same machine: ratios only).
 
-Each round: GET /partners/self with a root token (rate limit raised out of the way) for a fixed wall time.
-Prints requests/s per configuration and the ratio to one worker on the same store; not a test.
+Each round: GET /partners/self with a root token (rate limit raised out of the way) for a fixed wall time; the
+rounds of 1, 2 and 4 workers are interleaved and the medians compared. Prints requests/s per configuration and
+the ratio to one worker on the same store; not a test.
 """
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import requests
 
-CONNECTIONS = 8
+from bench import _load as load
+
 SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 4))
+# Several per worker thread: each gunicorn worker accepts what it can and keeps its keep-alive connections, so 8
+# connections could all land on one worker of two (two workers measured 0.8x one in a run, 1.4x in the next).
+CONNECTIONS = 32
+ROUNDS = int(os.environ.get("PTAS_BENCH_ROUNDS", 2))
 
 
 def free_port():
@@ -69,37 +76,12 @@ def rss_mib(pid):
     return sizes
 
 
-def load(base, token):
-    done = [0]
-    lock = threading.Lock()
-    stop = time.perf_counter() + SECONDS
-
-    def client():
-        session = requests.Session()
-        headers = {"Authorization": f"Bearer {token}"}
-        n = 0
-        while time.perf_counter() < stop:
-            try:
-                if session.get(f"{base}/partner/v2/partners/self", headers=headers, timeout=30).status_code == 200:
-                    n += 1
-            except requests.RequestException:
-                pass
-        session.close()
-        with lock:
-            done[0] += n
-    threads = [threading.Thread(target=client) for _ in range(CONNECTIONS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return done[0] / SECONDS
-
-
 def round_(store, workers):
     process, base, cold = launch(store, workers)
     try:
         world = requests.post(f"{base}/_sandbox/partners", json={"name": "Bench"}, timeout=10).json()
-        rate = load(base, world["accessToken"])
+        rate = load.rate("GET", f"{base}/partner/v2/partners/self", SECONDS,
+                         {"Authorization": f"Bearer {world['accessToken']}"}, connections=CONNECTIONS)
         return rate, cold, rss_mib(process.pid)
     finally:
         process.terminate()
@@ -122,12 +104,19 @@ def stores(tmp):
 
 
 def main():
+    print(f"load generator: {load.generator()}, {CONNECTIONS} connections, {SECONDS:g} s per round, "
+          f"medians of {ROUNDS} interleaved rounds")
     with tempfile.TemporaryDirectory() as tmp:
         for name, location in stores(tmp):
-            one = None
-            for workers in (1, 2, 4):
-                rate, cold, rss = round_(location(workers), workers)
-                one = one or rate or 1.0
+            rounds = {workers: [] for workers in (1, 2, 4)}
+            for _ in range(ROUNDS):
+                for workers in rounds:
+                    rounds[workers].append(round_(location(workers), workers))
+            one = statistics.median(r[0] for r in rounds[1]) or 1.0
+            for workers, results in rounds.items():
+                rate = statistics.median(r[0] for r in results)
+                cold = statistics.median(r[1] for r in results)
+                rss = results[-1][2]
                 per_worker = ", ".join(f"{r:.0f}" for r in rss[1:] or rss)
                 print(f"{name:10} workers={workers}: {rate:7.0f} req/s GET /partners/self  x{rate / one:.2f} of one "
                       f"worker;  start to first 200 {cold:.2f} s;  RSS per process MiB: {per_worker}", flush=True)
