@@ -27,13 +27,14 @@ def generator():
     return "python"
 
 
-def rate(method, url, seconds, headers=None, body=None, connections=CONNECTIONS):
-    """2xx answers per second of `method url` (with a JSON `body`) through `connections` connections."""
+def rate(method, url, seconds, headers=None, body=None, connections=CONNECTIONS, authorizations=()):
+    """2xx answers per second of `method url` (with a JSON `body`) through `connections` connections; with
+    `authorizations`, the requests take these Authorization headers in turn (say, one token per world)."""
     run = _wrk if generator() == "wrk" else _python
-    return run(method, url, seconds, dict(headers or {}), body, connections)
+    return run(method, url, seconds, dict(headers or {}), body, connections, list(authorizations))
 
 
-def _wrk(method, url, seconds, headers, body, connections):
+def _wrk(method, url, seconds, headers, body, connections, authorizations):
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
         script.write(f"wrk.method = {json.dumps(method)}\n")
         if body is not None:
@@ -41,6 +42,10 @@ def _wrk(method, url, seconds, headers, body, connections):
             script.write(f"wrk.body = {json.dumps(json.dumps(body))}\n")
         for name, value in headers.items():
             script.write(f"wrk.headers[{json.dumps(name)}] = {json.dumps(value)}\n")
+        if authorizations:
+            script.write("local auth, n = {" + ", ".join(json.dumps(a) for a in authorizations) + "}, 0\n"
+                         "request = function()\n  n = n % #auth + 1\n  wrk.headers[\"Authorization\"] = auth[n]\n"
+                         "  return wrk.format()\nend\n")
         script.flush()
         out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "-s", script.name, url],
                              capture_output=True, text=True, check=True).stdout
@@ -52,14 +57,16 @@ def _wrk(method, url, seconds, headers, body, connections):
     return (int(total.group(1)) - (int(refused.group(1)) if refused else 0)) / duration
 
 
-def _python(method, url, seconds, headers, body, connections):
+def _python(method, url, seconds, headers, body, connections, authorizations):
     counts, stop = [], time.perf_counter() + seconds
 
     def client():
         session, n = requests.Session(), 0
         while time.perf_counter() < stop:
+            if authorizations:
+                headers["Authorization"] = authorizations[n % len(authorizations)]
             try:
-                if session.request(method, url, json=body, headers=headers, timeout=30).status_code < 300:
+                if session.request(method, url, json=body, headers=dict(headers), timeout=30).status_code < 300:
                     n += 1
             except requests.RequestException:
                 pass
