@@ -3,6 +3,13 @@
 verify the bearer's signature → authenticate (expiry, revocation, lastUsedAt) → authorize (token kind, scope
 table) → rate limit (world clock; only what authenticated and may call the operation counts) → catch up (the
 world's imports reach its clock: `Simulator.catch_up`) → parse input → domain operation (one transaction) → render.
+
+LOCK ORDER. On PostgreSQL a transaction waits for locks that another holds, so every transaction takes them in one
+order: its world's lock (`world/<id>`: writes, clock moves, catch-ups, resets), then the world's rate lock
+(`rate/<id>`: every admission), then rows. A transaction that waited for a lock while holding a row a second one
+needs deadlocks with it: an API write that updated its token's `lastUsedAt` and then waited for the world held the
+row a reset deletes, and a GET that updated token X and then waited for the rate lock held the row a revocation of
+X (a write holding the rate lock) updates. SQLite's writers run one at a time, so it never waits.
 """
 
 import hmac
@@ -68,6 +75,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
     kind or scope) must not let anyone use up a partner's budget. A 429 rolls back with the rest, so it leaves
     `lastUsedAt` as it was."""
     with sandbox.store.transaction():
+        sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
         principal = sandbox.authenticate(ctx, claims)
         authorize(op, principal)
         sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
@@ -80,11 +88,11 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
     `lastUsedAt` and the §8 budget saw it before). One writer's turn per write, not two."""
     failure = None
     with sandbox.store.transaction():
+        sandbox.store.lock(f"world/{ctx.world.id}")     # first: see LOCK ORDER
         principal = admit(sandbox, ctx, claims, op)
         sandbox.catch_up(ctx.world)
         try:
             with sandbox.store.savepoint():
-                sandbox.store.lock(f"world/{ctx.world.id}")
                 call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
                 result = op.handler(call)
         except Exception as error:      # answered after the commit: the request counted

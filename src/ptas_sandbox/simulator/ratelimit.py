@@ -45,7 +45,7 @@ class RateLimiter:
             rules.append((operation_id, self.per_operation[operation_id]))
         store = self.store
         with store.transaction():
-            store.lock(f"rate/{world_id}")
+            self.lock(world_id)
             for rule, (limit, window) in rules:
                 left = store.execute("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
                                      (world_id, rule, now - window * SECOND_US)).rowcount
@@ -59,6 +59,11 @@ class RateLimiter:
                                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)
             store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
                               [(world_id, rule, now) for rule, _ in rules])
+
+    def lock(self, world_id):
+        """Hold the world's rate lock to the end of the transaction (every admission takes it, in every process).
+        A caller that writes rows the admission writes (tokens, the windows) takes it before them."""
+        self.store.lock(f"rate/{world_id}")
 
     def _count(self, world_id, rule, left):
         """The window's count with this request, after `left` hits were pruned from it: one upsert. A window
