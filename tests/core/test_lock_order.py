@@ -49,7 +49,7 @@ def test_a_request_waiting_for_a_lock_holds_no_row_the_holder_may_write(api, sto
             answers = []
             thread = threading.Thread(target=lambda: answers.append(request_(world)))
             thread.start()
-            wait_until_blocked_on_an_advisory_lock(prober)
+            wait_until_blocked(prober)
             with prober.transaction():
                 for table in ("tokens", "rate_windows"):
                     try:
@@ -60,13 +60,47 @@ def test_a_request_waiting_for_a_lock_holds_no_row_the_holder_may_write(api, sto
     assert answers and answers[0].status_code == status, answers and answers[0].json
 
 
-def wait_until_blocked_on_an_advisory_lock(db, deadline_s=60):
-    """Until a session of the database waits for an advisory lock (the request reached it): polls `pg_locks`."""
+def test_a_reset_waiting_for_an_event_the_fan_out_holds_holds_no_later_one(api, store_location):
+    """The webhook fan-out locks unfanned events in `seq` order; a reset deleting in the table's order took a
+    later event and then waited for an earlier one the fan-out held, which then waited for the later one."""
+    world = new_world(api)
+    world_id = world.body["world"]["id"]
+    with psycopg.connect(store_location, autocommit=True) as holder, \
+            psycopg.connect(store_location, autocommit=True) as prober:
+        first, later = (prober.execute(
+            "INSERT INTO events (id, world, partner_id, kind, created_at, data) "
+            "VALUES (%s, %s, %s, 'AccountCreated', 0, '{}') RETURNING seq",
+            (f"event-{n}", world_id, world.partner["id"])).fetchone()[0] for n in (1, 2))
+        prober.execute("UPDATE events SET data = data WHERE seq = %s", (first,))   # now after `later` in the table
+        # A DELETE by the world's index would take the events in `seq` order by luck: scan the table, as a
+        # larger table or another plan would.
+        database = prober.execute("SELECT current_database()").fetchone()[0]
+        prober.execute(f'ALTER DATABASE "{database}" SET enable_indexscan = off')
+        prober.execute(f'ALTER DATABASE "{database}" SET enable_bitmapscan = off')
+        try:
+            with holder.transaction():
+                holder.execute("SELECT 1 FROM events WHERE seq = %s FOR UPDATE", (first,))    # as fan_out would
+                answers = []
+                thread = threading.Thread(target=lambda: answers.append(reset(world)))
+                thread.start()
+                wait_until_blocked(prober)
+                with prober.transaction():
+                    try:
+                        prober.execute("SELECT 1 FROM events WHERE seq = %s FOR UPDATE NOWAIT", (later,))
+                    except psycopg.errors.LockNotAvailable:
+                        pytest.fail("the reset waiting for the fan-out's event holds a later event")
+            thread.join(60)
+        finally:
+            prober.execute(f'ALTER DATABASE "{database}" RESET ALL')
+    assert answers and answers[0].status_code == 200, answers and answers[0].json
+
+
+def wait_until_blocked(db, deadline_s=60):
+    """Until a session of the database waits for a lock (the request reached it): polls `pg_locks`."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        waiting = db.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-                             "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                             ).fetchone()[0]
+        waiting = db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN "
+                             "(SELECT pid FROM pg_stat_activity WHERE datname = current_database())").fetchone()[0]
         if waiting:
             return
         time.sleep(0.005)

@@ -52,6 +52,16 @@ def mark_fanned(store, seq):
     store.execute("UPDATE events SET fanned = 1 WHERE seq = ?", (seq,))
 
 
+def hold_unfanned(store, world=None):
+    """Lock the events not yet fanned out (of `world`, or of every world) in `seq` order, the order in which the
+    fan-out locks them, before deleting them (a reset): a DELETE takes rows in the table's order, and a fan-out
+    holding a lower event while waiting for a higher one the reset had taken deadlocked with it (PostgreSQL)."""
+    if not store.for_update():          # SQLite: writers run one at a time, nothing to wait for
+        return
+    where, params = ("AND world = ? ", (world,)) if world is not None else ("", ())
+    store.all(f"SELECT seq FROM events WHERE fanned = 0 {where}ORDER BY seq" + store.for_update(), params)
+
+
 def prune(store, world, before):
     """Retention: a world's events from before `before` that the webhook fan-out has already read go."""
     store.execute("DELETE FROM events WHERE world = ? AND created_at < ? AND fanned = 1", (world, before))

@@ -1,6 +1,6 @@
 """Control rules: a new world with its root partner and initial token, and wiping a world."""
 
-from .. import scopes
+from .. import events, scopes
 from ..echo import models as echo
 from ..partners import models as partners
 from ..timestamps import render
@@ -47,6 +47,7 @@ def wipe_world(sandbox, world, root_partner_id):
     store = sandbox.store
     with store.transaction():
         hold(sandbox, world.id)
+        events.hold_unfanned(store, world.id)
         for table in world_tables(store):
             if table == "counters":
                 continue
@@ -72,6 +73,7 @@ def wipe_everything(sandbox):
     with store.transaction():
         for row in store.all("SELECT id FROM worlds ORDER BY id"):
             hold(sandbox, row["id"])
+        events.hold_unfanned(store)
         for table in world_tables(store) + ["worlds"]:
             store.execute(f"DELETE FROM {table}")
         store.execute("DELETE FROM counters WHERE world != ''")
