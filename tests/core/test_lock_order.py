@@ -4,7 +4,10 @@ write, or the two deadlock and PostgreSQL aborts one of them (a 500).
 
 Each test holds a lock from a second connection, as a clock move, a write or a reset would, sends a request
 that has to wait for it, and then takes the world's token and rate-window rows with NOWAIT: they must be free.
-No timing: the waiting request is found in `pg_locks`, and NOWAIT fails at once on a held row."""
+No timing: the waiting request is found in `pg_locks`, and NOWAIT fails at once on a held row.
+
+The last tests make a deadlock the order does not prevent, and check that the transaction PostgreSQL aborts
+runs again (Store.retrying) rather than answering 500."""
 
 import os
 import threading
@@ -105,3 +108,57 @@ def wait_until_blocked(db, deadline_s=60):
             return
         time.sleep(0.005)
     pytest.fail("the request never waited for the held lock")
+
+
+def test_a_transaction_the_store_aborted_to_break_a_deadlock_runs_again(app, store_location):
+    """The rare deadlock the lock order does not cover (Store.retrying): the transaction PostgreSQL chose to
+    abort runs again once the other has gone on, instead of answering 500. Here a second connection and a
+    store transaction update two rows in opposite orders; the second connection waits for 30 s before it looks
+    for a deadlock, so the store's transaction (1 s) is the one aborted."""
+    store = app.extensions["ptas"].store
+    store.executemany("INSERT INTO counters (world, kind, value) VALUES ('probe', ?, 0)", [("a",), ("b",)])
+    attempts, outcome = [], []
+
+    def work():
+        attempts.append(len(attempts) + 1)
+        with store.transaction():
+            store.execute("UPDATE counters SET value = value + 1 WHERE world = 'probe' AND kind = 'a'")
+            store.execute("UPDATE counters SET value = value + 10 WHERE world = 'probe' AND kind = 'b'")
+        return len(attempts)
+
+    with psycopg.connect(store_location, autocommit=True) as other, \
+            psycopg.connect(store_location, autocommit=True) as prober:
+        other.execute("SET deadlock_timeout = '30s'")
+        with other.transaction():
+            other.execute("UPDATE counters SET value = value + 100 WHERE world = 'probe' AND kind = 'b'")
+            thread = threading.Thread(target=lambda: outcome.append(store.retrying(work)))
+            thread.start()
+            wait_until_blocked(prober)              # the store's transaction holds `a` and waits for `b`
+            other.execute("UPDATE counters SET value = value + 1000 WHERE world = 'probe' AND kind = 'a'")
+        thread.join(60)
+    assert outcome == [2], "the aborted transaction ran again, once"
+    values = {r["kind"]: r["value"] for r in store.all("SELECT kind, value FROM counters WHERE world = 'probe'")}
+    assert values == {"a": 1001, "b": 110}, "both transactions' updates, each once"
+
+
+def test_an_api_write_aborted_to_break_a_deadlock_is_answered_as_if_it_had_not_been(api, store_location):
+    """An API write whose operation PostgreSQL aborted is not the operation's refusal (a 500 that still counted
+    the request): the whole write runs again. Here a second connection holds the world's user-id sequence, the
+    write (holding its token's row) waits for it, and the connection then updates the token: a deadlock."""
+    world = new_world(api)
+    world_id = world.body["world"]["id"]
+    token_id = world.body["token"]["id"]
+    answers = []
+    with psycopg.connect(store_location, autocommit=True) as other, \
+            psycopg.connect(store_location, autocommit=True) as prober:
+        other.execute("SET deadlock_timeout = '30s'")
+        with other.transaction():
+            other.execute("INSERT INTO counters (world, kind, value) VALUES (%s, 'user', 0) ON CONFLICT (world, kind) "
+                          "DO UPDATE SET value = counters.value", (world_id,))
+            thread = threading.Thread(target=lambda: answers.append(post_user(world)))
+            thread.start()
+            wait_until_blocked(prober)              # the write holds its token's row and waits for the sequence
+            other.execute("UPDATE tokens SET name = name WHERE id = %s", (token_id,))
+        thread.join(60)
+    assert answers and answers[0].status_code == 201, answers and answers[0].json
+    assert [u["id"] for u in world.api.get("/users").json["users"]] == [answers[0].json["id"]]

@@ -48,17 +48,20 @@ def handle(op, params):
                 return answer
             if op.atomic and op.method != "GET":
                 return finish(write_operation(sandbox, ctx, claims, op, params), injection)
-            principal = admit(sandbox, ctx, claims, op)
-            sandbox.catch_up(world)
+            principal = sandbox.store.retrying(lambda: admit(sandbox, ctx, claims, op))
+            sandbox.store.retrying(lambda: sandbox.catch_up(world))
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         # An API read (GET with a token) needs one consistent view, not a writer's turn (store.reading); every
         # other operation is one write transaction.
         reads = op.method == "GET" and op.tokens not in (NO_AUTH, WORLD_AUTH)
-        with sandbox.store.reading() if reads else sandbox.store.transaction():
-            if ctx is not None:     # one world's writes in turn (PostgreSQL; SQLite's writes are serial anyway)
-                sandbox.store.lock(f"world/{ctx.world.id}")
-            result = op.handler(call)
+
+        def operation():
+            with sandbox.store.reading() if reads else sandbox.store.transaction():
+                if ctx is not None:     # one world's writes in turn (PostgreSQL; SQLite's are serial anyway)
+                    sandbox.store.lock(f"world/{ctx.world.id}")
+                return op.handler(call)
+        result = sandbox.store.retrying(operation)
     else:
         result = op.handler(call)
     return finish(result, injection)
@@ -85,21 +88,28 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
 def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation, params):
     """An API write in one write transaction instead of two: admitted and caught up, then the operation in a
     savepoint, so bad input or a refused change undoes only the operation and the request still counts (as
-    `lastUsedAt` and the §8 budget saw it before). One writer's turn per write, not two."""
-    failure = None
-    with sandbox.store.transaction():
-        sandbox.store.lock(f"world/{ctx.world.id}")     # first: see LOCK ORDER
-        principal = admit(sandbox, ctx, claims, op)
-        sandbox.catch_up(ctx.world)
-        try:
-            with sandbox.store.savepoint():
-                call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
-                result = op.handler(call)
-        except Exception as error:      # answered after the commit: the request counted
-            failure = error
-    if failure is not None:
-        raise failure
-    return result
+    `lastUsedAt` and the §8 budget saw it before). One writer's turn per write, not two. A deadlock the
+    store broke runs the whole transaction again (Store.retrying): it is not the operation's refusal."""
+    store = sandbox.store
+
+    def once():
+        failure = None
+        with store.transaction():
+            store.lock(f"world/{ctx.world.id}")     # first: see LOCK ORDER
+            principal = admit(sandbox, ctx, claims, op)
+            sandbox.catch_up(ctx.world)
+            try:
+                with store.savepoint():
+                    call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
+                    result = op.handler(call)
+            except Exception as error:
+                if store.transient(error):
+                    raise
+                failure = error         # answered after the commit: the request counted
+        if failure is not None:
+            raise failure
+        return result
+    return store.retrying(once)
 
 
 def intercept(sandbox, ctx, op, claims):

@@ -118,6 +118,27 @@ class Store:
             if outer:
                 local.db.commit()
 
+    RETRIES = 3
+
+    def retrying(self, work):
+        """`work()`, which runs its own transaction, again (up to RETRIES times in all) when the engine aborted
+        that transaction to break a deadlock: on PostgreSQL two transactions that each wait for a row the other
+        holds lose one of them, and without this the loser's request was a 500. The locks are taken in one
+        order (pipeline, LOCK ORDER), so this is the rare case the order does not cover (a DELETE and an UPDATE
+        meeting rows in different orders). Inside an outer transaction the error goes up to it: only the
+        outermost transaction can start again."""
+        for attempt in range(1, self.RETRIES + 1):
+            try:
+                return work()
+            except Exception as error:
+                if attempt == self.RETRIES or self.in_transaction or not self.transient(error):
+                    raise
+
+    def transient(self, error):
+        """Whether `error` aborted a transaction that would succeed if run again. SQLite: never (its writers
+        queue; a busy timeout after 60 s is not worth a second minute)."""
+        return False
+
     @contextmanager
     def savepoint(self):
         """Inside a transaction: what the block writes is undone when it raises, and the transaction goes on (an
@@ -507,6 +528,10 @@ class PostgresStore(Store):
                                   "FROM information_schema.columns WHERE table_schema = current_schema() "
                                   "AND table_name = ? AND column_name != 'rowid' ORDER BY ordinal_position",
                                   (table,))}
+
+    def transient(self, error):
+        errors = self._psycopg.errors
+        return isinstance(error, (errors.DeadlockDetected, errors.SerializationFailure))
 
     def for_update(self):
         return " FOR UPDATE"

@@ -194,15 +194,18 @@ def record(store, world_id, *, at, wall, operation, method, path, query, status,
            token_kind=None, request=None, response=None, marks=None, limit=LIMIT,
            retention_seconds=RETENTION_SECONDS):
     """Append an entry (bodies already through `body_record`) and drop what falls outside retention."""
-    with store.transaction():
-        seq = next_in_sequence(store, world_id, "journal")
-        store.insert("journal", world=world_id, seq=seq, at=at, wall=wall, operation=operation, method=method,
-                     path=path, query=redact_query(query), status=status, latency_us=latency_us,
-                     token_id=token_id, token_kind=token_kind, request=json.dumps(request or {}),
-                     response=json.dumps(response or {}), marks=json.dumps(marks or {}))
-        store.execute("DELETE FROM journal WHERE world = ? AND (seq <= ? OR at < ?)",
-                      (world_id, seq - limit, at - retention_seconds * 1_000_000))
-    return seq
+    def append():
+        with store.transaction():
+            seq = next_in_sequence(store, world_id, "journal")
+            store.insert("journal", world=world_id, seq=seq, at=at, wall=wall, operation=operation,
+                         method=method, path=path, query=redact_query(query), status=status,
+                         latency_us=latency_us, token_id=token_id, token_kind=token_kind,
+                         request=json.dumps(request or {}), response=json.dumps(response or {}),
+                         marks=json.dumps(marks or {}))
+            store.execute("DELETE FROM journal WHERE world = ? AND (seq <= ? OR at < ?)",
+                          (world_id, seq - limit, at - retention_seconds * 1_000_000))
+        return seq
+    return store.retrying(append)
 
 
 def entry(row):
