@@ -59,7 +59,7 @@ def handle(op, params):
         def operation():
             with sandbox.store.reading() if reads else sandbox.store.transaction():
                 if ctx is not None:     # one world's writes in turn (PostgreSQL; SQLite's are serial anyway)
-                    sandbox.store.lock(f"world/{ctx.world.id}")
+                    sandbox.worlds.lock(ctx.world.id)
                 return op.handler(call)
         result = sandbox.store.retrying(operation)
     else:
@@ -95,7 +95,7 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
     def once():
         failure = None
         with store.transaction():
-            store.lock(f"world/{ctx.world.id}")     # first: see LOCK ORDER
+            sandbox.worlds.lock(ctx.world.id)       # first: see LOCK ORDER
             principal = admit(sandbox, ctx, claims, op)
             sandbox.catch_up(ctx.world)
             try:

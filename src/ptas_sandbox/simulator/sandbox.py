@@ -60,7 +60,7 @@ class Simulator:
                     not any(due(ctx) for due in self.catch_up_due):
                 return
             with self.store.transaction():
-                self.store.lock(f"world/{world.id}")
+                self.worlds.lock(world.id)
                 for catch_up in self.catch_ups:
                     catch_up(ctx)
 

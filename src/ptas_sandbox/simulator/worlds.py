@@ -112,11 +112,16 @@ class Worlds:
     def now(self, world):
         return world.now(self.system_time())
 
+    def lock(self, world_id):
+        """Hold the world's lock to the end of the transaction (in every process): its writes, clock moves,
+        catch-ups and resets take it in turn, and first of all their locks (pipeline, LOCK ORDER)."""
+        self.store.lock(f"world/{world_id}")
+
     def move(self, world, *, freeze=None, advance=None, set_to=None):
         """Freeze, unfreeze, advance or set a world's clock; it never runs backwards. Read and written in one
         transaction under the world's lock: two advances at once (from two processes) both count."""
         with self.store.transaction():
-            self.store.lock(f"world/{world.id}")
+            self.lock(world.id)
             row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world.id,))
             if row is not None:
                 world.offset_us, world.frozen_at = row["offset_us"], row["frozen_at"]

@@ -64,7 +64,7 @@ def wipe_world(sandbox, world, root_partner_id):
 def hold(sandbox, world_id):
     """The locks of a world's writers and admissions, in their order (pipeline, LOCK ORDER), before deleting its
     rows: a request of the world finishes first, or starts after the wipe, and never deadlocks with it."""
-    sandbox.store.lock(f"world/{world_id}")
+    sandbox.worlds.lock(world_id)
     sandbox.limiter.lock(world_id)
 
 
