@@ -49,10 +49,7 @@ def test_a_request_waiting_for_a_lock_holds_no_row_the_holder_may_write(api, sto
             psycopg.connect(store_location, autocommit=True) as prober:
         with holder.transaction():
             holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{held}/{world_id}",))
-            answers = []
-            thread = threading.Thread(target=lambda: answers.append(request_(world)))
-            thread.start()
-            wait_until_blocked(prober)
+            thread, answers = started_and_waiting(prober, lambda: request_(world))
             with prober.transaction():
                 for table in ("tokens", "rate_windows"):
                     try:
@@ -83,10 +80,7 @@ def test_a_reset_waiting_for_an_event_the_fan_out_holds_holds_no_later_one(api, 
         try:
             with holder.transaction():
                 holder.execute("SELECT 1 FROM events WHERE seq = %s FOR UPDATE", (first,))    # as fan_out would
-                answers = []
-                thread = threading.Thread(target=lambda: answers.append(reset(world)))
-                thread.start()
-                wait_until_blocked(prober)
+                thread, answers = started_and_waiting(prober, lambda: reset(world))
                 with prober.transaction():
                     try:
                         prober.execute("SELECT 1 FROM events WHERE seq = %s FOR UPDATE NOWAIT", (later,))
@@ -98,18 +92,6 @@ def test_a_reset_waiting_for_an_event_the_fan_out_holds_holds_no_later_one(api, 
     assert answers and answers[0].status_code == 200, answers and answers[0].json
 
 
-def wait_until_blocked(db, deadline_s=60):
-    """Until a session of the database waits for a lock (the request reached it): polls `pg_locks`."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        waiting = db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN "
-                             "(SELECT pid FROM pg_stat_activity WHERE datname = current_database())").fetchone()[0]
-        if waiting:
-            return
-        time.sleep(0.005)
-    pytest.fail("the request never waited for the held lock")
-
-
 def test_a_transaction_the_store_aborted_to_break_a_deadlock_runs_again(app, store_location):
     """The rare deadlock the lock order does not cover (Store.retrying): the transaction PostgreSQL chose to
     abort runs again once the other has gone on, instead of answering 500. Here a second connection and a
@@ -117,7 +99,7 @@ def test_a_transaction_the_store_aborted_to_break_a_deadlock_runs_again(app, sto
     for a deadlock, so the store's transaction (1 s) is the one aborted."""
     store = app.extensions["ptas"].store
     store.executemany("INSERT INTO counters (world, kind, value) VALUES ('probe', ?, 0)", [("a",), ("b",)])
-    attempts, outcome = [], []
+    attempts = []
 
     def work():
         attempts.append(len(attempts) + 1)
@@ -131,9 +113,8 @@ def test_a_transaction_the_store_aborted_to_break_a_deadlock_runs_again(app, sto
         other.execute("SET deadlock_timeout = '30s'")
         with other.transaction():
             other.execute("UPDATE counters SET value = value + 100 WHERE world = 'probe' AND kind = 'b'")
-            thread = threading.Thread(target=lambda: outcome.append(store.retrying(work)))
-            thread.start()
-            wait_until_blocked(prober)              # the store's transaction holds `a` and waits for `b`
+            # the store's transaction holds `a` and waits for `b`
+            thread, outcome = started_and_waiting(prober, lambda: store.retrying(work))
             other.execute("UPDATE counters SET value = value + 1000 WHERE world = 'probe' AND kind = 'a'")
         thread.join(60)
     assert outcome == [2], "the aborted transaction ran again, once"
@@ -148,17 +129,36 @@ def test_an_api_write_aborted_to_break_a_deadlock_is_answered_as_if_it_had_not_b
     world = new_world(api)
     world_id = world.body["world"]["id"]
     token_id = world.body["token"]["id"]
-    answers = []
     with psycopg.connect(store_location, autocommit=True) as other, \
             psycopg.connect(store_location, autocommit=True) as prober:
         other.execute("SET deadlock_timeout = '30s'")
         with other.transaction():
             other.execute("INSERT INTO counters (world, kind, value) VALUES (%s, 'user', 0) ON CONFLICT (world, kind) "
                           "DO UPDATE SET value = counters.value", (world_id,))
-            thread = threading.Thread(target=lambda: answers.append(post_user(world)))
-            thread.start()
-            wait_until_blocked(prober)              # the write holds its token's row and waits for the sequence
+            # the write holds its token's row and waits for the sequence
+            thread, answers = started_and_waiting(prober, lambda: post_user(world))
             other.execute("UPDATE tokens SET name = name WHERE id = %s", (token_id,))
         thread.join(60)
     assert answers and answers[0].status_code == 201, answers and answers[0].json
     assert [u["id"] for u in world.api.get("/users").json["users"]] == [answers[0].json["id"]]
+
+
+def started_and_waiting(prober, work):
+    """`work()` in a thread of its own, once it waits for a lock; the thread, and the list its answer goes to."""
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(work()))
+    thread.start()
+    wait_until_blocked(prober)
+    return thread, answers
+
+
+def wait_until_blocked(db, deadline_s=60):
+    """Until a session of the database waits for a lock (the request reached it): polls `pg_locks`."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        waiting = db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN "
+                             "(SELECT pid FROM pg_stat_activity WHERE datname = current_database())").fetchone()[0]
+        if waiting:
+            return
+        time.sleep(0.005)
+    pytest.fail("the request never waited for the held lock")
