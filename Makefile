@@ -30,26 +30,23 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 
 setup: $(TEST_STAMP)
 
+# $(call debian,PACKAGE,CHECK,FOR): install Debian's PACKAGE (FOR says why) unless the command CHECK succeeds.
+debian = @$(2) >/dev/null 2>&1 || { \
+	  echo "make: installing Debian's $(1) $(3)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(1) >/dev/null; }
+
 # Debian's Chromium for the browser tests (Playwright drives the system browser; nothing is downloaded).
 browser:
-	@test -x /usr/bin/chromium || { \
-	  echo "make: installing Debian's chromium for the browser tests"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	$(call debian,chromium,test -x /usr/bin/chromium,for the browser tests)
 
 # Debian's PostgreSQL for the store's second engine: the tests start a throw-away cluster of their own.
 postgresql:
-	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
-	  echo "make: installing Debian's postgresql for the PostgreSQL store tests"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	$(call debian,postgresql,ls /usr/lib/postgresql/*/bin/pg_ctl,for the PostgreSQL store tests)
 
 # Debian's wrk, the benchmarks' load generator: a Python client would spend as much CPU as the server it loads.
 wrk:
-	@command -v wrk >/dev/null 2>&1 || { \
-	  echo "make: installing Debian's wrk for the benchmarks"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+	$(call debian,wrk,command -v wrk,for the benchmarks)
 
 # The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE).
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
