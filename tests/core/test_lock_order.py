@@ -60,6 +60,24 @@ def test_a_request_waiting_for_a_lock_holds_no_row_the_holder_may_write(api, sto
     assert answers and answers[0].status_code == status, answers and answers[0].json
 
 
+def test_an_api_read_waits_for_no_lock_its_worlds_writers_hold(api, store_location):
+    """An API read is a snapshot (PostgresStore.reading): it does not take its world's lock, which a write, a
+    clock move, a catch-up or a reset holds to its commit, so one world's reads do not queue behind each other
+    or behind its writes."""
+    world = new_world(api)
+    assert read_self(world).status_code == 200
+    world_id = world.body["world"]["id"]
+    with psycopg.connect(store_location, autocommit=True) as holder, \
+            psycopg.connect(store_location, autocommit=True) as prober:
+        with holder.transaction():
+            holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"world/{world_id}",))
+            thread, answers = finished_or_waiting(prober, lambda: read_self(world))
+            finished = bool(answers)
+        thread.join(60)
+    assert finished, "the read waited for its world's lock"
+    assert answers[0].status_code == 200, answers[0].json
+
+
 def test_a_reset_waiting_for_an_event_the_fan_out_holds_holds_no_later_one(api, store_location):
     """The webhook fan-out locks unfanned events in `seq` order; a reset deleting in the table's order took a
     later event and then waited for an earlier one the fan-out held, which then waited for the later one."""
@@ -152,13 +170,28 @@ def started_and_waiting(prober, work):
     return thread, answers
 
 
+def finished_or_waiting(prober, work):
+    """`work()` in a thread of its own, until it finished or waits for a lock; the thread, and the list its
+    answer goes to (still empty when it waits)."""
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(work()))
+    thread.start()
+    while thread.is_alive() and not blocked(prober):
+        thread.join(0.005)
+    return thread, answers
+
+
+def blocked(db):
+    """Whether a session of the database waits for a lock."""
+    return db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN "
+                      "(SELECT pid FROM pg_stat_activity WHERE datname = current_database())").fetchone()[0] > 0
+
+
 def wait_until_blocked(db, deadline_s=60):
     """Until a session of the database waits for a lock (the request reached it): polls `pg_locks`."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        waiting = db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN "
-                             "(SELECT pid FROM pg_stat_activity WHERE datname = current_database())").fetchone()[0]
-        if waiting:
+        if blocked(db):
             return
         time.sleep(0.005)
     pytest.fail("the request never waited for the held lock")

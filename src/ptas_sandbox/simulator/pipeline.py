@@ -52,13 +52,13 @@ def handle(op, params):
             sandbox.store.retrying(lambda: sandbox.catch_up(world))
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
-        # An API read (GET with a token) needs one consistent view, not a writer's turn (store.reading); every
-        # other operation is one write transaction.
+        # An API read (GET with a token) needs one consistent view (a snapshot: store.reading), neither a writer's
+        # turn nor its world's lock; every other operation is one write transaction.
         reads = op.method == "GET" and op.tokens not in (NO_AUTH, WORLD_AUTH)
 
         def operation():
             with sandbox.store.reading() if reads else sandbox.store.transaction():
-                if ctx is not None:     # one world's writes in turn (PostgreSQL; SQLite's are serial anyway)
+                if ctx is not None and not reads:   # one world's writes in turn (PostgreSQL; SQLite's are serial)
                     sandbox.worlds.lock(ctx.world.id)
                 return op.handler(call)
         result = sandbox.store.retrying(operation)

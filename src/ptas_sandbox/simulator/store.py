@@ -84,7 +84,7 @@ class Store:
     def _connection(self):
         raise NotImplementedError
 
-    def _begin(self, db):
+    def _begin(self, db, read_only=False):
         raise NotImplementedError
 
     def _sql(self, sql):
@@ -100,12 +100,13 @@ class Store:
     # --- the interface ------------------------------------------------------------------------------------
 
     @contextmanager
-    def transaction(self):
-        """All or nothing: nested uses join the outer transaction; an exception rolls the whole of it back."""
+    def transaction(self, read_only=False):
+        """All or nothing: nested uses join the outer transaction; an exception rolls the whole of it back.
+        `read_only`: a transaction that only reads, where the engine has such (PostgresStore.reading)."""
         with self._held() as local:
             outer = local.depth == 0
             if outer:
-                self._begin(local.db)
+                self._begin(local.db, read_only)
             local.depth += 1
             try:
                 yield self
@@ -348,8 +349,8 @@ class SqliteStore(Store):
     def _connection(self):
         return self._open(self.path)
 
-    def _begin(self, db):
-        db.execute("BEGIN IMMEDIATE")
+    def _begin(self, db, read_only=False):
+        db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
 
     def executemany(self, sql, rows):
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
@@ -374,7 +375,7 @@ class SqliteStore(Store):
             yield self._local()
 
     @contextmanager
-    def transaction(self):
+    def transaction(self, read_only=False):
         """In memory: the one connection's lock, held from BEGIN to COMMIT, so no other thread's statement lands
         inside. On a file: the process's writer lock, so this process's writers queue and each is woken the moment
         the one before commits, instead of polling SQLite's lock with sleeps of up to 100 ms (a queue of short
@@ -511,8 +512,15 @@ class PostgresStore(Store):
     def _connection(self):
         return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row)
 
-    def _begin(self, db):
-        db.execute("BEGIN")
+    def _begin(self, db, read_only=False):
+        db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN")
+
+    def reading(self):
+        """One snapshot for the whole of an API read (REPEATABLE READ), as a SQLite file's WAL reader has: its
+        statements see one state of the world and wait for none of its writers. It used to be READ COMMITTED
+        under the world's lock, so one world's reads queued behind each other and behind its writes, a lock held
+        for four round trips a GET. READ ONLY: a write inside is refused, as on SQLite."""
+        return self.transaction(read_only=True)
 
     def tables_with_column(self, column):
         return [r["table_name"] for r in self.all(
