@@ -12,6 +12,7 @@ runs again (Store.retrying) rather than answering 500."""
 import os
 import threading
 import time
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -45,18 +46,15 @@ def test_a_request_waiting_for_a_lock_holds_no_row_the_holder_may_write(api, sto
     world = new_world(api)
     assert read_self(world).status_code == 200       # the world's rate window has its row
     world_id = world.body["world"]["id"]
-    with psycopg.connect(store_location, autocommit=True) as holder, \
-            psycopg.connect(store_location, autocommit=True) as prober:
-        with holder.transaction():
-            holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{held}/{world_id}",))
-            thread, answers = started_and_waiting(prober, lambda: request_(world))
-            with prober.transaction():
-                for table in ("tokens", "rate_windows"):
-                    try:
-                        prober.execute(f"SELECT 1 FROM {table} WHERE world = %s FOR UPDATE NOWAIT", (world_id,))
-                    except psycopg.errors.LockNotAvailable:
-                        pytest.fail(f"the request waiting for the {held} lock holds a row of {table}")
-        thread.join(60)      # the lock is released: the request goes on
+    with lock_held(store_location, f"{held}/{world_id}") as prober:
+        thread, answers = started_and_waiting(prober, lambda: request_(world))
+        with prober.transaction():
+            for table in ("tokens", "rate_windows"):
+                try:
+                    prober.execute(f"SELECT 1 FROM {table} WHERE world = %s FOR UPDATE NOWAIT", (world_id,))
+                except psycopg.errors.LockNotAvailable:
+                    pytest.fail(f"the request waiting for the {held} lock holds a row of {table}")
+    thread.join(60)      # the lock is released: the request goes on
     assert answers and answers[0].status_code == status, answers and answers[0].json
 
 
@@ -67,13 +65,10 @@ def test_an_api_read_waits_for_no_lock_its_worlds_writers_hold(api, store_locati
     world = new_world(api)
     assert read_self(world).status_code == 200
     world_id = world.body["world"]["id"]
-    with psycopg.connect(store_location, autocommit=True) as holder, \
-            psycopg.connect(store_location, autocommit=True) as prober:
-        with holder.transaction():
-            holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"world/{world_id}",))
-            thread, answers = finished_or_waiting(prober, lambda: read_self(world))
-            finished = bool(answers)
-        thread.join(60)
+    with lock_held(store_location, f"world/{world_id}") as prober:
+        thread, answers = finished_or_waiting(prober, lambda: read_self(world))
+        finished = bool(answers)
+    thread.join(60)
     assert finished, "the read waited for its world's lock"
     assert answers[0].status_code == 200, answers[0].json
 
@@ -159,6 +154,17 @@ def test_an_api_write_aborted_to_break_a_deadlock_is_answered_as_if_it_had_not_b
         thread.join(60)
     assert answers and answers[0].status_code == 201, answers and answers[0].json
     assert [u["id"] for u in world.api.get("/users").json["users"]] == [answers[0].json["id"]]
+
+
+@contextmanager
+def lock_held(store_location, key):
+    """The advisory lock `key` held by a connection of its own for the block, as a clock move, a write or a
+    reset holds it; the block gets another connection to look with."""
+    with psycopg.connect(store_location, autocommit=True) as holder, \
+            psycopg.connect(store_location, autocommit=True) as prober:
+        with holder.transaction():
+            holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+            yield prober
 
 
 def started_and_waiting(prober, work):
