@@ -195,15 +195,15 @@ def test_an_api_read_waits_for_no_writer_and_cannot_write(durable_store):
 
     from ptas_sandbox.simulator import ratelimit
     store = open_store(durable_store, [ratelimit.SCHEMA])
-    refused = sqlite3.OperationalError
+    refused, reason = sqlite3.OperationalError, "read transaction wrote"
     if store.engine == "postgresql":
         import psycopg
-        refused = psycopg.errors.ReadOnlySqlTransaction
+        refused, reason = psycopg.errors.ReadOnlySqlTransaction, "read-only transaction"
     with a_write_held_open(store, "INSERT INTO rate_windows (world, rule, hits) VALUES ('w', '', 1)"):
         assert in_a_thread(lambda: _read_windows(store)) == [[]], \
             "the read waited for the writer, or saw what it had not committed"
     assert _read_windows(store) == [{"world": "w", "rule": "", "hits": 1}]
-    with pytest.raises(refused):
+    with pytest.raises(refused, match=reason):
         with store.reading():
             store.execute("DELETE FROM rate_windows")
     assert _read_windows(store) == [{"world": "w", "rule": "", "hits": 1}], "the refused write was rolled back"

@@ -517,9 +517,9 @@ class PostgresStore(Store):
 
     def reading(self):
         """One snapshot for the whole of an API read (REPEATABLE READ), as a SQLite file's WAL reader has: its
-        statements see one state of the world and wait for none of its writers. It used to be READ COMMITTED
-        under the world's lock, so one world's reads queued behind each other and behind its writes, a lock held
-        for four round trips a GET. READ ONLY: a write inside is refused, as on SQLite."""
+        statements see one state of the world and wait for none of its writers (under the world's lock instead,
+        one world's reads queued behind each other and behind its writes). READ ONLY: a write inside is refused,
+        as on SQLite."""
         return self.transaction(read_only=True)
 
     def tables_with_column(self, column):
