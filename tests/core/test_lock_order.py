@@ -169,20 +169,22 @@ def lock_held(store_location, key):
 
 def started_and_waiting(prober, work):
     """`work()` in a thread of its own, once it waits for a lock; the thread, and the list its answer goes to."""
-    answers = []
-    thread = threading.Thread(target=lambda: answers.append(work()))
-    thread.start()
-    wait_until_blocked(prober)
+    thread, answers = finished_or_waiting(prober, work)
+    if not thread.is_alive():
+        pytest.fail("the request never waited for the held lock")
     return thread, answers
 
 
-def finished_or_waiting(prober, work):
-    """`work()` in a thread of its own, until it finished or waits for a lock; the thread, and the list its
-    answer goes to (still empty when it waits)."""
+def finished_or_waiting(prober, work, deadline_s=60):
+    """`work()` in a thread of its own, until it finished or waits for a lock (polls `pg_locks`); the thread, and
+    the list its answer goes to (still empty when it waits)."""
     answers = []
     thread = threading.Thread(target=lambda: answers.append(work()))
     thread.start()
+    end = time.monotonic() + deadline_s
     while thread.is_alive() and not blocked(prober):
+        if time.monotonic() > end:
+            pytest.fail("the request neither finished nor waited for a lock")
         thread.join(0.005)
     return thread, answers
 
@@ -191,13 +193,3 @@ def blocked(db):
     """Whether a session of the database waits for a lock."""
     return db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN "
                       "(SELECT pid FROM pg_stat_activity WHERE datname = current_database())").fetchone()[0] > 0
-
-
-def wait_until_blocked(db, deadline_s=60):
-    """Until a session of the database waits for a lock (the request reached it): polls `pg_locks`."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if blocked(db):
-            return
-        time.sleep(0.005)
-    pytest.fail("the request never waited for the held lock")
