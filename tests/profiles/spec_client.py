@@ -54,6 +54,15 @@ class SpecClient:
         self.seen.append((label, reply.status, reply.content_type, observed))
         return reply
 
+    def page(self, label, account_id):
+        """A page of an account's transactions: its shape (their content is drawn from each world's seed)."""
+        reply = self.client.call("GetTransactions", token=self.token, params={"id": account_id})
+        body = reply.body if isinstance(reply.body, dict) else {}
+        entries = next((v for v in body.values() if isinstance(v, list)), [])
+        self.seen.append((label, reply.status, reply.content_type,
+                          {"keys": sorted(body), "entries": len(entries),
+                           "entry keys": sorted(entries[0]) if entries else []}))
+
     def id_of(self, reply, reader):
         return identifier(reply.body, *self.ops.hints(reader))
 
@@ -101,6 +110,8 @@ class SpecClient:
         self.call("list accounts", "GetAccounts")
         self.call("a user lists its accounts", "GetAccounts", token=user_token)
         self.call("read an account", "GetAccount", params={"id": account_id})
+        self.client.request("POST", "/_sandbox/clock", token=self.token, json={"advance": 2 * 86400})
+        self.page("a page of transactions", account_id)
         self.call("delete an account", "DeleteAccount", params={"id": account_id})
         self.call("delete a child partner", "DeleteChildPartner", params={"id": child_id})
         self.call("delete a user", "DeleteUser", params={"id": bob})

@@ -9,16 +9,15 @@ profiled simulator, and a profile learned from the plain simulator changes nothi
 
 import io
 import json
+import os
 import re
+import tempfile
 
 import pytest
 
 from ptas_sandbox.cli import main as ptas
 from ptas_sandbox.conformance import profile as profiles
 from ptas_sandbox.conformance import runner
-from ptas_sandbox.conformance.operations import parse_override
-from ptas_sandbox.conformance.profile_learn import learn
-from ptas_sandbox.conformance.targets import in_process
 from ptas_sandbox.simulator import create_app
 from tests.conformance.variants import VARIANTS
 
@@ -37,8 +36,15 @@ def overrides_of(deployment):
 
 
 def learned_through(deployment):
-    target = in_process(deployment, overrides=dict(parse_override(o) for o in overrides_of(deployment)))
-    return learn(target)
+    """`ptas conform --tags 'contract and transactions' --profile-out FILE` against the deployment: the probes,
+    and the pages of transactions the suites read."""
+    out = io.StringIO()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "profile.json")
+        status = runner.run(app=deployment, tags_expression="contract and transactions", out=out,
+                            operations=overrides_of(deployment), profile_out=path)
+        assert status == 0, out.getvalue()[-3000:]
+        return profiles.load(path)
 
 
 def world_token(app):
@@ -63,6 +69,22 @@ def apps():
 
 
 @pytest.fixture(scope="module")
+def learned():
+    """The profile of a variant, learned once per module (each through a simulator of its own)."""
+    cache = {}
+
+    def of(variant):
+        if variant not in cache:
+            app = simulator()
+            try:
+                cache[variant] = learned_through(variant(app))
+            finally:
+                app.extensions["ptas"].close()
+        return cache[variant]
+    return of
+
+
+@pytest.fixture(scope="module")
 def plain_answers():
     app = simulator()
     try:
@@ -72,11 +94,10 @@ def plain_answers():
 
 
 @pytest.mark.parametrize("variant", FAITHFUL, ids=[v.__name__ for v in FAITHFUL])
-def test_a_profiled_simulator_answers_as_the_deployment_it_was_learned_from(apps, variant, plain_answers):
+def test_a_profiled_simulator_answers_as_the_deployment_it_was_learned_from(apps, learned, variant, plain_answers):
     inner = apps()
     deployment = variant(inner)
-    profile = learned_through(deployment)
-    profiled = apps(PROFILE=profile)
+    profiled = apps(PROFILE=learned(variant))
     overrides = overrides_of(deployment)
     expected = observed(deployment, world_token(inner), overrides)
     got = observed(profiled, world_token(profiled), overrides)
@@ -93,10 +114,10 @@ SUITES = [(v, "contract", 200) for v in VARIANTS] + [(v, "contract and not auth 
 
 
 @pytest.mark.parametrize("variant, tags, at_least", SUITES, ids=[v.__name__ for v, _, _ in SUITES])
-def test_the_contract_suites_pass_against_a_profiled_simulator(apps, capsys, variant, tags, at_least):
+def test_the_contract_suites_pass_against_a_profiled_simulator(apps, learned, capsys, variant, tags, at_least):
     """A profiled simulator is a faithful deployment too."""
     deployment = variant(apps())
-    profiled = apps(PROFILE=learned_through(deployment))
+    profiled = apps(PROFILE=learned(variant))
     status = runner.run(app=profiled, tags_expression=tags, operations=overrides_of(deployment))
     output = capsys.readouterr().out
     last = output.strip().splitlines()[-1]
@@ -126,11 +147,11 @@ def test_a_profile_says_each_choice_with_its_evidence_and_holds_no_token(apps):
         if name != "operations":
             assert entry["evidence"] and all("request" in seen and "response" in seen
                                               for seen in entry["evidence"]), name
-    assert set(profile["unknown"]) == {"rateLimit", "paging"}
+    assert set(profile["unknown"]) == {"rateLimit"}
     assert all(why for why in profile["unknown"].values())
 
 
-def test_the_learned_choices_are_what_each_variant_chose(apps):
+def test_the_learned_choices_are_what_each_variant_chose(learned):
     from tests.conformance.variants import (
         FullReplacePut,
         ListSummaries,
@@ -141,12 +162,8 @@ def test_the_learned_choices_are_what_each_variant_chose(apps):
         StringUserToken,
     )
 
-    from .variants import AbsoluteTypes, Creates200, DeleteWithBody, Invalid422, ItemsLists, NewestFirst
-    known = {v: learned_through(v(apps())) for v in (FullReplacePut, OtherNames, StringUserToken, ListSummaries,
-                                                     MalformedIds400, StrictDeployTokens, NoIds, Creates200,
-                                                     DeleteWithBody, Invalid422, AbsoluteTypes, NewestFirst,
-                                                     ItemsLists)}
-    value = lambda variant, name: profiles.known(known[variant], name)
+    from .variants import AbsoluteTypes, Creates200, DeleteWithBody, Invalid422, ItemsLists, NewestFirst, Pages25
+    value = lambda variant, name: profiles.known(learned(variant), name)
     assert value(FullReplacePut, "put") == {"mode": "replace", "partialStatus": 400}
     assert value(OtherNames, "operations")["GetUsers"]["operationId"] == "svcGetUsersV2"
     assert value(OtherNames, "operations")["CreateAccount"]["fields"]["accountTypeId"] == "accountType"
@@ -165,6 +182,7 @@ def test_the_learned_choices_are_what_each_variant_chose(apps):
     assert "traceId" not in value(AbsoluteTypes, "problems")["members"]
     assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}
     assert value(ItemsLists, "lists")["GetUsers"] == {"shape": "object", "key": "items"}
+    assert value(Pages25, "paging")["pageSize"] == 25 and value(ItemsLists, "paging")["pageSize"] == 100
 
 
 def test_conform_writes_the_profile_and_prints_it_on_one_screen(apps, tmp_path):
@@ -178,11 +196,11 @@ def test_conform_writes_the_profile_and_prints_it_on_one_screen(apps, tmp_path):
     assert len(summary.splitlines()) <= 25 and "PUT merges" in summary and "not known" in summary
 
 
-def test_profile_show_and_diff_in_plain_words(apps, tmp_path, capsys):
+def test_profile_show_and_diff_in_plain_words(learned, tmp_path, capsys):
     from tests.conformance.variants import FullReplacePut, MalformedIds400
     staging, production = tmp_path / "staging.json", tmp_path / "production.json"
-    profiles.dump(learned_through(FullReplacePut(apps())), staging)
-    profiles.dump(learned_through(MalformedIds400(apps())), production)
+    profiles.dump(learned(FullReplacePut), staging)
+    profiles.dump(learned(MalformedIds400), production)
     assert ptas(["profile", "show", str(staging)]) == 0
     shown = capsys.readouterr().out
     assert "PUT replaces the record" in shown and "not known" in shown

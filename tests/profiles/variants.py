@@ -120,3 +120,18 @@ class ItemsLists(Variant):
 
 
 MORE = (Creates200, DeleteWithBody, Invalid422, AbsoluteTypes, NewestFirst, ItemsLists)
+
+
+class Pages25(Variant):
+    """A page of transactions holds 25 when the client names no page size."""
+
+    name = "pages of 25"
+
+    def request(self, operation, environ, body):
+        query = environ.get("QUERY_STRING", "")
+        if operation == "GetTransactions" and "pageSize=" not in query:
+            environ["QUERY_STRING"] = f"{query}&pageSize=25" if query else "pageSize=25"
+        return body
+
+
+MORE = MORE + (Pages25,)

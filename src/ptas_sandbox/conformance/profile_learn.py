@@ -14,7 +14,8 @@ import uuid
 
 from . import profile as profiles
 from .bodies import Bodies, NoSchema, identifier, json_type, place
-from .operations import NotOffered
+from .client import Reply, parse_json
+from .operations import NotOffered, shape
 from .redact import excerpt, redact
 from .steps.account_types import form_for
 
@@ -72,8 +73,9 @@ def evidence(reply, body=None):
 
 
 class Learner:
-    def __init__(self, target, token=None, sim_document=None):
+    def __init__(self, target, token=None, sim_document=None, recorder=None):
         self.target = target
+        self.recorder = recorder
         self.client = target.client()
         self.token = token
         self.ops = target.operations
@@ -210,7 +212,7 @@ class Learner:
     # -- the probes -----------------------------------------------------------------------------------------
     def learn(self):
         steps = (self.operations, self.partner_and_put, self.users, self.problems, self.webhooks, self.partners,
-                 self.account_types, self.accounts, self.records)
+                 self.account_types, self.accounts, self.passive, self.records)
         try:
             for step in steps:
                 try:
@@ -219,7 +221,6 @@ class Learner:
                     self.profile.setdefault("notes", []).append(f"{step.__name__}: {redact(error)}")
         finally:
             self.clean_up()
-        self.passive()
         for name in profiles.CHOICES:
             self.unknown(name, "no probe observed it (see notes)")
         return self.profile
@@ -550,18 +551,77 @@ class Learner:
         self.profile["unknown"].pop("lists", None)
 
     def passive(self):
-        """What the probes saw without asking: a 429 or a page of entries, if the run met one."""
-        limited = next((r for r in self.client.replies if r.status == 429), None)
+        """What the run met without asking for it (Recorder): a 429, pages of transactions."""
+        met = list(self.recorder.replies) if self.recorder else []
+        limited = next((r for r in met + self.client.replies if r.status == 429), None)
         if limited is not None:
             headers = sorted(k for k in limited.headers if k in HEADERS and k != "content-type")
             self.know("rateLimit", {"status": 429, "headers": headers,
                                     "members": sorted(limited.body) if isinstance(limited.body, dict) else []},
                       f"a 429 carries {', '.join(headers) or 'no rate-limit header'}", evidence(limited))
         else:
-            self.unknown("rateLimit", "the probes met no 429 (they stay under the limit on purpose; spending the "
-                                      "window of a shared staging environment is left to the @slow §8 scenario)")
-        self.unknown("paging", "the probes read no account with transactions: paging needs imported data, "
-                               "which a deployment makes in its own time")
+            self.unknown("rateLimit", "the run met no 429 (the probes stay under the limit on purpose; the @slow "
+                                      "§8 scenario, with --slow, spends a window and shows one)")
+        pages = [r for r in met if r.operation == "GetTransactions"]
+        for page in pages[:2]:
+            self.observe("GetTransactions", page, evidence(page))
+        full = next((r for r in pages if r.query is not None and "pageSize" not in r.query and r.ok
+                     and isinstance(r.body, dict) and r.body.get("nextPageReference")), None)
+        if full is not None:
+            reference = full.body["nextPageReference"]
+            size = len(entries_of({k: v for k, v in full.body.items() if isinstance(v, list)}) or [])
+            self.know("paging", {"pageSize": size, "reference": reference_kind(reference)},
+                      f"a page holds {size} transactions when the client names no page size; page references "
+                      f"are {reference_kind(reference)}", evidence(full))
+        else:
+            self.unknown("paging", "the run read no full page of transactions (a deployment's data arrives in its "
+                                   "own time: run the transactions scenarios, with --slow, on a world with data)")
+
+
+class Recorder:
+    """The run's own exchanges as it runs, for what the probes do not ask for: the first 429s and the pages of
+    transactions the suites read (a few of each, so memory stays bounded on a long run)."""
+
+    KEEP = 5
+
+    def __init__(self, target):
+        self.replies = []
+        transport, send = target.transport, target.transport.send
+        transactions = None
+        try:
+            transactions = shape(target.operations.locate("GetTransactions")[1])
+        except NotOffered:
+            pass
+
+        def recording(method, path, headers, data, query):
+            status, response_headers, text = send(method, path, headers, data, query)
+            operation = "GetTransactions" if method == "GET" and shape_of(path, transactions) else None
+            kind = "429" if status == 429 else operation
+            if kind and sum(1 for r in self.replies if (r.operation or "429") == kind) < self.KEEP:
+                reply = Reply(method, path, status, response_headers, text, parse_json(text), operation)
+                reply.query = dict(query or {})
+                self.replies.append(reply)
+            return status, response_headers, text
+        transport.send = recording
+
+
+def shape_of(path, template):
+    """Whether a concrete path is an instance of a template's shape (`/accounts/{}/transactions`)."""
+    if not template:
+        return False
+    pattern = "^" + re.escape(template).replace(re.escape("{}"), "[^/]+") + "$"
+    return re.match(pattern, path.split("?")[0]) is not None
+
+
+def reference_kind(reference):
+    text = str(reference)
+    if UUID.match(text):
+        return "UUIDs"
+    if text.isdigit():
+        return "integers (offsets or page numbers)"
+    if re.fullmatch(r"[A-Za-z0-9_-]+=*", text):
+        return f"opaque base64url-like strings ({len(text)} characters)"
+    return f"opaque strings ({len(text)} characters)"
 
 
 def entries_of(body):
@@ -580,17 +640,17 @@ def types_of(schema):
     return kinds | ({"number"} if "integer" in kinds else set())
 
 
-def learn(target, token=None):
+def learn(target, token=None, recorder=None):
     """The profile of `target`; on a simulator without a token, a fresh world of its own is used."""
     if token is None and target.simulator:
         token, _ = target.new_world(target.client(), name="Profile probe")
-    return Learner(target, token).learn()
+    return Learner(target, token, recorder=recorder).learn()
 
 
-def write(target, token, path, out):
+def write(target, token, path, out, recorder=None):
     """`--profile-out`: learn, write the file, and print the profile on one screen."""
     print("ptas conform: learning the target's profile (where the spec is silent) ...", file=out, flush=True)
-    learned = learn(target, None if target.simulator else token)
+    learned = learn(target, None if target.simulator else token, recorder)
     profiles.dump(learned, path)
     print(profiles.show(learned), file=out)
     print(f"ptas conform: profile written to {path} (`ptas serve --profile {path}` serves it)", file=out, flush=True)

@@ -21,6 +21,7 @@ import pytest
 from . import FEATURES, tags
 from .harness import ChosenTarget
 from .operations import parse_override
+from .profile_learn import Recorder
 from .profile_learn import write as write_profile
 from .redact import excerpt, redact, redact_file
 from .targets import TargetError, in_process, open_target
@@ -117,10 +118,11 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
         if note:
             print(f"ptas conform: note: {redact(note)}", file=out, flush=True)
         try:
+            recorder = Recorder(chosen) if profile_out else None
             with plugins_not_autoloaded():
                 status = pytest.main(arguments, plugins=[ChosenTarget(chosen, slow), reporter])
             if profile_out:
-                write_profile(chosen, token, profile_out, out)
+                write_profile(chosen, token, profile_out, out, recorder)
         finally:
             if receiver is not None:
                 receiver.close()

@@ -23,6 +23,7 @@ REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "
            404: "Not Found", 422: "Unprocessable Content"}
 # Ids that are not UUIDs on the simulator either: account types are named, hosted pages carry keys.
 NAMED_IDS = ("GetAccountType", "ValidateAccountCredentials", "SandboxSetAccountTypeState")
+PAGED = ("GetTransactions", "GetTransactionsDeprecated")
 # Unpaged lists of what a partner creates: their order is by creation (the account type catalogue has its own).
 UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "GetPartnerTokens", "GetAccounts",
            "GetDataImports", "GetReports")
@@ -207,7 +208,8 @@ class ProfileLayer:
         before = None
         if self.sim_ops[name][0] == "DELETE" and self.delete_body(name):
             before = self.inner_json("GET", sim_path, {"Authorization": authorization})
-        inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
+        inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
+                 "QUERY_STRING": self.query(name, environ.get("QUERY_STRING", ""))}
         captured = {}
 
         def capture(status, headers, exc_info=None):
@@ -221,6 +223,13 @@ class ProfileLayer:
         status = int(captured["status"].split()[0])
         status, headers, data = self.respond(name, status, captured["headers"], data, before)
         return self.answer(start_response, status, headers, data)
+
+    def query(self, name, query):
+        """The deployment's page size where the client names none (the simulator's pages hold 100)."""
+        size = (known(self.profile, "paging") or {}).get("pageSize")
+        if name in PAGED and size and not re.search(r"(^|&)pageSize=", query):
+            return f"{query}&pageSize={size}" if query else f"pageSize={size}"
+        return query
 
     def refuse(self, name, values, environ, raw):
         """The deployment's own refusals, before the simulator sees the request: (status, headers, body)."""
