@@ -46,3 +46,36 @@ def test_serve_refuses_a_file_that_is_not_a_profile_in_one_line(tmp_path, capsys
         ptas(["serve", "--state", ":memory:", "--port", "0", "--profile", str(bad)])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and "version 99" in err and len(err.strip().splitlines()) == 1
+
+
+def strict_profile():
+    """A profile that knows one choice only: deploy tokens do not create child partners' tokens."""
+    return {"format": profiles.FORMAT, "version": profiles.VERSION, "target": "staging", "unknown": {},
+            "choices": {"deployTokens": {"value": {"createsChildTokens": False, "status": 403},
+                                         "says": "a deploy token creates child partners only", "evidence": []}}}
+
+
+def test_a_profile_changes_only_what_it_knows_and_never_vouches_for_a_forged_token():
+    import jwt
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "PROFILE": strict_profile()})
+    try:
+        client = app.test_client()
+        root = client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]
+        auth = {"Authorization": f"Bearer {root}"}
+        deploy = client.post("/partner/v2/partners/self/tokens", headers=auth,
+                             json={"name": "deploy", "scope": "partner:create", "expiresIn": 7200})
+        assert deploy.status_code == 201      # the simulator's own status: the profile does not know it
+        child = client.post("/partner/v2/partners", json={"name": "Child", "email": "c@partner.example"},
+                            headers={"Authorization": f"Bearer {deploy.json['accessToken']}"})
+        assert child.status_code == 201
+        path = f"/partner/v2/partners/{child.json['id']}/tokens"
+        body = {"name": "t", "scope": "partner:read", "expiresIn": 7200}
+        refused = client.post(path, json=body, headers={"Authorization": f"Bearer {deploy.json['accessToken']}"})
+        assert refused.status_code == 403 and refused.content_type == "application/problem+json"
+        forged = jwt.encode({**jwt.decode(deploy.json["accessToken"], options={"verify_signature": False})},
+                            "a secret that is not the sandbox's own, 32+ bytes", algorithm="HS256")
+        assert client.post(path, json=body, headers={"Authorization": f"Bearer {forged}"}).status_code == 401
+        assert client.post(path, json=body, headers=auth).status_code == 201
+        assert client.get("/partner/v2/users/not-an-id", headers=auth).status_code == 404
+    finally:
+        app.extensions["ptas"].close()

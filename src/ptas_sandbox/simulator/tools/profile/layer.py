@@ -7,7 +7,6 @@ know stays the simulator's own choice. State, rules and scope checks remain the 
 changes what the spec leaves open.
 """
 
-import base64
 import copy
 import io
 import json
@@ -53,8 +52,9 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile):
-        self.app, self.profile = app, profile
+    def __init__(self, app, profile, claims):
+        """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none."""
+        self.app, self.profile, self.claims = app, profile, claims
         self.ready = False
         self.lock = threading.Lock()
 
@@ -241,7 +241,7 @@ class ProfileLayer:
                 return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id")
         deploy = known(self.profile, "deployTokens") or {}
         if name == "CreatePartnerToken" and deploy.get("createsChildTokens") is False:
-            if claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
+            if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
                 return self.problem(deploy.get("status", 403), "forbidden",
                                     "a deploy token creates child partners only")
         put = known(self.profile, "put") or {}
@@ -484,14 +484,3 @@ class ProfileLayer:
                     "token" in node.get("properties", {}):
                 node["properties"]["token"] = {"type": "string", "description": "the first user token"}
         return node
-
-
-def claims(authorization):
-    """What a bearer JWT says of itself (unverified: the simulator verifies it when it serves the request)."""
-    token = authorization.partition(" ")[2].strip()
-    try:
-        payload = token.split(".")[1]
-        found = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    except (IndexError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}

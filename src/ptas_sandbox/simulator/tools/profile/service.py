@@ -3,6 +3,8 @@ route; without it the simulator answers as it always does."""
 
 from ptas_sandbox.conformance.profile import check, load
 
+from ...auth import bearer
+from ...problems import Problem
 from .layer import ProfileLayer
 
 
@@ -11,4 +13,11 @@ def attach(app, sandbox):
     if not profile:
         return
     profile = load(profile) if isinstance(profile, str) else check(profile)
-    app.wsgi_app = ProfileLayer(app.wsgi_app, profile)
+
+    def claims(authorization):
+        """A token this sandbox signed says what it may do; anything else is the simulator's to refuse (401)."""
+        try:
+            return sandbox.signer.verify(bearer(authorization))
+        except Problem:
+            return {}
+    app.wsgi_app = ProfileLayer(app.wsgi_app, profile, claims)
