@@ -1,6 +1,8 @@
 """A profile reaches the simulator the ways a developer starts one: `ptas serve --profile` and the fixtures'
 `--ptas-profile` (a partner's own tests against its staging environment's choices)."""
 
+import io
+
 import pytest
 
 from ptas_sandbox.cli import main as ptas
@@ -79,3 +81,48 @@ def test_a_profile_changes_only_what_it_knows_and_never_vouches_for_a_forged_tok
         assert client.get("/partner/v2/users/not-an-id", headers=auth).status_code == 404
     finally:
         app.extensions["ptas"].close()
+
+
+def test_learning_on_a_deployment_uses_the_given_token_and_leaves_nothing_behind(tmp_path):
+    """Deployment mode (no control API, one partner token, paced on a clock the test moves): the probes' users,
+    webhook, child partner and account are deleted and their deploy token revoked."""
+    from ptas_sandbox.conformance import runner
+    from tests.support.deployments import Deployment, HideSandbox
+    deployment = Deployment()
+    try:
+        path = tmp_path / "staging.json"
+        status = runner.run(app=HideSandbox(deployment.app), token=deployment.token, clock=deployment.clock,
+                            tags_expression="contract and users and not slow", profile_out=str(path),
+                            out=io.StringIO())
+        profile = profiles.load(path)
+        assert status == 0 and profiles.known(profile, "put")["mode"] == "merge"
+        assert deployment.token[-12:] not in path.read_text()
+        client, auth = deployment.app.test_client(), {"Authorization": f"Bearer {deployment.token}"}
+        for listing, key in (("/partner/v2/users", "users"), ("/partner/v2/webhooks", "webhooks"),
+                             ("/partner/v2/partners", "partners"), ("/partner/v2/accounts", "accounts")):
+            left = [e for e in client.get(listing, headers=auth).json[key]
+                    if "ptas profile" in str(e) and not e.get("deletedAt")]       # deleted users stay listed
+            assert left == [], listing
+        tokens = client.get("/partner/v2/partners/self/tokens", headers=auth).json["tokens"]
+        assert all(t["isRevoked"] for t in tokens if t["name"] == "ptas profile deploy")
+    finally:
+        deployment.close()
+
+
+def test_a_429_answers_as_the_profile_says(tmp_path):
+    profile = strict_profile()
+    profile["choices"] = {"rateLimit": {"value": {"status": 429, "headers": [], "members": ["status", "title"]},
+                                        "says": "a 429 carries no rate-limit header", "evidence": []}}
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "RATE_LIMIT": 2, "PROFILE": profile})
+    plain = create_app({"STATE": ":memory:", "START_SERVICES": False, "RATE_LIMIT": 2})
+    try:
+        for served, retry_after in ((app, False), (plain, True)):
+            client = served.test_client()
+            auth = {"Authorization": "Bearer " + client.post("/_sandbox/partners", json={"name": "P"}).json[
+                "accessToken"]}
+            replies = [client.get("/partner/v2/partners/self", headers=auth) for _ in range(3)]
+            assert [r.status_code for r in replies] == [200, 200, 429]
+            assert ("Retry-After" in replies[-1].headers) is retry_after
+    finally:
+        app.extensions["ptas"].close()
+        plain.extensions["ptas"].close()
