@@ -82,7 +82,7 @@ class Receiver:
 
 
 class EchoReceiver:
-    """On a simulator: its echo bins (docs/design.md, the control API), delivered at once with the control API's flush."""
+    """On a simulator: its echo bins (docs/design.md), delivered at once with the control API's flush."""
 
     def __init__(self, scene, base):
         self.scene, self.base = scene, base.rstrip("/")

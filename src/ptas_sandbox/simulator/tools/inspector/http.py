@@ -15,9 +15,11 @@ from markupsafe import Markup
 
 from ... import events
 from ...operations import NO_AUTH, operation
-from ...pipeline import Answer, bearer_world, control_principal
+from ...pipeline import Answer, bearer_world
 from ...problems import NotFound, Problem
+from ...sandbox import current_sandbox
 from ...timestamps import parse, render
+from ...tokens.models import control_principal
 from ...webhooks import samples
 from ...worlds import next_in_sequence
 from ..integration import http as report  # the chaos area's integration report, as a tab
@@ -182,7 +184,8 @@ def requests_tab(page):
 
 
 register_tab("requests", "Requests", requests_tab)
-register_tab("webhooks", "Webhooks", lambda page: ("webhooks.html", views.webhooks_tab(page.ctx, page.query)))
+register_tab("webhooks", "Webhooks",
+             lambda page: ("webhooks.html", views.webhooks_tab(page.ctx, page.query, current_sandbox().hooks)))
 register_tab("accounts", "Accounts & imports",
              lambda page: ("accounts.html", views.accounts_tab(page.ctx, page.query)))
 register_tab("tokens", "Tokens", lambda page: ("tokens.html", views.tokens_tab(page.ctx, page.query)))

@@ -39,7 +39,7 @@ def get_snapshot(call):
                                   (call.ctx.world.id,))
     if root is None or root["id"] != call.principal:
         raise Forbidden("Only a token of the world's root partner can export it.")
-    return models.export(call.sandbox.store, call.ctx.world, call.ctx.now)
+    return models.export(call.sandbox.store, call.sandbox.hooks, call.ctx.world, call.ctx.now)
 
 
 def sign(ctx, row):
