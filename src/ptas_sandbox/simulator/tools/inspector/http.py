@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from ... import events
 from ...operations import NO_AUTH, operation
+from ...partners import models as partners
 from ...pipeline import Answer, bearer_world
 from ...problems import NotFound, Problem
 from ...sandbox import current_sandbox
@@ -281,8 +282,7 @@ def act(call, viewer, action, form):
         ctx = sandbox.ctx(world)
         partner = sandbox.store.one("SELECT partner_id FROM tokens WHERE id = ?", (viewer.token_id,)) \
             if viewer.token_id else None
-        partner_id = partner["partner_id"] if partner else sandbox.store.one(
-            "SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))["id"]
+        partner_id = partner["partner_id"] if partner else partners.root_of(sandbox.store, world.id)
         with sandbox.store.transaction():
             data = samples.data_for(kind, ctx, next_in_sequence(ctx.store, world.id, "test-event"))
             event = events.emit(ctx, kind, partner_id, data, test=True)
