@@ -116,11 +116,30 @@ def create_app(config=None):
     sandbox = Simulator(app.config, schemas, upgrades)
     app.extensions["ptas"] = sandbox
     route(app)
-    for attach in services:
+    for attach in services:     # the spec's areas, then the tools: the order of each stage's hooks (hooks.py)
         attach(app, sandbox)
     sandbox.store.check_current(schemas)      # after the areas' own migrations (echo adds a column it can)
+    install_hooks(app, sandbox.hooks)
     install_error_handlers(app)
     return app
+
+
+def install_hooks(app, hooks):
+    """The request stages Flask runs around the pipeline, in the order hooks.py states: `before`, then (the
+    pipeline), then `after` and last `record`, each stage's hooks in the order they were added. One Flask hook
+    each way, so no order depends on which module registered first."""
+    @app.before_request
+    def before():
+        for hook in hooks.before:
+            hook()
+
+    @app.after_request
+    def after(response):
+        for hook in hooks.after:
+            hook(response)
+        for hook in hooks.record:
+            hook(response)
+        return response
 
 
 def route(app):
