@@ -126,3 +126,23 @@ def test_a_429_answers_as_the_profile_says(tmp_path):
     finally:
         app.extensions["ptas"].close()
         plain.extensions["ptas"].close()
+
+
+def test_an_operation_the_deployment_serves_elsewhere_is_not_at_the_simulators_path():
+    profile = strict_profile()
+    profile["choices"] = {"operations": {"value": {"GetUsers": {"method": "GET", "path": "/v2/users",
+                                                                "operationId": "listUsers"}},
+                                         "says": "GetUsers lives at GET /v2/users", "evidence": []}}
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "PROFILE": profile})
+    try:
+        client = app.test_client()
+        auth = {"Authorization": "Bearer " + client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]}
+        assert client.get("/v2/users", headers=auth).json == {"users": []}
+        moved = client.get("/partner/v2/users", headers=auth)
+        assert moved.status_code == 404 and moved.content_type == "application/problem+json"
+        assert client.post("/partner/v2/users", json={"name": "Ann"}, headers=auth).status_code == 201
+        document = client.get("/openapi.json").json
+        assert document["paths"]["/v2/users"]["get"]["operationId"] == "listUsers"
+        assert "get" not in document["paths"]["/partner/v2/users"]
+    finally:
+        app.extensions["ptas"].close()

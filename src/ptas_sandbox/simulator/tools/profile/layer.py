@@ -33,6 +33,10 @@ def known(profile, name):
     return entry.get("value") if isinstance(entry, dict) else None
 
 
+def shape(path):
+    return re.sub(r"{[^}]+}", "{}", path)
+
+
 def json_of(data):
     try:
         return json.loads(data)
@@ -78,6 +82,10 @@ class ProfileLayer:
             elif path.startswith("/partner/v2"):
                 routes.append(Route(method, path, name, path))
         self.routes = sorted(routes, key=lambda r: r.fixed, reverse=True)
+        # Where the deployment serves an operation elsewhere, the simulator's own path is not there.
+        self.moved = [Route(method, path, name, path) for name, (method, path, _) in self.sim_ops.items()
+                      if name in self.operations and (self.operations[name]["method"],
+                                                      shape(self.operations[name]["path"])) != (method, shape(path))]
         self.records = known(self.profile, "records") or {}
         self.defaults = self.default_renames()
         self.document = self.publish(copy.deepcopy(self.sim))
@@ -189,6 +197,8 @@ class ProfileLayer:
             return self.answer(start_response, 200, [("Content-Type", "application/json")], data)
         route, values = self.route(environ["REQUEST_METHOD"], path)
         if route is None:
+            if any(old.match(environ["REQUEST_METHOD"], path) is not None for old in self.moved):
+                return self.answer(start_response, *self.problem(404, "not-found", f"No operation at {path}."))
             return self.app(environ, start_response)
         name = route.name
         length = int(environ.get("CONTENT_LENGTH") or 0)
