@@ -2,8 +2,7 @@
 
 ORDER is the order the tools attach in. Flask runs `after_request` hooks last-registered first, and the
 integration report's hook notes marks on the journal entry that the journal's hook then writes, so the
-integration report attaches after the journal. The profile layer wraps the whole WSGI app, so it comes last:
-it sees each request before every hook and each answer after them."""
+integration report attaches after the journal."""
 
-ORDER = ("apidocs", "control", "echo", "faults", "inspector", "journal", "integration", "scenarios", "snapshots",
-         "profile")
+ORDER = ("apidocs", "control", "echo", "faults", "inspector", "journal", "integration", "profile", "scenarios",
+         "snapshots")
