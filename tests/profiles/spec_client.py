@@ -3,7 +3,8 @@
 It knows only the spec's words; paths, operationIds and field names come from the target's own document (the
 harness's resolver and body builder, as a client generated from that document would). What it observes is
 what such a client can rely on: the status, the content type, every success body (ids, tokens, instants and
-trace ids stand for their kind), and the members of a ProblemDetails body (their wording is the target's).
+trace ids stand for their kind), and the members, type and status of a ProblemDetails body (its wording is the
+target's own).
 """
 
 import re
@@ -48,7 +49,8 @@ class SpecClient:
         if reply.status == 204:
             observed = ""           # a 204 has no content (RFC 9110 §15.3.5), whatever bytes follow it
         elif reply.content_type == "application/problem+json":
-            observed = sorted(reply.body) if isinstance(reply.body, dict) else reply.text
+            body = reply.body if isinstance(reply.body, dict) else {}
+            observed = {"members": sorted(body), "type": body.get("type"), "status": body.get("status")}
         else:
             observed = normal(reply.body if reply.body is not None else reply.text)
         self.seen.append((label, reply.status, reply.content_type, observed))
@@ -108,6 +110,7 @@ class SpecClient:
                                    "credentials": form_for(dummy.body)})
         account_id = self.id_of(account, "GetAccount")
         self.call("list accounts", "GetAccounts")
+        self.call("a user token lists child partners", "GetPartners", token=user_token)
         self.call("a user lists its accounts", "GetAccounts", token=user_token)
         self.call("read an account", "GetAccount", params={"id": account_id})
         self.client.request("POST", "/_sandbox/clock", token=self.token, json={"advance": 2 * 86400})

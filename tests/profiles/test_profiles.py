@@ -162,7 +162,16 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
         StringUserToken,
     )
 
-    from .variants import AbsoluteTypes, Creates200, DeleteWithBody, Invalid422, ItemsLists, NewestFirst, Pages25
+    from .variants import (
+        AbsoluteTypes,
+        Creates200,
+        DeleteAcknowledged,
+        DeleteWithBody,
+        Invalid422,
+        ItemsLists,
+        NewestFirst,
+        Pages25,
+    )
     value = lambda variant, name: profiles.known(learned(variant), name)
     assert value(FullReplacePut, "put") == {"mode": "replace", "partialStatus": 400}
     assert value(OtherNames, "operations")["GetUsers"]["operationId"] == "svcGetUsersV2"
@@ -176,7 +185,9 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert value(NoIds, "records")["GetAccount"]["Account"] == {"id": "accountId"}
     assert value(NoIds, "operations")["GetAccount"]["path"] == "/partner/v2/accounts/{accountId}"
     assert set(value(Creates200, "createStatus").values()) == {200}
-    assert value(DeleteWithBody, "deleteStatus")["DeleteUser"] == {"status": 200, "body": True}
+    assert value(DeleteWithBody, "deleteStatus")["DeleteUser"] == {"status": 200, "body": True, "answer": "record"}
+    assert value(DeleteAcknowledged, "deleteStatus")["DeleteWebhook"]["answer"] == {
+        "template": {"deleted": True, "id": "{id}"}}
     assert value(Invalid422, "invalidBody") == {"status": 422}
     assert value(AbsoluteTypes, "problems")["types"]["not-found"] == "https://problems.partner-api.example/not-found"
     assert "traceId" not in value(AbsoluteTypes, "problems")["members"]

@@ -134,4 +134,19 @@ class Pages25(Variant):
         return body
 
 
-MORE = MORE + (Pages25,)
+class DeleteAcknowledged(Variant):
+    """A successful DELETE answers 200 with an acknowledgement naming the id, not the record."""
+
+    name = "DELETE answers 200 with an acknowledgement"
+
+    def response(self, operation, environ, status, headers, data):
+        if status.startswith("204") and not operation.startswith("Sandbox"):
+            ids = environ["ptas.params"]
+            record_id = ids.get("tokenId") or ids.get("id") or next(iter(ids.values()), "")
+            body = json.dumps({"deleted": True, "id": record_id}).encode()
+            headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
+            return status_line(200), headers + [("Content-Type", "application/json")], body
+        return status, headers, data
+
+
+MORE = MORE + (Pages25, DeleteAcknowledged)

@@ -287,6 +287,7 @@ class Learner:
             says = ("PUT merges: properties left out of the body keep their values" if kept else
                     "PUT replaces the record: properties left out of the body are cleared")
         else:
+            self.problem("partial-put", partial, seen)
             value = {"mode": "replace", "partialStatus": partial.status}
             says = f"PUT replaces the record: a body that leaves out a property is refused ({partial.status})"
         self.know("put", value, says, seen)
@@ -347,6 +348,9 @@ class Learner:
         reply = self.client.request("GET", self.ops.resolve("GetOwnPartner")[1], token="not-a-token",
                                     operation="GetOwnPartner")
         self.problem("unauthorized", reply, evidence(reply))
+
+    def compose_problems(self):
+        """Every problem the probes met, by situation: the members and type URI of each."""
         problems = self.profile.get("_problems", {})
         if problems:
             members = sorted({m for p in problems.values() for m in p["members"]})
@@ -415,6 +419,7 @@ class Learner:
                                               build={"name": "ptas profile", "scope": "partner:read",
                                                      "expiresIn": 7200})
             strict = attempt.status == 403
+            self.problem("deploy-token", attempt, seen_attempt)
             self.know("deployTokens", {"createsChildTokens": not strict, "status": attempt.status},
                       "a deploy token creates child partners only, not their tokens (403)" if strict else
                       "a deploy token may create tokens for the child partners it made", seen_attempt)
@@ -472,6 +477,7 @@ class Learner:
         self.observe("GetAccounts", listed, seen_list)
 
     def records(self):
+        self.compose_problems()
         renames, evidence_of = self.renames()
         if evidence_of:
             self.know("records", renames, "records name these fields otherwise: " + "; ".join(
@@ -514,6 +520,8 @@ class Learner:
         if record and reply.ok:
             entry = self.profile["choices"].setdefault("deleteStatus", {"value": {}, "says": "", "evidence": []})
             entry["value"][name] = {"status": reply.status, "body": reply.body is not None}
+            if isinstance(reply.body, dict):
+                entry["value"][name]["answer"] = deleted_answer(reply.body, str(next(iter(params.values()))))
             entry["evidence"].append(seen)
             entry["says"] = ", ".join(f"{op} {v['status']}{' with a body' if v['body'] else ''}"
                                       for op, v in entry["value"].items())
@@ -622,6 +630,13 @@ def reference_kind(reference):
     if re.fullmatch(r"[A-Za-z0-9_-]+=*", text):
         return f"opaque base64url-like strings ({len(text)} characters)"
     return f"opaque strings ({len(text)} characters)"
+
+
+def deleted_answer(body, record_id):
+    """What a DELETE answers with: the record as it was, or a fixed body naming the id (kept as a template)."""
+    if len(body) > 2 and record_id in [str(v) for v in body.values()]:
+        return "record"
+    return {"template": json.loads(json.dumps(scrub(body)).replace(record_id, "{id}"))}
 
 
 def entries_of(body):

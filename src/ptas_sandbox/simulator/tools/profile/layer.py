@@ -22,6 +22,8 @@ REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "
            404: "Not Found", 422: "Unprocessable Content"}
 # Ids that are not UUIDs on the simulator either: account types are named, hosted pages carry keys.
 NAMED_IDS = ("GetAccountType", "ValidateAccountCredentials", "SandboxSetAccountTypeState")
+# The simulator's kind of problem nearest to a refusal of the layer's own.
+FALLBACK = {"partial-put": "invalid-body", "deploy-token": "forbidden", "malformed-id": "not-found"}
 PAGED = ("GetTransactions", "GetTransactionsDeprecated")
 # Unpaged lists of what a partner creates: their order is by creation (the account type catalogue has its own).
 UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "GetPartnerTokens", "GetAccounts",
@@ -33,8 +35,20 @@ def known(profile, name):
     return entry.get("value") if isinstance(entry, dict) else None
 
 
+def common_prefix(types):
+    """`https://problems.example/` when every learned type is that prefix and the simulator's own slug of the
+    same situation: then the deployment names the situations it was not seen in the same way."""
+    named = [(slug, str(uri)) for slug, uri in types.items() if str(uri).endswith(slug)]
+    prefixes = {uri[: len(uri) - len(slug)] for slug, uri in named}
+    return prefixes.pop() if len(named) > 1 and len(prefixes) == 1 else None
+
+
 def shape(path):
     return re.sub(r"{[^}]+}", "{}", path)
+
+
+def fill(template, record_id):
+    return json.loads(json.dumps(template).replace("{id}", json.dumps(record_id)[1:-1]))
 
 
 def json_of(data):
@@ -160,6 +174,13 @@ class ProfileLayer:
             return next(iter(deletes.values()))["status"]
         return status
 
+    def delete_template(self, name):
+        """The fixed body a DELETE answers (`{id}` for the id), where the deployment answers one."""
+        deletes = known(self.profile, "deleteStatus") or {}
+        answers = [d.get("answer") for d in ([deletes[name]] if name in deletes else deletes.values())]
+        templates = [a["template"] for a in answers if isinstance(a, dict)]
+        return templates[0] if templates and len(templates) == len(answers) else None
+
     def delete_body(self, name):
         deletes = known(self.profile, "deleteStatus") or {}
         if name in deletes:
@@ -217,7 +238,9 @@ class ProfileLayer:
         authorization = environ.get("HTTP_AUTHORIZATION", "")
         before = None
         if self.sim_ops[name][0] == "DELETE" and self.delete_body(name):
-            before = self.inner_json("GET", sim_path, {"Authorization": authorization})
+            template = self.delete_template(name)
+            before = fill(template, values[-1]) if template is not None else \
+                self.inner_json("GET", sim_path, {"Authorization": authorization})
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": self.query(name, environ.get("QUERY_STRING", ""))}
         captured = {}
@@ -252,7 +275,7 @@ class ProfileLayer:
         deploy = known(self.profile, "deployTokens") or {}
         if name == "CreatePartnerToken" and deploy.get("createsChildTokens") is False:
             if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
-                return self.problem(deploy.get("status", 403), "forbidden",
+                return self.problem(deploy.get("status", 403), "deploy-token",
                                     "a deploy token creates child partners only")
         put = known(self.profile, "put") or {}
         if put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200) >= 400:
@@ -267,7 +290,7 @@ class ProfileLayer:
                     missing = sorted(fields.get(k, k) for k in self.request_properties(name)
                                      if record.get(k) is not None and k not in sent)
                     if missing:
-                        return self.problem(put["partialStatus"], "invalid-body",
+                        return self.problem(put["partialStatus"], "partial-put",
                                             f"PUT replaces the record: {', '.join(missing)} missing from the body")
         return None
 
@@ -279,8 +302,13 @@ class ProfileLayer:
         return status, json_of(data)
 
     def problem(self, status, situation, detail):
+        """A refusal of the layer's own, typed as the deployment typed it in the same situation, else as it
+        types the simulator's nearest kind of problem."""
         problems = known(self.profile, "problems") or {}
-        kind = (problems.get("types") or {}).get(situation, SIM_TYPE + situation)
+        types = problems.get("types") or {}
+        nearest = FALLBACK.get(situation, situation)
+        kind = types.get(situation) or types.get(nearest) or (
+            common_prefix(types) + nearest if common_prefix(types) else SIM_TYPE + nearest)
         body = {"type": kind, "title": detail, "status": status, "detail": detail}
         members = problems.get("members")
         if members:
@@ -304,6 +332,8 @@ class ProfileLayer:
             return new_status, headers, data if new_status != 204 else b""
         _, schema = self.response_schema(name)
         if before is not None and body is before:
+            if self.delete_template(name) is not None:
+                return new_status, headers, json.dumps(body).encode()
             schema = self.response_schema(self.reader_of(name))[1] if self.reader_of(name) else None
         body = self.reshape(name, schema, body)
         if new_status == 204:
@@ -328,6 +358,8 @@ class ProfileLayer:
         types = problems.get("types") or {}
         if slug and slug in types:
             body["type"] = types[slug]
+        elif slug and common_prefix(types):
+            body["type"] = common_prefix(types) + slug
         members = problems.get("members")
         if members:
             body = {k: v for k, v in body.items() if k in members}
@@ -435,7 +467,11 @@ class ProfileLayer:
                 if media and media.get("schema") and self.reshapes(name, media["schema"]):
                     media["schema"] = self.publish_schema(name, media["schema"])
                 new = self.status_for(name, code)
-                if new != 204 and code == 204 and self.delete_body(name) and self.reader_of(name):
+                template = self.delete_template(name) if code == 204 else None
+                if new != 204 and template is not None:
+                    response = {"description": "Success: the deletion acknowledged",
+                                "content": {"application/json": {"schema": {"type": "object"}, "example": template}}}
+                elif new != 204 and code == 204 and self.delete_body(name) and self.reader_of(name):
                     reader = self.response_schema(self.reader_of(name))[1]
                     response = {"description": "Success: the deleted record",
                                 "content": {"application/json": {"schema": self.publish_schema(name, reader)}}}
