@@ -16,6 +16,7 @@ from ptas_sandbox.conformance.steps.account_types import form_for
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+KEY = re.compile(r"\b[0-9a-f]{64}\b")       # a hosted page's key: an HMAC under each server's own secret
 INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 
@@ -27,7 +28,7 @@ def normal(value, key=None):
     if isinstance(value, list):
         return [normal(v) for v in value]
     if isinstance(value, str):
-        return INSTANT.sub("<instant>", JWT.sub("<jwt>", UUID.sub("<uuid>", value)))
+        return KEY.sub("<key>", INSTANT.sub("<instant>", JWT.sub("<jwt>", UUID.sub("<uuid>", value))))
     return value
 
 
@@ -113,6 +114,10 @@ class SpecClient:
         self.call("a user token lists child partners", "GetPartners", token=user_token)
         self.call("a user lists its accounts", "GetAccounts", token=user_token)
         self.call("read an account", "GetAccount", params={"id": account_id})
+        self.call("refresh an account", "TriggerAccountRefresh", params={"id": account_id}, build={})
+        session = self.call("open an Account UI session", "CreateAccountUiSession",
+                            build={"userId": ann, "accountId": account_id})
+        self.call("read the session", "GetAccountUiSession", params={"id": self.id_of(session, "GetAccountUiSession")})
         self.client.request("POST", "/_sandbox/clock", token=self.token, json={"advance": 2 * 86400})
         self.page("a page of transactions", account_id)
         self.call("delete an account", "DeleteAccount", params={"id": account_id})

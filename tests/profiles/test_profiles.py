@@ -184,6 +184,8 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert value(StrictDeployTokens, "deployTokens") == {"createsChildTokens": False, "status": 403}
     assert value(NoIds, "records")["GetAccount"]["Account"] == {"id": "accountId"}
     assert value(NoIds, "operations")["GetAccount"]["path"] == "/partner/v2/accounts/{accountId}"
+    assert value(NoIds, "records")["GetReport"]["Report"] == {"id": "reportRef"}      # from its document
+    assert not any(any(c.values()) for c in value(OtherNames, "records").get("GetReport", {}).values())
     assert set(value(Creates200, "createStatus").values()) == {200}
     assert value(DeleteWithBody, "deleteStatus")["DeleteUser"] == {"status": 200, "body": True, "answer": "record"}
     assert value(DeleteAcknowledged, "deleteStatus")["DeleteWebhook"]["answer"] == {

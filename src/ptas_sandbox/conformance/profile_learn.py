@@ -24,6 +24,8 @@ UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 HEADERS = ("content-type", "location", "retry-after", "ratelimit", "ratelimit-policy", "ratelimit-limit",
            "ratelimit-remaining", "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
            "x-ratelimit-reset")
+# A value of each JSON type, standing for a property a document shows (only its type matters).
+SAMPLES = {"string": "", "integer": 0, "number": 0.0, "boolean": False, "array": [], "object": {}}
 ID_KEY = re.compile(r"(Id|ID|_id|Ref|Reference|Key)$")
 # The list operations whose entries the probes can compare with the detail record, by the detail's operation.
 LISTS = {"GetUsers": "GetUser", "GetWebhooks": "GetWebhook", "GetPartners": "GetPartner",
@@ -476,8 +478,40 @@ class Learner:
         self.list_shape("GetAccounts", listed, seen_list)
         self.observe("GetAccounts", listed, seen_list)
 
+    def documented(self):
+        """Records no probe saw (data imports, reports, UI sessions): named as the target's document names them
+        in the answers of the operations that return them. Only for components no answer showed, so what the
+        target answered always outweighs what its document says."""
+        answered = {component for _, component in self.seen}
+        for name in sorted(self.sim_ops):
+            if not self.sim_ops[name][1].startswith("/partner/v2") or any(op == name for op, _ in self.seen):
+                continue
+            try:
+                theirs = self.ops.response_schema(name)
+            except NotOffered:
+                continue
+            self.walk_schemas(self.sim_response(name)[1], theirs, name, answered)
+
+    def walk_schemas(self, mine, theirs, name, answered, depth=0):
+        if depth > 6 or not isinstance(mine, dict) or not isinstance(theirs, dict):
+            return
+        component = mine["$ref"].rsplit("/", 1)[-1] if "$ref" in mine else None
+        mine = self.deref(mine)
+        properties = theirs.get("properties")
+        if component and component not in answered and isinstance(properties, dict) and properties:
+            sample = {k: SAMPLES.get(next(iter(sorted(types_of(v) - {"null"})), "string"), "")
+                      for k, v in properties.items() if isinstance(v, dict)}
+            where = {"document": f"the response schema of {self.ops.operation_id(name)}"}
+            self.seen.setdefault((name, component), []).append((list(sample), sample, where))
+        for key, sub in (mine.get("properties") or {}).items():
+            if isinstance(properties, dict) and key in properties:
+                self.walk_schemas(sub, properties[key], name, answered, depth + 1)
+        if isinstance(mine.get("items"), dict) and isinstance(theirs.get("items"), dict):
+            self.walk_schemas(mine["items"], theirs["items"], name, answered, depth + 1)
+
     def records(self):
         self.compose_problems()
+        self.documented()
         renames, evidence_of = self.renames()
         if evidence_of:
             self.know("records", renames, "records name these fields otherwise: " + "; ".join(
