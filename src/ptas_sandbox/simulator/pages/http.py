@@ -8,6 +8,7 @@ Every form carries a token bound to a cookie the page sets (double submit): a po
 neither, and one whose Origin or Sec-Fetch-Site names another site is refused too.
 """
 
+import functools
 import hashlib
 import hmac
 import re
@@ -151,13 +152,13 @@ def error_page(problem, headers=None, styling=None):
 def shown(handler):
     """A page operation's handler answers every Problem as an HTML error page (a person reads it), styled
     with what the handler put in `look["styling"]` before the problem arose."""
+    @functools.wraps(handler)       # the registry and the operation index name the handler, not this wrapper
     def run(call):
         look = {"styling": None}
         try:
             return handler(call, look)
         except Problem as problem:
             return error_page(problem, styling=look["styling"])
-    run.__name__, run.__doc__, run.__module__ = handler.__name__, handler.__doc__, handler.__module__
     return run
 
 
