@@ -35,9 +35,10 @@ def test_the_check_sees_a_late_project_import_and_lets_an_optional_dependency_be
 
 
 # Writes to another module's table that are the point of their module: the control API wipes worlds and a
-# snapshot loads one (every table), and fault injection (issue 14) reorders and delays the webhook outbox.
-FOREIGN_WRITES_ALLOWED = {("tools/control/models.py", "counters"), ("tools/faults/models.py", "webhook_deliveries"),
-                          ("tools/snapshots/models.py", "counters")}
+# snapshot loads one (every table), fault injection reorders and delays the webhook outbox, and the store's own
+# `meta` table is declared with the schema and written by the interface (`Store.meta`).
+FOREIGN_WRITES_ALLOWED = {("store/base.py", "meta"), ("tools/control/models.py", "counters"),
+                          ("tools/faults/models.py", "webhook_deliveries"), ("tools/snapshots/models.py", "counters")}
 WRITE = re.compile(r"\b(?:INSERT INTO|UPDATE|DELETE FROM|REPLACE INTO)\s+(\w+)", re.I)
 READ = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)", re.I)
 
