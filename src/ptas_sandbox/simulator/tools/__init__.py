@@ -4,4 +4,5 @@ ORDER is the order the tools attach in, so the order of their hooks within each 
 opens its entry (before) ahead of the snapshot body limit that may refuse the request, so a refused load is
 journaled too."""
 
-ORDER = ("apidocs", "control", "echo", "faults", "inspector", "journal", "integration", "scenarios", "snapshots")
+ORDER = ("apidocs", "control", "echo", "faults", "inspector", "journal", "integration", "profile", "scenarios",
+         "snapshots")
