@@ -23,7 +23,7 @@ FIELDS = {
 }
 WEBHOOK = component("Webhook", {
     "type": "object",
-    "description": "A subscription (DESIGN.md field names); notifications are signed with `secret`.",
+    "description": "A subscription; notifications are signed with `secret`.",
     "properties": {"id": {"type": "string"}, **FIELDS, "createdAt": {"type": "string", "format": "date-time"},
                    "updatedAt": {"type": "string", "format": "date-time"}},
     "required": ["id", "name", "callbackUrl", "events", "isActive", "secret", "createdAt", "updatedAt"],
@@ -32,7 +32,7 @@ component("WebhookList", {"type": "object", "properties": {"webhooks": {"type": 
                           "required": ["webhooks"]})
 component("Notification", {
     "type": "object",
-    "description": "The body POSTed to callback URLs (DESIGN.md); a test event answers with it.",
+    "description": "The body POSTed to callback URLs; a test event answers with it.",
     "properties": {"id": {"type": "string"}, "eventType": {"type": "string"},
                    "createdAt": {"type": "string", "format": "date-time"}, "isTest": {"type": "boolean"},
                    "data": {"type": "object"}},

@@ -4,7 +4,7 @@ from ... import events, scopes
 from ...partners import models as partners
 from ...timestamps import render
 from ...tokens import models as tokens
-from ...webhooks import models as webhooks
+from ...webhooks import deliveries
 from ..echo import models as echo
 
 
@@ -109,5 +109,5 @@ def prune_expired(ctx, last_pruned):
     period = ctx.config["RETENTION_SECONDS"]
     last_pruned[ctx.world.id] = ctx.now
     before = ctx.now - period * 1_000_000
-    webhooks.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts
+    deliveries.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts
     echo.prune(ctx.store, ctx.world.id, before)

@@ -17,7 +17,7 @@ from ptas_sandbox import __version__
 
 from ...problems import BadRequest, Conflict
 from ...timestamps import LATEST, parse, render
-from ...webhooks import models as webhooks
+from ...webhooks import deliveries
 from ...worlds import EARLIEST_CLOCK, LATEST_CLOCK
 from ..control.models import world_tables
 
@@ -89,7 +89,7 @@ def unpack(value, table, budget=None):
 
 def export(store, hooks, world, now):
     """The world as one document; fan-out first so events not yet turned into deliveries travel as pending ones."""
-    webhooks.fan_out(store, hooks)
+    deliveries.fan_out(store, hooks)
     tables = {}
     for table in exported_tables(store):
         where = "world = ?" + (" AND status IN ('pending', 'sending')" if table == "webhook_deliveries" else "")
@@ -239,7 +239,7 @@ def insert_tables(store, world_id, tables):
                                      "does not hold.")
                 row[column] = seqs[row[column]]
             if table == "webhooks":
-                row["after_seq"] = webhooks.last_event(store)          # no event of the past reaches it again
+                row["after_seq"] = deliveries.last_event(store)          # no event of the past reaches it again
             names = ", ".join(["world", *row])
             sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * (len(row) + 1))})"
             if table == "accounts":
