@@ -9,7 +9,7 @@ import pytest
 
 from ptas_sandbox.simulator.accountui import models
 from ptas_sandbox.simulator.oauth import models as oauth
-from ptas_sandbox.simulator.pages.http import ENV
+from ptas_sandbox.simulator.pages.html import ENV
 from tests.support.pages import post_form
 from tests.support.problems import assert_problem
 

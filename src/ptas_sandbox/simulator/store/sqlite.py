@@ -7,7 +7,7 @@ import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from .base import Store
+from .base import Engine
 from .schema import statements
 
 
@@ -18,7 +18,7 @@ def _dict_row(cursor, row):
 BUSY_TIMEOUT_S = 60
 
 
-class SqliteStore(Store):
+class SqliteStore(Engine):
     engine = "sqlite"
 
     def __init__(self, path=":memory:", schemas=(), upgrades=None):

@@ -13,7 +13,6 @@ import hashlib
 import hmac
 import re
 import secrets
-from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from flask import Response, current_app, g, request
@@ -196,20 +195,6 @@ def world_ctx(sandbox, world_id):
     if world is None:
         raise NotFound("This page no longer exists (its sandbox world was reset).")
     return sandbox.ctx(world)
-
-
-@contextmanager
-def savepoint(store):
-    """A form attempt inside the request's transaction: a refused attempt leaves no trace, the page still
-    records what it must (the error shown) and answers 400 instead of rolling the whole request back."""
-    store.execute("SAVEPOINT page_form")
-    try:
-        yield
-    except BaseException:
-        store.execute("ROLLBACK TO page_form")
-        store.execute("RELEASE page_form")
-        raise
-    store.execute("RELEASE page_form")
 
 
 def with_query(url, **values):
