@@ -28,7 +28,7 @@ def run(name, function):
     """The command function behind argparse: errors become one line on stderr and an exit status."""
     def command(args):
         try:
-            return function(Sandbox(args), args) or 0
+            return function(SandboxClient(args), args) or 0
         except Failed as failure:
             print(f"ptas {name}: {failure}", file=sys.stderr)
             return failure.status
@@ -37,7 +37,7 @@ def run(name, function):
     return command
 
 
-class Sandbox:
+class SandboxClient:
     def __init__(self, args):
         # Late: `ptas serve` builds every subcommand's parser and never needs requests.
         import requests

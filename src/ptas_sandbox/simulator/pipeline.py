@@ -1,8 +1,11 @@
-"""The path of one API request, in the order DESIGN.md draws it, in one place.
+"""The path of one API request in one place, with the hook stages (hooks.py) where they run:
 
-verify the bearer's signature → authenticate (expiry, revocation, lastUsedAt) → authorize (token kind, scope
-table) → rate limit (world clock; only what authenticated and may call the operation counts) → catch up (the
-world's imports reach its clock: `Simulator.catch_up`) → parse input → domain operation (one transaction) → render.
+[before: app.py] → the admin key (server-wide operations) → verify the bearer's signature → [intercept: a fault
+may answer instead] → admit: [authenticate] (expiry, revocation, lastUsedAt), authorize (token kind, scope
+table), rate limit (world clock; only what authenticated and may call the operation counts) → catch up
+[catch_up: the world's due work reaches its clock] → parse input → the operation (one transaction) → render →
+[after, then record: app.py]. The control API's calls go from the signature to [authenticate_control] (the
+world's root partner), then to the operation.
 
 LOCK ORDER. On PostgreSQL a transaction waits for locks that another holds, so every transaction takes them in one
 order: its world's lock (`world/<id>`: writes, clock moves, catch-ups, resets), then the world's rate lock
@@ -200,7 +203,7 @@ def parse_body(op):
     if request.mimetype != "application/json":
         raise UnsupportedMediaType("Send the body as Content-Type application/json, "
                                    f"not {request.mimetype or 'none'!r}.")
-    # Counted before they are made: eight bodies of 1 MiB of `{},` at once took the server to 340 MB.
+    # Counted before they are made: each costs far more memory parsed than its bytes in the body.
     if raw.count(b"{") + raw.count(b"[") > current_app.config["MAX_JSON_CONTAINERS"]:
         raise InvalidBody(f"The body holds more than {current_app.config['MAX_JSON_CONTAINERS']} JSON objects and "
                           "arrays; no request needs as many.")

@@ -107,7 +107,7 @@ class SqliteStore(Engine):
     @contextmanager
     def reading(self):
         """On a file: a deferred transaction, a snapshot of the last commit (WAL readers never wait), without the
-        writers' turn: a read no longer queues behind every writer of every world (three turns a GET, two now).
+        writers' turn, so a read never queues behind the writers of every world.
         A write there would skip the turn and race other writers into "database is locked"; it is rolled back
         and refused, always, so a GET that writes fails in tests (not `PRAGMA query_only`: setting it makes SQLite
         prepare every statement again, half a GET's time). In memory, or inside a transaction: `transaction()`."""

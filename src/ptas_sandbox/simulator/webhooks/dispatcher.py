@@ -9,8 +9,8 @@ is held while a request is on the wire. World clocks decide when an attempt is d
 `WEBHOOK_POLL_SECONDS` of real time to look. `flush(world)` does the same work on demand and waits for it,
 which is what tests and harnesses use instead of sleeping.
 
-A waiting flush holds a server thread, so no caller may make many of them wait (issue 11: eight flushes of one
-world with a slow receiver held every thread, and other worlds and health waited): a flush waits at most
+A waiting flush holds a server thread, so no caller may make many of them wait (a few flushes of one world with a slow
+receiver would hold every thread, and other worlds and health would wait): a flush waits at most
 `FLUSH_WAIT_SECONDS`, and at most `FLUSH_WAITERS_PER_WORLD` flushes of one world wait at a time; a flush
 beyond them starts what is due and answers at once. Either way the answer says what is still in flight.
 """

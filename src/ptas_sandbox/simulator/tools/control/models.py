@@ -22,7 +22,7 @@ def create_world(sandbox, values, scenario=None):
 
 
 def renew_token(sandbox, world, partner_id, token_id):
-    """The way back from a clock jump past every root token's expiry (DESIGN.md, the control API): a fresh
+    """The way back from a clock jump past every root token's expiry (docs/design.md, the control API): a fresh
     token with the calling token's scopes, living INITIAL_TOKEN_LIFETIME from the world's now. Nothing more
     than the caller already holds, so renewing grants no new power."""
     ctx = sandbox.ctx(world)

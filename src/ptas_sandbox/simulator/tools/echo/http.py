@@ -89,7 +89,7 @@ def stale_before(sandbox):
 
 
 def readable_worlds(sandbox, headers):
-    """Whose captures the caller may read (DESIGN.md, the control API): a partner token of a world reads that
+    """Whose captures the caller may read (docs/design.md, the control API): a partner token of a world reads that
     world's; the admin key reads all (None); those of no world are the operator's, or anyone's when the sandbox
     has no admin key (a laptop sandbox stays open)."""
     if admin_key_given(sandbox, headers):

@@ -145,7 +145,7 @@ class ConnectionDropped(ConnectionResetError):
 
 class WallWaits:
     """Calls of each world waiting out a wall-clock latency: each holds a server thread, so a world's ten
-    concurrent calls under a 30 s latency fault held every thread and health waited (issue 11). At most `cap`
+    concurrent calls under a 30 s latency fault would hold every thread and starve health. At most `cap`
     of a world's calls wait at once; a further one goes through without the wait."""
 
     def __init__(self):

@@ -88,7 +88,7 @@ def path_pattern(text):
     """`text` compiled, with its number of repetitions, once it is known to match in bounded time.
 
     Python's `re` backtracks, and holds the interpreter while it does: `(a|aa)*$` against a long path of a's
-    stalled every request of every world (issue 11). So a pathPattern is at most PATTERN_MAX characters, has no
+    stalls every request of every world. So a pathPattern is at most PATTERN_MAX characters, has no
     backreference or lookaround, and repeats only what can match in one way (characters, classes, groups of
     them: no repetition or alternation inside a repetition). Its worst case on a path of n characters is then
     about (n + 1) ** (repetitions + 1) steps; `check_cost` refuses a path that would cost more than
@@ -164,9 +164,9 @@ def redact_query(query):
 def body_record(content_type, raw, limit=BODY_LIMIT):
     """What is kept of a body: parsed JSON redacted (or text with JWTs masked), cut to `limit` characters.
 
-    A body over PARSE_FACTOR x `limit` bytes is not kept at all: redacting it means parsing it whole, and parsing
-    eight 1 MiB bodies of `{},` at once (refused by the API itself, but journaled) took the server to 300 MB;
-    cutting it unparsed could keep a secret unredacted."""
+    A body over PARSE_FACTOR x `limit` bytes is not kept at all: redacting it means parsing it whole, which for
+    bodies of nested empty containers (refused by the API itself, but journaled) costs many times their size in
+    memory; cutting it unparsed could keep a secret unredacted."""
     if not raw:
         return {"contentType": content_type, "body": None, "truncated": False}
     if len(raw) > PARSE_FACTOR * limit:

@@ -1,4 +1,5 @@
-"""Named, seeded sandbox worlds (DESIGN.md scenarios/): `load` one into a new world, `catalogue` lists them."""
+"""The scenarios tool: `load` a named, seeded world (its data: ptas_sandbox/catalogue/scenarios/) into a new
+world, `catalogue` lists them."""
 
 from .models import catalogue, load
 

@@ -24,8 +24,8 @@ from ..control.models import world_tables
 FORMAT = "ptas-sandbox-snapshot"
 VERSION = 2
 READS = (1, 2)      # version 1 carried a row per delivered transaction: redundant with accounts.delivered, dropped
-# What a load may take of the server's memory (issue 11): a world's snapshot is kilobytes now that transactions
-# and reports are drawn, not stored; parsing JSON costs up to ~25x its size in Python objects, and a packed
+# What a load may take of the server's memory: a world's snapshot is kilobytes, as transactions and reports
+# are drawn, not stored; parsing JSON costs up to ~25x its size in Python objects, and a packed
 # table's gzip could unpack to gigabytes (32 MiB of `{},` peaked the server at 1 GiB; a gzip bomb, beyond).
 MAX_BYTES = 4 * 1024 * 1024             # a document larger than this is refused (config SNAPSHOT_MAX_BYTES)
 MAX_UNPACKED = 8 * 1024 * 1024          # bytes all packed tables of a document unpack to, together
