@@ -21,8 +21,8 @@ def index():
     lines = ["# Operations and where their code is", "",
              "Made from the operation registry by `tests/core/test_operation_index.py` (run it with",
              "`PTAS_WRITE_INDEX=1` after adding an operation). Paths of the service are under `/partner/v2`;",
-             "`/_sandbox/...` is the control API. Each handler is in its area's `http.py`, over that area's",
-             "`models.py`.", "",
+             "`/_sandbox/...` is the control API. Each handler is in its area's `http.py` (a sandbox tool's under",
+             "`simulator/tools/`), over its `models.py`; the operationId is written there literally.", "",
              "| operation | method and path | area | handler |", "| --- | --- | --- | --- |"]
     for op in sorted(REGISTRY.values(), key=lambda op: (op.control, op.area, op.id)):
         source = Path(inspect.getsourcefile(inspect.unwrap(op.handler))).resolve().relative_to(PACKAGE.parent.parent)
