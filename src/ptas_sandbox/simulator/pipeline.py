@@ -35,6 +35,8 @@ def handle(op, params):
     ctx: Ctx | None = None
     principal: Principal | str | None = None
     injection = None
+    if sandbox.state.settles(op):      # it reads what is written behind (hotstate): write it first
+        sandbox.state.settle()
     if op.admin:
         require_admin(sandbox, request.headers)
     if op.tokens != NO_AUTH:
@@ -46,7 +48,7 @@ def handle(op, params):
             injection, ctx, answer = intercept(sandbox, ctx, op, claims)
             if answer is not None:
                 return answer
-            if op.atomic and op.method != "GET":
+            if op.atomic and op.method != "GET" and not sandbox.state.hot:
                 return finish(write_operation(sandbox, ctx, claims, op, params), injection)
             principal = sandbox.store.retrying(lambda: admit(sandbox, ctx, claims, op))
             sandbox.store.retrying(lambda: sandbox.catch_up(world))
@@ -76,7 +78,18 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
     """Authenticate, authorize and count the request: call inside a transaction. Only a request that
     authenticated and holds the scope counts toward the §8 budget: refusals (forged, revoked, expired, wrong
     kind or scope) must not let anyone use up a partner's budget. A 429 rolls back with the rest, so it leaves
-    `lastUsedAt` as it was."""
+    `lastUsedAt` as it was. When the process owns its store (hotstate), all of it is in memory: the token's row
+    as last read, the §8 windows, `lastUsedAt` written behind; an API write is then the operation's transaction
+    alone (`handle`), the request counted whatever the operation does."""
+    state = sandbox.state
+    if state.hot:
+        row = state.remember(("token", ctx.world.id, claims["jti"]), ("tokens",),
+                             lambda: sandbox.read_token(ctx, claims))
+        principal = sandbox.authenticate(ctx, claims, row)
+        authorize(op, principal)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
+        sandbox.token_uses.add((principal.token_id, ctx.world.id, ctx.now))
+        return principal
     with sandbox.store.transaction():
         sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
         principal = sandbox.authenticate(ctx, claims)

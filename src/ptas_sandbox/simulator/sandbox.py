@@ -13,6 +13,7 @@ from flask import current_app
 
 from .auth import Principal, Signer
 from .context import Ctx
+from .hotstate import state_for
 from .ratelimit import RateLimiter
 from .store import open_store
 from .worlds import World, Worlds
@@ -33,15 +34,20 @@ class Simulator:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = open_store(config["STATE"], schemas, upgrades)
-        self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"))
+        self.state = state_for(self.store, config)      # per-request state: in memory, or in the store
+        self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"), self.state)
         secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
-                                   config["OPERATION_LIMITS"])
+                                   config["OPERATION_LIMITS"], self.state)
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
         # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
-        self.authenticate: Callable[[Ctx, Mapping[str, Any]], Principal] = _no_authentication   # tokens area
+        # tokens area: the principal of verified claims (with the token's row read already: the row), the row
+        # alone (to remember), and where lastUsedAt goes when it is written behind
+        self.authenticate: Callable[..., Principal] = _no_authentication
+        self.read_token: Callable[[Ctx, Mapping[str, Any]], Any] = _no_authentication
+        self.token_uses: Any = None
         self.catch_ups: list[Callable[[Ctx], None]] = []    # bring a world's lazy processes (imports) to its clock
         self.catch_up_due: list[Callable[[Ctx], bool]] = []   # cheap reads: is any catch-up work due?
 
@@ -56,13 +62,26 @@ class Simulator:
         """
         if self.catch_ups:
             ctx = self.ctx(world)
-            if self.catch_up_due and len(self.catch_up_due) == len(self.catch_ups) and \
-                    not any(due(ctx) for due in self.catch_up_due):
-                return
+            if self.catch_up_due and len(self.catch_up_due) == len(self.catch_ups):
+                # Remembered (until any table is written): nothing is due before this instant.
+                if ctx.now < self.state.remember(("catch-up", world.id), (), lambda: self._quiet_until(ctx)):
+                    return
+                if not any(due(ctx) for due in self.catch_up_due):
+                    return
             with self.store.transaction():
                 self.worlds.lock(world.id)
                 for catch_up in self.catch_ups:
                     catch_up(ctx)
+
+    QUIET_AHEAD_US = 60 * 1_000_000
+
+    def _quiet_until(self, ctx: Ctx) -> int:
+        """An instant before which no catch-up is due unless the store changes: a minute of world time ahead
+        when nothing is due by then (what is due at T is due at any later T), else now."""
+        if not self.state.hot:
+            return ctx.now
+        ahead = Ctx(ctx.store, ctx.world, ctx.now + self.QUIET_AHEAD_US, ctx.signer, ctx.config)
+        return ctx.now if any(due(ahead) for due in self.catch_up_due) else ahead.now
 
     def trace_id(self) -> str:
         return f"{next(self._traces):016x}"
@@ -70,6 +89,7 @@ class Simulator:
     def close(self) -> None:
         for service in reversed(self.services):
             service.stop()
+        self.state.close()          # what is written behind goes to the store before it closes
         self.store.close()
 
 

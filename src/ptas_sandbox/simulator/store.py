@@ -78,6 +78,7 @@ class Store:
 
     engine: str = ""
     location: str = ""
+    versions = None     # hotstate.Versions: told of every statement and transaction end, when a process owns it
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -114,10 +115,14 @@ class Store:
                 local.depth -= 1
                 if outer:
                     local.db.rollback()
+                    if self.versions is not None:
+                        self.versions.ended()
                 raise
             local.depth -= 1
             if outer:
                 local.db.commit()
+                if self.versions is not None:
+                    self.versions.ended()
 
     RETRIES = 3
 
@@ -165,18 +170,26 @@ class Store:
         return self._local().depth > 0
 
     def execute(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params))
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
 
     def all(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchall()
 
     def one(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchone()
 
@@ -353,6 +366,8 @@ class SqliteStore(Store):
         db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
             return local.db.executemany(sql, rows)
 

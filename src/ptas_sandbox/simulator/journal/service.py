@@ -21,6 +21,10 @@ NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
 
 def attach(app, sandbox):
     config = app.config
+    # Entries go to the store now, or written behind in batches when the process owns its store (hotstate):
+    # the journal's readers are operations that settle it first.
+    entries = sandbox.state.write_behind(
+        lambda store, items: [models.record(store, world, **fields) for world, fields in items])
 
     @app.before_request
     def start_entry():
@@ -49,13 +53,13 @@ def attach(app, sandbox):
             return response
         models.PENDING_MARKS.set(None)
         try:
-            write(sandbox, config, entry, response)
+            write(sandbox, config, entry, response, entries)
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
         return response
 
 
-def write(sandbox, config, entry, response):
+def write(sandbox, config, entry, response, entries):
     world_id = entry.get("world")
     if world_id is None and entry["op"].id == "SandboxCreatePartner" and response.status_code == 201:
         world_id = (response.get_json(silent=True) or {}).get("world", {}).get("id")
@@ -67,8 +71,8 @@ def write(sandbox, config, entry, response):
     at = entry.get("at", sandbox.worlds.now(world))
     limit = config["JOURNAL_BODY_LIMIT"]
     streamed = response.is_streamed or response.direct_passthrough
-    models.record(
-        sandbox.store, world.id, at=at, wall=entry["wall"], operation=entry["op"].id, method=request.method,
+    entries.add((world.id, dict(
+        at=at, wall=entry["wall"], operation=entry["op"].id, method=request.method,
         path=request.path, query=request.query_string.decode("latin-1"), status=response.status_code,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"),
@@ -76,4 +80,4 @@ def write(sandbox, config, entry, response):
                                    limit),
         response=models.body_record(response.mimetype, b"" if streamed else response.get_data(), limit),
         marks=entry["marks"], limit=config["JOURNAL_LIMIT"],
-        retention_seconds=config["JOURNAL_RETENTION_SECONDS"])
+        retention_seconds=config["JOURNAL_RETENTION_SECONDS"])))

@@ -5,3 +5,5 @@ from . import models
 
 def attach(app, sandbox):
     sandbox.authenticate = models.authenticate
+    sandbox.read_token = models.read_token
+    sandbox.token_uses = sandbox.state.write_behind(models.record_uses)
