@@ -37,46 +37,55 @@ def owns_store(store, config) -> bool:
     return store.engine == "sqlite" and not config.get("SHARED_STORE")
 
 
-_WRITE = re.compile(r"\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM|DROP\s+TABLE|"
+_WRITE = re.compile(r"\s*(INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM|DROP\s+TABLE|"
                     r"CREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?)\s+(\w+)", re.I)
 
 
 class Versions:
     """How often each table was written, so a remembered read knows it is stale: counted when a statement
-    writes it and again when its transaction ends (a read between the two saw the old rows)."""
+    writes it and again when its transaction ends (a read between the two saw the old rows). Inserts are
+    counted apart (`table+`): a new row changes no row read before, only a read that found nothing."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = defaultdict(int)
         self.total = 0
-        self._tables: dict[str, str | None] = {}       # statement -> the table it writes, or None
+        self._keys: dict[str, str | None] = {}       # statement -> what it writes ("table" or "table+"), or None
         self._local = threading.local()
 
     def statement(self, sql: str) -> None:
-        table = self._tables.get(sql, "")
-        if table == "":
+        key = self._keys.get(sql, "")
+        if key == "":
             match = _WRITE.match(sql)
-            table = match.group(1).lower() if match else None
-            if len(self._tables) < 8192:
-                self._tables[sql] = table
-        if table is not None:
-            self.counts[table] += 1
+            key = None
+            if match:
+                key = match.group(2).lower() + ("+" if match.group(1)[0] in "Ii" else "")
+            if len(self._keys) < 8192:
+                self._keys[sql] = key
+        if key is not None:
+            self.counts[key] += 1
             self.total += 1
             touched = getattr(self._local, "touched", None)
             if touched is None:
                 touched = self._local.touched = set()
-            touched.add(table)
+            touched.add(key)
 
     def ended(self) -> None:
         """A transaction of this thread ended (committed or rolled back)."""
         touched = getattr(self._local, "touched", None)
         if touched:
-            for table in touched:
-                self.counts[table] += 1
+            for key in touched:
+                self.counts[key] += 1
             self.total += 1
             touched.clear()
 
-    def of(self, tables: Iterable[str]) -> tuple[int, ...]:
-        return tuple(self.counts[t] for t in tables) if tables else (self.total,)
+    def of(self, tables: Iterable[str], inserts: bool) -> tuple[int, ...]:
+        """The versions of `tables` (empty: of the whole store); with their inserts or without."""
+        if not tables:
+            return (self.total,)
+        counts = self.counts
+        if inserts:
+            return tuple(counts[t] + counts[t + "+"] for t in tables)
+        return tuple(counts[t] for t in tables)
 
 
 class StoreState:
@@ -87,9 +96,13 @@ class StoreState:
     def __init__(self, store) -> None:
         self.store = store
 
-    def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any]) -> Any:
-        """What `read()` gives; a HotState keeps it until one of `tables` is written (() : any table)."""
+    def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any], inserts: bool = False) -> Any:
+        """What `read()` gives; a HotState keeps it until a row of `tables` changes or goes (() : any table),
+        or a row is added to them when `inserts` or the read found nothing (None)."""
         return read()
+
+    def drop(self, key: Any) -> None:
+        """Forget what `remember` kept under `key`."""
 
     def write_behind(self, write: Callable[[Any, list[Any]], None]) -> "Behind":
         """A buffer whose items `write(store, items)` stores; here each is written when added."""
@@ -160,18 +173,22 @@ class HotState(StoreState):
         self._thread: threading.Thread | None = None
         self.batches = 0                    # batches written, for tests that wait for the thread
 
-    def remember(self, key, tables, read):
+    def remember(self, key, tables, read, inserts=False):
         if self.store.in_transaction:       # a snapshot may be older than the versions say: read, keep nothing
             return read()
         seen = self.cached.get(key)
-        if seen is not None and seen[0] == self.versions.of(tables):
+        if seen is not None and seen[0] == self.versions.of(tables, inserts or seen[1] is None):
             return seen[1]
-        version = self.versions.of(tables)     # before the read: a write meanwhile makes it stale
+        changed = self.versions.of(tables, False)      # before the read: a write meanwhile makes it stale
+        added = self.versions.of(tables, True)
         value = read()
         if len(self.cached) >= CACHED_MAX:
             self.cached.clear()
-        self.cached[key] = (version, value)
+        self.cached[key] = (added if inserts or value is None else changed, value)
         return value
+
+    def drop(self, key: Any) -> None:
+        self.cached.pop(key, None)
 
     def write_behind(self, write):
         buffer = Behind(self, write)

@@ -16,6 +16,7 @@ from .context import Ctx
 from .hotstate import state_for
 from .ratelimit import RateLimiter
 from .store import open_store
+from .timestamps import SECOND_US
 from .worlds import World, Worlds
 
 
@@ -49,7 +50,8 @@ class Simulator:
         self.read_token: Callable[[Ctx, Mapping[str, Any]], Any] = _no_authentication
         self.token_uses: Any = None
         self.catch_ups: list[Callable[[Ctx], None]] = []    # bring a world's lazy processes (imports) to its clock
-        self.catch_up_due: list[Callable[[Ctx], bool]] = []   # cheap reads: is any catch-up work due?
+        # cheap reads: is any catch-up work due? (each with `reads`: the tables whose rows decide it)
+        self.catch_up_due: list[Callable[[Ctx], bool]] = []
 
     def ctx(self, world: World) -> Ctx:
         return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config)
@@ -64,8 +66,10 @@ class Simulator:
             ctx = self.ctx(world)
             if self.catch_up_due and len(self.catch_up_due) == len(self.catch_ups):
                 # Remembered (until any table is written): nothing is due before this instant.
-                if ctx.now < self.state.remember(("catch-up", world.id), (), lambda: self._quiet_until(ctx)):
+                key = ("catch-up", world.id)
+                if ctx.now < self.state.remember(key, self._due_reads(), lambda: self._quiet_until(ctx), True):
                     return
+                self.state.drop(key)        # looked at again next time (and the stages' own state may move)
                 if not any(due(ctx) for due in self.catch_up_due):
                     return
             with self.store.transaction():
@@ -73,15 +77,21 @@ class Simulator:
                 for catch_up in self.catch_ups:
                     catch_up(ctx)
 
-    QUIET_AHEAD_US = 60 * 1_000_000
+    def _due_reads(self) -> tuple[str, ...]:
+        """The tables whose rows decide whether a catch-up is due (each stage's `reads`); () when a stage does
+        not say: any table."""
+        reads = [getattr(due, "reads", None) for due in self.catch_up_due]
+        return () if any(r is None for r in reads) else tuple(sorted({t for r in reads for t in r or ()}))
 
     def _quiet_until(self, ctx: Ctx) -> int:
-        """An instant before which no catch-up is due unless the store changes: a minute of world time ahead
-        when nothing is due by then (what is due at T is due at any later T), else now."""
-        if not self.state.hot:
-            return ctx.now
-        ahead = Ctx(ctx.store, ctx.world, ctx.now + self.QUIET_AHEAD_US, ctx.signer, ctx.config)
-        return ctx.now if any(due(ahead) for due in self.catch_up_due) else ahead.now
+        """An instant before which no catch-up is due unless the store changes: a minute or a second of world
+        time ahead when nothing is due by then (what is due at T is due at any later T), else now."""
+        if self.state.hot:
+            for ahead_us in (60 * SECOND_US, SECOND_US):
+                ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.signer, ctx.config)
+                if not any(due(ahead) for due in self.catch_up_due):
+                    return ahead.now
+        return ctx.now
 
     def trace_id(self) -> str:
         return f"{next(self._traces):016x}"

@@ -36,6 +36,9 @@ def imports_due(ctx: Ctx) -> bool:
     return bool(accounts.due_for_poll(ctx)) or bool(imports.due(ctx))
 
 
+imports_due.reads = ("accounts", "data_imports")     # type: ignore[attr-defined]  # what decides it (hotstate)
+
+
 def catch_up_imports(ctx: Ctx) -> None:
     """Start due polls and complete due runs until nothing is due (a completed run may schedule the next)."""
     for _ in range(100):
