@@ -172,6 +172,7 @@ class HotState(StoreState):
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.batches = 0                    # batches written, for tests that wait for the thread
+        self._written = threading.Condition()
 
     def remember(self, key, tables, read, inserts=False):
         if self.store.in_transaction:       # a snapshot may be older than the versions say: read, keep nothing
@@ -215,7 +216,14 @@ class HotState(StoreState):
                 # What is written behind never fails a request; a batch the store refused is said loudly and
                 # dropped (it is bounded, and retrying a refused batch would refuse it again).
                 log.exception("could not write %d items behind", sum(len(items) for _, items in batches))
-            self.batches += 1
+            with self._written:
+                self.batches += 1
+                self._written.notify_all()
+
+    def written(self, batches: int, timeout: float) -> bool:
+        """Wait until more than `batches` batches were written (tests: the thread's signal, not a sleep)."""
+        with self._written:
+            return self._written.wait_for(lambda: self.batches > batches, timeout)
 
     def forget(self, world_id=None):
         self.cached.clear()

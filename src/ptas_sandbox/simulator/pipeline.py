@@ -35,8 +35,6 @@ def handle(op, params):
     ctx: Ctx | None = None
     principal: Principal | str | None = None
     injection = None
-    if sandbox.state.settles(op):      # it reads what is written behind (hotstate): write it first
-        sandbox.state.settle()
     if op.admin:
         require_admin(sandbox, request.headers)
     if op.tokens != NO_AUTH:
@@ -52,6 +50,8 @@ def handle(op, params):
                 return finish(write_operation(sandbox, ctx, claims, op, params), injection)
             principal = sandbox.store.retrying(lambda: admit(sandbox, ctx, claims, op))
             sandbox.store.retrying(lambda: sandbox.catch_up(world))
+    if sandbox.state.settles(op):      # it reads what is written behind (hotstate), its own use too: write it
+        sandbox.state.settle()
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         # An API read (GET with a token) needs one consistent view (a snapshot: store.reading), neither a writer's
