@@ -47,11 +47,11 @@ def derived_id(*parts):
     return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
-def next_in_sequence(store, world, kind):
-    """The next number of a per-world sequence: one upsert, so concurrent writers (of any process) never draw
-    the same number."""
-    return store.one("INSERT INTO counters (world, kind, value) VALUES (?, ?, 1) ON CONFLICT (world, kind) "
-                     "DO UPDATE SET value = counters.value + 1 RETURNING value", (world, kind))["value"]
+def next_in_sequence(store, world, kind, count=1):
+    """The next number of a per-world sequence (with `count`, the last of the next `count`): one upsert, so
+    concurrent writers (of any process) never draw the same number."""
+    return store.one("INSERT INTO counters (world, kind, value) VALUES (?, ?, ?) ON CONFLICT (world, kind) "
+                     "DO UPDATE SET value = counters.value + ? RETURNING value", (world, kind, count, count))["value"]
 
 
 @dataclass

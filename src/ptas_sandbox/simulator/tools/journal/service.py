@@ -23,8 +23,7 @@ def attach(app, sandbox):
     config = app.config
     # Entries go to the store now, or written behind in batches when the process owns its store (hotstate):
     # the journal's readers are operations that settle it first.
-    entries = sandbox.state.write_behind(
-        lambda store, items: [models.record(store, world, **fields) for world, fields in items])
+    entries = sandbox.state.write_behind(record_batch)
 
     @app.before_request
     def start_entry():
@@ -57,6 +56,18 @@ def attach(app, sandbox):
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
         return response
+
+
+def record_batch(store, items):
+    """Entries written behind, each world's in one go (or one entry as it is made)."""
+    worlds = {}
+    for world, fields in items:
+        worlds.setdefault(world, []).append(fields)
+    for world, fields in worlds.items():
+        if len(fields) == 1:
+            models.record(store, world, **fields[0])
+        else:
+            models.record_many(store, world, fields)
 
 
 def write(sandbox, config, entry, response, entries):
