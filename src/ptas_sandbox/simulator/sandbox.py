@@ -6,22 +6,18 @@ domain code gets a `Ctx` from it. (`Sandbox` is the partner-side name: ptas_sand
 import itertools
 import secrets
 import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import current_app
 
-from .auth import Principal, Signer
+from .auth import Signer
 from .context import Ctx
+from .hooks import Hooks
 from .hotstate import state_for
 from .ratelimit import RateLimiter
 from .store import open_store
 from .timestamps import SECOND_US
 from .worlds import World, Worlds
-
-
-def _no_authentication(ctx: Ctx, claims: Mapping[str, Any]) -> Principal:
-    raise RuntimeError("no area handed authentication to the pipeline (tokens/service.py attaches it)")
 
 
 def system_microseconds() -> int:
@@ -43,15 +39,7 @@ class Simulator:
                                    config["OPERATION_LIMITS"], self.state)
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
-        # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
-        # tokens area: the principal of verified claims (with the token's row read already: the row), the row
-        # alone (to remember), and where lastUsedAt goes when it is written behind
-        self.authenticate: Callable[..., Principal] = _no_authentication
-        self.read_token: Callable[[Ctx, Mapping[str, Any]], Any] = _no_authentication
-        self.token_uses: Any = None
-        self.catch_ups: list[Callable[[Ctx], None]] = []    # bring a world's lazy processes (imports) to its clock
-        # cheap reads: is any catch-up work due? (each with `reads`: the tables whose rows decide it)
-        self.catch_up_due: list[Callable[[Ctx], bool]] = []
+        self.hooks = Hooks()            # the stages areas and tools fill (their service.py): hooks.py
 
     def ctx(self, world: World) -> Ctx:
         return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config)
@@ -62,25 +50,25 @@ class Simulator:
         Called before every operation of the world and after every clock move, so reading at time T shows
         what would have happened by T, with no sleeping threads.
         """
-        if self.catch_ups:
+        stages = self.hooks.catch_up
+        if stages:
             ctx = self.ctx(world)
-            if self.catch_up_due and len(self.catch_up_due) == len(self.catch_ups):
-                # Remembered (until any table is written): nothing is due before this instant.
-                key = ("catch-up", world.id)
-                if ctx.now < self.state.remember(key, self._due_reads(), lambda: self._quiet_until(ctx), True):
-                    return
-                self.state.drop(key)        # looked at again next time (and the stages' own state may move)
-                if not any(due(ctx) for due in self.catch_up_due):
-                    return
+            # Remembered until the tables that decide it change: nothing is due before this instant.
+            key = ("catch-up", world.id)
+            if ctx.now < self.state.remember(key, self._due_reads(), lambda: self._quiet_until(ctx), True):
+                return
+            self.state.drop(key)        # looked at again next time (and the stages' own state may move)
+            if not any(stage.due(ctx) for stage in stages):
+                return
             with self.store.transaction():
                 self.worlds.lock(world.id)
-                for catch_up in self.catch_ups:
-                    catch_up(ctx)
+                for stage in stages:
+                    stage.run(ctx)
 
     def _due_reads(self) -> tuple[str, ...]:
         """The tables whose rows decide whether a catch-up is due (each stage's `reads`); () when a stage does
         not say: any table."""
-        reads = [getattr(due, "reads", None) for due in self.catch_up_due]
+        reads = [stage.reads for stage in self.hooks.catch_up]
         return () if any(r is None for r in reads) else tuple(sorted({t for r in reads for t in r or ()}))
 
     def _quiet_until(self, ctx: Ctx) -> int:
@@ -89,7 +77,7 @@ class Simulator:
         if self.state.hot:
             for ahead_us in (60 * SECOND_US, SECOND_US):
                 ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.signer, ctx.config)
-                if not any(due(ahead) for due in self.catch_up_due):
+                if not any(stage.due(ahead) for stage in self.hooks.catch_up):
                     return ahead.now
         return ctx.now
 

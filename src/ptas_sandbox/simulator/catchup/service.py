@@ -17,6 +17,7 @@ from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..context import Ctx
 from ..dataimports import models as imports
+from ..hooks import CatchUp
 from ..providers import models as providers
 from ..reports import models as reports
 from ..rows import DataImportRow
@@ -26,17 +27,13 @@ from ..transactions import models as transactions
 
 
 def attach(app: Flask, sandbox: Simulator) -> None:
-    sandbox.catch_ups.append(catch_up_imports)
-    sandbox.catch_up_due.append(imports_due)
+    sandbox.hooks.catch_up.append(CatchUp(run=catch_up_imports, due=imports_due, reads=("accounts", "data_imports")))
 
 
 def imports_due(ctx: Ctx) -> bool:
     """Whether a poll or a run is due: two indexed reads, so a request with nothing due opens no write
     transaction (and takes no world lock) for the catch-up."""
     return bool(accounts.due_for_poll(ctx)) or bool(imports.due(ctx))
-
-
-imports_due.reads = ("accounts", "data_imports")     # type: ignore[attr-defined]  # what decides it (hotstate)
 
 
 def catch_up_imports(ctx: Ctx) -> None:
