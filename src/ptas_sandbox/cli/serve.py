@@ -118,7 +118,8 @@ def serve(args):
               "FLUSH_WAIT_SECONDS": args.flush_wait, "FLUSH_WAITERS_PER_WORLD": args.flush_waiters_per_world,
               "MAX_WORLDS": args.max_worlds, "ECHO_CAPTURES_PER_BIN": args.echo_captures_per_bin,
               "ECHO_CAPTURE_MAX_BYTES": args.echo_capture_max_bytes, "ECHO_TOTAL_BYTES": args.echo_total_bytes,
-              "RETENTION_SECONDS": round(args.retention_days * 86400)}
+              "RETENTION_SECONDS": round(args.retention_days * 86400),
+              "SHARED_STORE": args.workers > 1}      # several processes: per-request state stays in the store
     if args.rate_limit:
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
