@@ -134,6 +134,7 @@ class Windows:
     def _count(self, world_id, now, operation_id, rules, loaded):
         for key, log in loaded.items():
             self.logs.setdefault(key, log)
+        self.wiped.discard(world_id)        # its wipe is over (bounded: a marker lives until its world's next count)
         logs = []
         for rule, (limit, window) in rules:
             log = self.logs[world_id, rule]
