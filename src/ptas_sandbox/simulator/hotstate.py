@@ -51,6 +51,7 @@ class Versions:
         self.total = 0
         self._keys: dict[str, str | None] = {}       # statement -> what it writes ("table" or "table+"), or None
         self._local = threading.local()
+        self._lock = threading.Lock()
 
     def statement(self, sql: str) -> None:
         key = self._keys.get(sql, "")
@@ -62,8 +63,9 @@ class Versions:
             if len(self._keys) < 8192:
                 self._keys[sql] = key
         if key is not None:
-            self.counts[key] += 1
-            self.total += 1
+            with self._lock:        # `+=` of two threads at once could lose one, and a version run backwards
+                self.counts[key] += 1
+                self.total += 1
             touched = getattr(self._local, "touched", None)
             if touched is None:
                 touched = self._local.touched = set()
@@ -73,9 +75,10 @@ class Versions:
         """A transaction of this thread ended (committed or rolled back)."""
         touched = getattr(self._local, "touched", None)
         if touched:
-            for key in touched:
-                self.counts[key] += 1
-            self.total += 1
+            with self._lock:
+                for key in touched:
+                    self.counts[key] += 1
+                self.total += 1
             touched.clear()
 
     def of(self, tables: Iterable[str], inserts: bool) -> tuple[int, ...]:

@@ -105,44 +105,65 @@ class RateLimiter:
 
 
 class Windows:
-    """The windows of a store this process owns, in memory: {(world, rule): its hits' instants, oldest first}."""
+    """The windows of a store this process owns, in memory: {(world, rule): its hits' instants, oldest first}.
+
+    The lock guards the logs only: nothing waits for the store while holding it, since a reset that holds the
+    store (its transaction) takes it to forget the world's windows."""
 
     def __init__(self, limiter, state):
         self.limiter = limiter
         self.logs = {}
         self.lock = threading.Lock()
+        self.generation = 0         # counts wipes: a log read from the store before one is read again
+        self.wiped = set()          # worlds wiped since this process started: their store log is empty
+        self.everything_wiped = False
         self.pending = state.write_behind(self.write)
 
     def hit(self, world_id, now, operation_id, rules):
-        with self.lock:
-            logs = []
-            for rule, (limit, window) in rules:
-                log = self.logs.get((world_id, rule))
-                if log is None:
-                    log = self.logs[world_id, rule] = self.load(world_id, rule)
-                cutoff = now - window * SECOND_US
-                while log and log[0] <= cutoff:
-                    log.popleft()
-                if len(log) >= limit:
-                    raise refusal(limit, window, log[0], now, rule, operation_id)
-                logs.append(log)
-            for log in logs:
-                if log and now < log[-1]:     # read the clock before an earlier arrival did: keep them in order
-                    log.insert(bisect.bisect_right(log, now), now)
-                else:
-                    log.append(now)
+        keys = [(world_id, rule) for rule, _ in rules]
+        while True:
+            generation = self.generation
+            loaded = {key: self.load(*key) for key in keys if key not in self.logs}   # outside the lock
+            with self.lock:
+                if generation == self.generation:       # else a wipe came between: read them again
+                    self._count(world_id, now, operation_id, rules, loaded)
+                    break
         for rule, (_, window) in rules:
             self.pending.add((world_id, rule, now, window))
 
+    def _count(self, world_id, now, operation_id, rules, loaded):
+        for key, log in loaded.items():
+            self.logs.setdefault(key, log)
+        self.wiped.discard(world_id)        # its wipe is over (bounded: a marker lives until its world's next count)
+        logs = []
+        for rule, (limit, window) in rules:
+            log = self.logs[world_id, rule]
+            cutoff = now - window * SECOND_US
+            while log and log[0] <= cutoff:
+                log.popleft()
+            if len(log) >= limit:
+                raise refusal(limit, window, log[0], now, rule, operation_id)
+            logs.append(log)
+        for log in logs:
+            if log and now < log[-1]:     # read the clock before an earlier arrival did: keep them in order
+                log.insert(bisect.bisect_right(log, now), now)
+            else:
+                log.append(now)
+
     def load(self, world_id, rule):
+        if self.everything_wiped or world_id in self.wiped:     # its rows are gone, or going with the wipe
+            return deque()
         return deque(r["at"] for r in self.limiter.store.all(
             "SELECT at FROM rate_hits WHERE world = ? AND rule = ? ORDER BY at", (world_id, rule)))
 
     def forget(self, world_id):
         with self.lock:
+            self.generation += 1
             if world_id is None:
+                self.everything_wiped = True
                 self.logs.clear()
             else:
+                self.wiped.add(world_id)
                 for key in [key for key in self.logs if key[0] == world_id]:
                     del self.logs[key]
             self.pending.drop(lambda item: world_id is not None and item[0] != world_id)
