@@ -131,3 +131,63 @@ def test_listen_forwards_signed_notifications(live, token):
     assert verify(secret, headers, got["body"], tolerance_seconds=None)["eventType"] == "AccountCreated"
     hooks = requests.get(f"{live}/partner/v2/webhooks", headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert "ptas listen" not in hooks.text          # its webhook is gone when it stops
+
+
+def test_clock_advance_backwards_is_refused_in_words(capsys, live, token):
+    status, _, err = ptas(capsys, "clock", "advance", "-1h", "--url", live, "--token", token)
+    assert status == 2 and err.count("\n") == 1 and "never runs backwards" in err
+
+
+@pytest.mark.parametrize("form", ["{host}", "{live}/partner/v2", "{live}/partner/v2/", "{live}/"])
+def test_the_url_is_taken_as_people_write_it(capsys, live, token, form):
+    url = form.format(live=live, host=live.removeprefix("http://"))
+    status, out, err = ptas(capsys, "clock", "--url", url, "--token", token)
+    assert status == 0 and out.endswith("(running)\n"), err
+
+
+def test_a_url_that_is_no_address_is_one_line(capsys, token):
+    status, _, err = ptas(capsys, "clock", "--url", "ftp://files.example", "--token", token)
+    assert status == 2 and err.count("\n") == 1 and "not a sandbox address" in err
+
+
+def test_scenarios_lists_this_installation_or_a_running_sandbox(capsys, live):
+    status, here, _ = ptas(capsys, "scenarios")
+    assert status == 0 and here.startswith("busy-merchant")
+    status, there, _ = ptas(capsys, "scenarios", "--url", live)
+    assert status == 0 and there == here
+    status, _, err = ptas(capsys, "scenarios", "--url", "http://127.0.0.1:9")
+    assert status == 2 and "cannot reach" in err
+
+
+def test_a_bad_fault_blames_the_field_that_is_wrong(capsys, live, token):
+    status, _, err = ptas(capsys, "faults", "add", "--effect", "status", "--status", "418", "--url", live,
+                          "--token", token)
+    assert status == 1 and "`effect.status`: 418 is not one of" in err and "effect.type" not in err
+
+
+def test_a_token_that_is_no_jwt_is_told_so_in_our_words(capsys, live):
+    status, _, err = ptas(capsys, "clock", "--url", live, "--token", "abc")
+    assert status == 1 and "not a JWT" in err and "segments" not in err
+
+
+def test_conform_without_its_extra_says_how_to_get_it():
+    # A `make serve` installation: the harness's packages are missing (None in sys.modules stops their import).
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['pytest'] = None\n"
+                           "from ptas_sandbox.cli import main; sys.exit(main(['conform']))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert "pip install -e '.[conform]'" in done.stderr and "ptas-sandbox[conform]" in done.stderr
+
+
+def test_the_banner_spells_ptas_as_this_shell_reaches_it(tmp_path):
+    # `make serve` runs .venv/bin/ptas, which is not on PATH: the banner's hints must say .venv/bin/ptas.
+    ptas_path = os.path.join(os.path.dirname(sys.executable), "ptas")
+    process = subprocess.Popen([os.path.relpath(ptas_path), "serve", "--port", "0", "--state", ":memory:",
+                                "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "PATH": "/usr/bin:/bin"})
+    try:
+        banner = "".join(process.stdout.readline() for _ in range(4))
+    finally:
+        process.terminate()
+        process.wait(30)
+    assert f"{os.path.relpath(ptas_path)} inspect | {os.path.relpath(ptas_path)} requests -f" in banner, banner

@@ -25,7 +25,10 @@ def main(argv=None):
     subcommands = parser.add_subparsers(dest="command", required=True)
     for module in commands():
         module.add(subcommands)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # A subcommand may take a value that looks like a flag (`ptas clock advance -1h`), to explain it.
+    if extra and not getattr(args, "claim", lambda _args, _extra: False)(args, extra):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args.func(args) or 0
 
 

@@ -8,6 +8,8 @@ import signal
 import sqlite3
 import sys
 
+from ._client import spelling
+
 ENVIRONMENT = """environment:
   PTAS_ADMIN_KEY   the server's admin key: creating worlds and loading scenarios (unless --open), the
                    server-wide inspector view and resetting every world need it
@@ -165,10 +167,11 @@ def serve(args):
     base = f"http://{args.host}:{server.effective_port}"
     seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
     key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
+    ptas = spelling()       # the README's spelling after `make serve`: .venv/bin/ptas
     print(f"ptas-sandbox simulator on {base} (state: {state}; {seeded})\n"
           f"  create a world:  curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
-          f"  see a world:     ptas inspect | ptas requests -f  (--url {base} --token TOKEN)", flush=True)
+          f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
         print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
