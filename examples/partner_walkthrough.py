@@ -1,4 +1,5 @@
-"""A partner developer's first hour with the sandbox, over plain HTTP: python partner_walkthrough.py URL
+"""A partner developer's first hour with the sandbox, over plain HTTP:
+.venv/bin/python examples/partner_walkthrough.py URL
 
 World -> long-lived token -> user -> account from the type's accountFields -> time passes -> transaction pages
 -> OAuth2 account -> webhook on the built-in echo with a verified signature. Prints each step.
