@@ -61,9 +61,14 @@ check: $(TEST_STAMP)
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/mypy
 
+# The last line sums up both passes (tests/support/summary.py); a first pass that fails stops before the second.
+JUNIT := .pytest_cache/junit
 test: $(TEST_STAMP) browser postgresql check
-	$(BIN)/python -m pytest $(ARGS)
-	PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q $(STORE_TESTS) $(ARGS)
+	@rm -f $(JUNIT)-*.xml; mkdir -p .pytest_cache
+	@$(BIN)/python -m pytest --junitxml=$(JUNIT)-sqlite.xml $(ARGS) && \
+	  PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q --junitxml=$(JUNIT)-postgresql.xml $(STORE_TESTS) $(ARGS); \
+	  status=$$?; $(BIN)/python -m tests.support.summary "every test on SQLite=$(JUNIT)-sqlite.xml" \
+	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml"; exit $$status
 
 bench: $(TEST_STAMP) postgresql wrk
 	$(BIN)/python -m bench $(ARGS)

@@ -135,9 +135,10 @@ def serve(args):
     sandbox = app.extensions["ptas"]
     result = None
     if args.scenario:
-        from ptas_sandbox.simulator.scenarios import load
+        from ptas_sandbox.simulator.scenarios import load, resume
         with app.app_context():
-            result = load(sandbox, args.scenario, seed=args.seed)
+            # A restart on the same state file goes on with the world it loaded, rather than add another.
+            result = resume(sandbox, args.scenario, seed=args.seed) or load(sandbox, args.scenario, seed=args.seed)
     if args.workers > 1:
         # This process owns the launch (and the state file's lock); attempts cut off by a stop of an earlier
         # launch of a SQLite state went out again when the app above was made. Workers must not requeue: on a
@@ -173,7 +174,8 @@ def serve(args):
           f"  API reference:   {base}/docs\n"
           f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
-        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
+        kept = f" (world {result['world']['id']}, kept in {state})" if result.get("resumed") else ""
+        print(f"scenario {args.scenario}{kept}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.run()

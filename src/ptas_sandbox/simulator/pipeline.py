@@ -254,7 +254,7 @@ def explained(error):
                         key=lambda e: len(e.path))
             where = ".".join(map(str, inner.absolute_path))
             return f"`{where}`: {explained(inner)}" if where else explained(inner)
-    if error.validator in ("anyOf", "oneOf", "not"):
+    if error.validator in ("anyOf", "oneOf", "not", "pattern"):     # a pattern is no sentence either
         return error.schema.get("x-problem", error.message)
     if error.validator == "type":       # jsonschema writes the value as Python ("None"), the client sent JSON
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]

@@ -136,7 +136,7 @@ HEADINGS = {400: "Something is not right", 403: "This form was not accepted", 40
 def error_page(problem, headers=None, styling=None):
     """A Problem shown to a person: the same status, a plain heading (not the API's problem title), the detail
     as text."""
-    heading = HEADINGS.get(problem.status, "Something went wrong")
+    heading = getattr(problem, "heading", None) or HEADINGS.get(problem.status, "Something went wrong")
     return page("error.html", problem.status, headers, title=heading, detail=problem.detail,
                 status_code=problem.status, styling=styling or {})
 
