@@ -15,7 +15,7 @@ def add(commands):
 def scenarios(args):
     if args.url:
         return run("scenarios", remote)(args)
-    from ptas_sandbox.simulator.scenarios import catalogue
+    from ptas_sandbox.simulator.tools.scenarios import catalogue
     show(catalogue())
     return 0
 

@@ -1,0 +1,78 @@
+"""Scenario rules: a named data file of scenarios/ becomes a new world with a frozen clock at a fixed start,
+its root partner, users, accounts (provider sizes included) and provider states, then the clock moves on so
+imports finish. The same scenario and seed give the same world, transactions included, byte for byte."""
+
+import json
+import re
+
+from ptas_sandbox.data import data
+
+from ...account_types import models as account_types
+from ...accounts import models as accounts
+from ...partners import models as partners
+from ...problems import not_found
+from ...scopes import ROOT_SCOPE
+from ...timestamps import SECOND_US, parse
+from ...tokens import models as tokens
+from ...users import models as users
+from ..control import models as control
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+def names():
+    return sorted(p.name[:-5] for p in data("catalogue", "scenarios").iterdir() if p.name.endswith(".json"))
+
+
+def spec(name):
+    if not isinstance(name, str) or not NAME.match(name) or name not in names():
+        raise not_found("scenario", name)
+    return json.loads(data("catalogue", "scenarios", f"{name}.json").read_text())
+
+
+def catalogue():
+    """[(name, one-line summary)] of every scenario, for `ptas scenarios` and GET /_sandbox/scenarios."""
+    return [(name, spec(name)["summary"]) for name in names()]
+
+
+def load(sandbox, name, seed=None):
+    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens."""
+    plan = spec(name)
+    with sandbox.store.transaction():
+        world, ctx, partner, token = control.create_world(sandbox, {
+            **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
+            "start": parse(plan["start"]), "frozen": True}, scenario=name)
+        for type_id, state in plan.get("accountTypes", {}).items():
+            account_types.set_state(ctx, type_id, state)
+        partner_row = partners.require(ctx, partner["id"])
+        people = []
+        for person in plan.get("users", []):
+            user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
+            for account in person.get("accounts", []):
+                accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
+                                values={k: v for k, v in account.items() if k != "options"},
+                                options=account.get("options"))
+            people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
+        sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
+        sandbox.catch_up(world)
+    return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}
+
+
+def resume(sandbox, name, seed=None):
+    """The world of scenario `name` (and `seed`, when given) this state already holds, with a fresh root partner
+    token (a token's string is never stored, so the first one cannot be shown again); None when there is none.
+    `ptas serve --scenario` on a state file thus keeps one world across restarts instead of adding one each."""
+    where, args = "scenario = ?", [name]
+    if seed is not None:
+        where, args = where + " AND seed = ?", [*args, seed]
+    row = sandbox.store.one(f"SELECT id FROM worlds WHERE {where} ORDER BY created_at, id LIMIT 1", tuple(args))
+    world = sandbox.worlds.get(row["id"]) if row else None
+    if world is None:
+        return None
+    ctx = sandbox.ctx(world)
+    with sandbox.store.transaction():
+        partner = sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))
+        token = tokens.issue(ctx, partner_id=partner["id"], kind="partner", scope=ROOT_SCOPE.split(),
+                             expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name=f"ptas serve --scenario {name}")
+        body = control.world_body(sandbox, world, partners.record(partners.require(ctx, partner["id"])), token)
+    return {**body, "scenario": name, "resumed": True}
