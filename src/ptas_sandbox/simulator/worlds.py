@@ -109,6 +109,14 @@ class Worlds:
     def all(self):
         return [_world(r) for r in self.store.all("SELECT * FROM worlds ORDER BY rowid")]
 
+    def of_scenario(self, name, seed=None):
+        """The first world loaded from scenario `name` (with `seed`, when given), or None."""
+        where, args = "scenario = ?", [name]
+        if seed is not None:
+            where, args = where + " AND seed = ?", [*args, seed]
+        row = self.store.one(f"SELECT * FROM worlds WHERE {where} ORDER BY created_at, id LIMIT 1", tuple(args))
+        return None if row is None else _world(row)
+
     def now(self, world):
         return world.now(self.system_time())
 

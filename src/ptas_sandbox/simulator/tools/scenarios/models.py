@@ -62,17 +62,13 @@ def resume(sandbox, name, seed=None):
     """The world of scenario `name` (and `seed`, when given) this state already holds, with a fresh root partner
     token (a token's string is never stored, so the first one cannot be shown again); None when there is none.
     `ptas serve --scenario` on a state file thus keeps one world across restarts instead of adding one each."""
-    where, args = "scenario = ?", [name]
-    if seed is not None:
-        where, args = where + " AND seed = ?", [*args, seed]
-    row = sandbox.store.one(f"SELECT id FROM worlds WHERE {where} ORDER BY created_at, id LIMIT 1", tuple(args))
-    world = sandbox.worlds.get(row["id"]) if row else None
+    world = sandbox.worlds.of_scenario(name, seed)
     if world is None:
         return None
     ctx = sandbox.ctx(world)
     with sandbox.store.transaction():
-        partner = sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))
-        token = tokens.issue(ctx, partner_id=partner["id"], kind="partner", scope=ROOT_SCOPE.split(),
+        root = partners.require(ctx, partners.root_of(sandbox.store, world.id))
+        token = tokens.issue(ctx, partner_id=root["id"], kind="partner", scope=ROOT_SCOPE.split(),
                              expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name=f"ptas serve --scenario {name}")
-        body = control.world_body(sandbox, world, partners.record(partners.require(ctx, partner["id"])), token)
+        body = control.world_body(sandbox, world, partners.record(root), token)
     return {**body, "scenario": name, "resumed": True}
