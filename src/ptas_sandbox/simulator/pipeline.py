@@ -81,7 +81,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
         sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
         principal = sandbox.hooks.authenticate(ctx, claims)
         authorize(op, principal)
-        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
     return principal
 
 

@@ -38,8 +38,9 @@ class RateLimiter:
         self.global_rule = (limit, window_seconds)
         self.per_operation = dict(per_operation or {})   # operationId -> (limit, window seconds)
 
-    def hit(self, world_id, now, operation_id):
-        """Count one request, or raise 429 with Retry-After when a window is full; a refused request is not counted."""
+    def hit(self, world_id, now, operation_id, frozen=False):
+        """Count one request, or raise 429 with Retry-After when a window is full; a refused request is not counted.
+        On a `frozen` world clock the window never passes by itself, so the 429 says so and how to move on."""
         rules = [(GLOBAL, self.global_rule)]
         if operation_id in self.per_operation:
             rules.append((operation_id, self.per_operation[operation_id]))
@@ -55,8 +56,13 @@ class RateLimiter:
                                        (world_id, rule))["at"]
                     wait = max(1, math.ceil((oldest + window * SECOND_US - now) / SECOND_US))
                     scope = "the global rate limit" if rule == GLOBAL else f"the rate limit of {operation_id}"
-                    raise TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
-                                          headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)
+                    detail = f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s."
+                    if frozen:
+                        detail += (f" The world clock is frozen, so these {wait} s pass only when it moves: advance it"
+                                   f" (POST /_sandbox/clock {{\"advance\": {wait}}}, `ptas clock advance {wait}s`) or"
+                                   " thaw it (`ptas clock thaw`).")
+                    raise TooManyRequests(detail, headers={"Retry-After": str(wait)}, limit=limit,
+                                          windowSeconds=window, **({"worldClockFrozen": True} if frozen else {}))
             store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
                               [(world_id, rule, now) for rule, _ in rules])
 
