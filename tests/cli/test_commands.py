@@ -1,7 +1,6 @@
 """The remote commands (`ptas clock/reset/trigger/requests/listen/inspect`) against a sandbox served over HTTP,
 and `ptas --version`: what they print, and one-line errors instead of tracebacks."""
 
-import json
 import os
 import re
 import subprocess
@@ -106,18 +105,30 @@ def test_inspect_prints_a_link_that_works_once(capsys, live, token):
     assert requests.get(url, timeout=10).status_code == 401
 
 
-def test_listen_forwards_signed_notifications(live, token):
-    receiver = Receiver()
+def listener(live, token, receiver, config, *more):
     process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "listen", "--forward-to", receiver.url,
-                                "--url", live, "--token", token, "--interval", "0.05", "--max-events", "1"],
+                                "--url", live, "--token", token, "--interval", "0.05", *more],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", "XDG_CONFIG_HOME": str(config)})
+    ready = process.stdout.readline()
+    assert ready.startswith("Ready"), ready + process.stdout.read()
+    secret = re.search(r"secret: (\S+)", process.stdout.readline()).group(1)
+    assert "this machine's clock" in process.stdout.readline()
+    return process, secret
+
+
+def hooks_of(live, token):
+    return requests.get(f"{live}/partner/v2/webhooks", headers={"Authorization": f"Bearer {token}"}, timeout=10).text
+
+
+def test_listen_forwards_notifications_signed_for_any_verifier(live, token, tmp_path):
+    receiver = Receiver()
+    auth = {"Authorization": f"Bearer {token}"}
+    # A world whose clock is a day ahead: its own signatures carry that day, a verifier's window is minutes.
+    requests.post(f"{live}/_sandbox/clock", json={"advance": 86400}, headers=auth, timeout=10)
+    process, secret = listener(live, token, receiver, tmp_path, "--max-events", "1")
     try:
-        ready = process.stdout.readline()
-        assert ready.startswith("Ready"), ready + process.stdout.read()
-        secret = re.search(r"secret: (\S+)", process.stdout.readline()).group(1)
-        requests.post(f"{live}/partner/v2/testevents/accountcreated", timeout=10,
-                      headers={"Authorization": f"Bearer {token}"})
+        requests.post(f"{live}/partner/v2/testevents/accountcreated", timeout=10, headers=auth)
         assert process.wait(30) == 0
         log = process.stdout.read()
     finally:
@@ -126,11 +137,29 @@ def test_listen_forwards_signed_notifications(live, token):
         receiver.close()
     assert "AccountCreated" in log and f"-> {receiver.url}  200" in log
     [got] = receiver.requests
-    assert json.loads(got["body"])["eventType"] == "AccountCreated"
     headers = {k.lower(): v for k, v in got["headers"].items()}
-    assert verify(secret, headers, got["body"], tolerance_seconds=None)["eventType"] == "AccountCreated"
-    hooks = requests.get(f"{live}/partner/v2/webhooks", headers={"Authorization": f"Bearer {token}"}, timeout=10)
-    assert "ptas listen" not in hooks.text          # its webhook is gone when it stops
+    assert verify(secret, headers, got["body"])["eventType"] == "AccountCreated"      # default tolerance: 5 min
+    assert "ptas listen" not in hooks_of(live, token)          # its webhook is gone when it stops
+
+
+def test_listen_keeps_one_secret_per_world_and_stops_cleanly_on_sigterm(live, token, tmp_path):
+    receiver = Receiver()
+    try:
+        first, secret = listener(live, token, receiver, tmp_path)
+        assert "ptas listen" in hooks_of(live, token)
+        first.terminate()                                      # SIGTERM, as a process manager stops it
+        assert first.wait(30) == 0 and "ptas listen" not in hooks_of(live, token)
+        again, secret_again = listener(live, token, receiver, tmp_path)
+        again.terminate()
+        again.wait(30)
+        other = requests.post(f"{live}/_sandbox/partners", json={"name": "Other"}, timeout=10).json()["accessToken"]
+        elsewhere, other_secret = listener(live, other, receiver, tmp_path)
+        elsewhere.terminate()
+        elsewhere.wait(30)
+    finally:
+        receiver.close()
+    assert secret_again == secret and other_secret != secret
+    assert oct(os.stat(tmp_path / "ptas-sandbox" / "listen-secrets.json").st_mode & 0o777) == "0o600"
 
 
 def test_clock_advance_backwards_is_refused_in_words(capsys, live, token):
