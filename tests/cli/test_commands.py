@@ -220,3 +220,16 @@ def test_the_banner_spells_ptas_as_this_shell_reaches_it(tmp_path):
         process.terminate()
         process.wait(30)
     assert f"{os.path.relpath(ptas_path)} inspect | {os.path.relpath(ptas_path)} requests -f" in banner, banner
+
+
+def test_snapshot_load_replace_restores_the_world_it_was_saved_from(capsys, live, token, tmp_path):
+    auth = {"Authorization": f"Bearer {token}"}
+    saved = str(tmp_path / "world.json")
+    assert ptas(capsys, "snapshot", "save", saved, "--url", live, "--token", token)[0] == 0
+    made = requests.post(f"{live}/partner/v2/users", json={"name": "After"}, headers=auth, timeout=10).json()
+    status, _, err = ptas(capsys, "snapshot", "load", saved, "--url", live)
+    assert status == 1 and "409" in err and "--replace" in err
+    status, out, _ = ptas(capsys, "snapshot", "load", saved, "--replace", "--url", live, "--token", token)
+    assert status == 0 and out.startswith("replaced: loaded into world ")
+    fresh = {"Authorization": f"Bearer {out.split('partner token ')[1].strip()}"}
+    assert requests.get(f"{live}/partner/v2/users/{made['id']}", headers=fresh, timeout=10).status_code == 404

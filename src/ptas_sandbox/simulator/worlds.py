@@ -109,6 +109,10 @@ class Worlds:
     def all(self):
         return [_world(r) for r in self.store.all("SELECT * FROM worlds ORDER BY rowid")]
 
+    def delete(self, world_id):
+        """Remove the world's row; its other rows go first (control.delete_world), in the same transaction."""
+        self.store.execute("DELETE FROM worlds WHERE id = ?", (world_id,))
+
     def of_scenario(self, name, seed=None):
         """The first world loaded from scenario `name` (with `seed`, when given), or None."""
         where, args = "scenario = ?", [name]

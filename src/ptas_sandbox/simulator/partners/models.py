@@ -145,6 +145,12 @@ def require(ctx: Ctx, partner_id: str) -> PartnerRow:
     return row
 
 
+def world_of(store: Store, partner_id: str) -> str | None:
+    """The id of the world holding partner `partner_id`, in any world (a snapshot loaded over its source), or None."""
+    row = store.one("SELECT world FROM partners WHERE id = ?", (partner_id,))
+    return None if row is None else row["world"]
+
+
 def root_of(store: Store, world_id: str) -> str | None:
     """The id of the world's root partner (the one without a parent, who owns and steers the world), or None."""
     row = store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world_id,))
