@@ -31,3 +31,11 @@ def test_the_makefile_prints_it_last_and_keeps_the_passes_status():
     recipe = MAKEFILE.split("\ntest:", 1)[1].split("\n\n", 1)[0]
     assert re.search(r"tests\.support\.summary .*\n.*; exit \$\$status", recipe)
     assert "--junitxml=$(JUNIT)-sqlite.xml" in recipe and "--junitxml=$(JUNIT)-postgresql.xml" in recipe
+
+
+def test_make_test_lints_the_openapi_document_with_spectral_and_fails_on_a_warning():
+    prerequisites = MAKEFILE.split("\ntest:", 1)[1].split("\n", 1)[0]
+    assert "openapi-lint" in prerequisites.split()
+    lint = MAKEFILE.split("\nopenapi-lint:", 1)[1].split("\n\n", 1)[0]
+    assert "--fail-severity=warn" in lint and "--ruleset .spectral.yaml" in lint and "/openapi.json" in lint
+    assert "spectral:oas" in (Path(__file__).parents[2] / ".spectral.yaml").read_text()
