@@ -233,3 +233,4 @@ def test_snapshot_load_replace_restores_the_world_it_was_saved_from(capsys, live
     assert status == 0 and out.startswith("replaced: loaded into world ")
     fresh = {"Authorization": f"Bearer {out.split('partner token ')[1].strip()}"}
     assert requests.get(f"{live}/partner/v2/users/{made['id']}", headers=fresh, timeout=10).status_code == 404
+    assert ptas(capsys, "reset", "--url", live, "--token", token)[0] == 0      # the world's token still steers it

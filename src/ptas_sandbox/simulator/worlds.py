@@ -84,15 +84,18 @@ class Worlds:
         self.server_seed = server_seed
         self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
 
-    def create(self, seed=None, start=None, frozen=False, scenario=None):
+    def create(self, seed=None, start=None, frozen=False, scenario=None, world_id=None):
+        """A new world; `world_id` reuses the id of a world just deleted in this transaction (a snapshot loaded
+        in its place), so the tokens signed for it keep working."""
         with self.store.transaction():
             if self.max_worlds and self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"] >= self.max_worlds:
                 raise Conflict(f"This sandbox holds its maximum of {self.max_worlds} worlds (the operator's "
                                "--max-worlds); reset a world you no longer need, or ask the operator.",
                                maxWorlds=self.max_worlds)
-            n = next_in_sequence(self.store, "", "world")
-            world_id = derived_id("world", self.server_seed, n)
-            seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
+            if world_id is None or seed is None:
+                n = next_in_sequence(self.store, "", "world")
+                world_id = world_id or derived_id("world", self.server_seed, n)
+                seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
             if start is not None:
                 check_within_range(start)
             system = self.system_time()

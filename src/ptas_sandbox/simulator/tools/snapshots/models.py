@@ -190,7 +190,8 @@ def load(sandbox, document, tokens_issue, replace=None):
 
     `replace(world_id)`, when given, is asked about the world that already holds the snapshot's root partner
     (the world it was saved from, or loaded into before): it answers that World, checked as the caller's to
-    replace, and the load takes its place in one transaction. The snapshot's ids stay as they are."""
+    replace, and the load takes its place in one transaction, under the same world id (the world's tokens keep
+    working). The snapshot's ids stay as they are."""
     store = sandbox.store
     now, world_doc, counters, tables = checked(document, store)
     root = next(p for p in tables["partners"] if p.get("parent_id") is None)
@@ -215,7 +216,8 @@ def load(sandbox, document, tokens_issue, replace=None):
             if replacing is not None:
                 delete_world(sandbox, replacing)
             world = sandbox.worlds.create(seed=world_doc["seed"], start=now, frozen=world_doc["clock"]["frozen"],
-                                          scenario=world_doc.get("scenario"))
+                                          scenario=world_doc.get("scenario"),
+                                          world_id=replacing.id if replacing is not None else None)
             created = world
             insert_tables(store, world.id, tables)
             for kind, value in counters.items():
