@@ -9,9 +9,13 @@ import re
 import sys
 from urllib.parse import parse_qs, urlparse
 
-import requests
+try:
+    import requests
 
-from ptas_sandbox.webhooks import verify
+    from ptas_sandbox.webhooks import verify
+except ModuleNotFoundError as missing:      # a Python without the project: say which one has it
+    sys.exit(f"{missing.name} is not installed for {sys.executable}: run this with the project's "
+             ".venv/bin/python (`make serve` installs it there)")
 
 
 class Sandbox:
