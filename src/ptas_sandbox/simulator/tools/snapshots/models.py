@@ -232,7 +232,8 @@ def load(sandbox, document, tokens_issue, replace=None):
     except Exception as error:       # a constraint the checks did not foresee: the world is rolled back
         if created is not None:
             sandbox.worlds.forget(created.id)
-        if type(error).__name__ in ("IntegrityError", "OperationalError", "DataError"):
+        # by name, for either engine: psycopg raises subclasses (UniqueViolation is an IntegrityError)
+        if any(kind.__name__ in ("IntegrityError", "OperationalError", "DataError") for kind in type(error).__mro__):
             raise BadRequest(f"The snapshot's rows do not fit together: {error}.") from None
         raise
     return world, root, access
