@@ -234,3 +234,9 @@ def test_snapshot_load_replace_restores_the_world_it_was_saved_from(capsys, live
     fresh = {"Authorization": f"Bearer {out.split('partner token ')[1].strip()}"}
     assert requests.get(f"{live}/partner/v2/users/{made['id']}", headers=fresh, timeout=10).status_code == 404
     assert ptas(capsys, "reset", "--url", live, "--token", token)[0] == 0      # the world's token still steers it
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    done = subprocess.run(["bash", "-c", f"'{sys.executable}' -m ptas_sandbox.cli scenarios | head -c 1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "b" and done.stderr == ""

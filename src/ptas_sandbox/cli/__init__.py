@@ -7,6 +7,7 @@ pytest.
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -29,7 +30,12 @@ def main(argv=None):
     # A subcommand may take a value that looks like a flag (`ptas clock advance -1h`), to explain it.
     if extra and not getattr(args, "claim", lambda _args, _extra: False)(args, extra):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args.func(args) or 0
+    try:
+        return args.func(args) or 0
+    except BrokenPipeError:
+        # `ptas requests | head`: the reader has all it wanted; no traceback, and no second one at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
