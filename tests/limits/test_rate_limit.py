@@ -19,6 +19,19 @@ def test_the_101st_request_in_a_minute_is_429_with_retry_after(world):
     assert world.api.get("/partners/self").headers["Retry-After"] == "60"
 
 
+def test_a_429_on_a_frozen_world_says_the_window_waits_for_the_clock(world):
+    running = spend(world.api, 100) and assert_problem(world.api.get("/partners/self"), 429)
+    assert "frozen" not in running["detail"] and "worldClockFrozen" not in running
+    world.api.post("/_sandbox/clock", json={"freeze": True})
+    frozen = assert_problem(world.api.get("/partners/self"), 429, "rate-limited")
+    assert frozen["worldClockFrozen"] is True
+    assert "The world clock is frozen" in frozen["detail"] and "ptas clock thaw" in frozen["detail"]
+    wait = int(world.api.get("/partners/self").headers["Retry-After"])
+    assert f'{{"advance": {wait}}}' in frozen["detail"]
+    world.api.advance(wait)                     # what the 429 says to do is enough
+    assert world.api.get("/partners/self").status_code == 200
+
+
 def test_the_window_slides_with_the_world_clock(world):
     spend(world.api, 50)
     world.api.advance(30)

@@ -149,7 +149,8 @@ def route(app):
         rule = re.sub(r"{(\w+)}", r"<id:\1>", full_path(op, prefix))
         app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(_op, params),
                          methods=[op.method], provide_automatic_options=False)
-    app.add_url_rule("/openapi.json", endpoint="openapi", view_func=lambda: document(prefix),
+    app.add_url_rule("/openapi.json", endpoint="openapi",
+                     view_func=lambda: document(prefix, request.host_url.rstrip("/")),
                      provide_automatic_options=False)
 
 

@@ -97,7 +97,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
         sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
         principal = sandbox.hooks.authenticate(ctx, claims)
         authorize(op, principal)
-        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
     return principal
 
 
@@ -248,8 +248,21 @@ def parse_body(op):
 def explained(error):
     """jsonschema's words, or for a combinator (anyOf, oneOf, not) the schema's own `x-problem` sentence:
     "{} is not valid under any of the given schemas" tells a client nothing."""
-    if error.validator in ("anyOf", "oneOf", "not"):
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        # The one branch the body chose by its `const` (a fault's `effect.type`): that branch's own error, so a
+        # bad status of a status effect blames the status, not the type.
+        branches = {e.relative_schema_path[0] for e in error.context}
+        chosen = branches - {e.relative_schema_path[0] for e in error.context if e.validator == "const"}
+        if len(chosen) == 1 and len(branches) > 1:
+            inner = min((e for e in error.context if e.relative_schema_path[0] in chosen),
+                        key=lambda e: len(e.path))
+            where = ".".join(map(str, inner.absolute_path))
+            return f"`{where}`: {explained(inner)}" if where else explained(inner)
+    if error.validator in ("anyOf", "oneOf", "not", "pattern"):     # a pattern is no sentence either
         return error.schema.get("x-problem", error.message)
+    if error.validator == "type":       # jsonschema writes the value as Python ("None"), the client sent JSON
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{json.dumps(error.instance)[:80]} is not of type {' or '.join(map(repr, wanted))}"
     return error.message
 
 

@@ -39,12 +39,18 @@ CREATE TABLE IF NOT EXISTS rate_windows (
 GLOBAL = ""
 
 
-def refusal(limit, window, oldest, now, rule, operation_id):
-    """The 429 of a full window: Retry-After is when its oldest hit leaves it."""
+def refusal(limit, window, oldest, now, rule, operation_id, frozen=False):
+    """The 429 of a full window: Retry-After is when its oldest hit leaves it. On a `frozen` world clock the
+    window never passes by itself, so the 429 says so and how to move on."""
     wait = max(1, math.ceil((oldest + window * SECOND_US - now) / SECOND_US))
     scope = "the global rate limit" if rule == GLOBAL else f"the rate limit of {operation_id}"
-    return TooManyRequests(f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s.",
-                           headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window)
+    detail = f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s."
+    if frozen:
+        detail += (f" The world clock is frozen, so these {wait} s pass only when it moves: advance it"
+                   f" (POST /_sandbox/clock {{\"advance\": {wait}}}, `ptas clock advance {wait}s`) or"
+                   " thaw it (`ptas clock thaw`).")
+    return TooManyRequests(detail, headers={"Retry-After": str(wait)}, limit=limit, windowSeconds=window,
+                           **({"worldClockFrozen": True} if frozen else {}))
 
 
 class RateLimiter:
@@ -60,11 +66,11 @@ class RateLimiter:
             rules.append((operation_id, self.per_operation[operation_id]))
         return rules
 
-    def hit(self, world_id, now, operation_id):
+    def hit(self, world_id, now, operation_id, frozen=False):
         """Count one request, or raise 429 with Retry-After when a window is full; a refused request is not counted."""
         rules = self.rules(operation_id)
         if self.memory is not None:
-            self.memory.hit(world_id, now, operation_id, rules)
+            self.memory.hit(world_id, now, operation_id, rules, frozen)
             return
         store = self.store
         with store.transaction():
@@ -76,7 +82,7 @@ class RateLimiter:
                 if hits > limit:        # counted with this request: refused, the transaction rolls back
                     oldest = store.one("SELECT MIN(at) AS at FROM rate_hits WHERE world = ? AND rule = ?",
                                        (world_id, rule))["at"]
-                    raise refusal(limit, window, oldest, now, rule, operation_id)
+                    raise refusal(limit, window, oldest, now, rule, operation_id, frozen)
             store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
                               [(world_id, rule, now) for rule, _ in rules])
 
@@ -119,19 +125,19 @@ class Windows:
         self.everything_wiped = False
         self.pending = state.write_behind(self.write)
 
-    def hit(self, world_id, now, operation_id, rules):
+    def hit(self, world_id, now, operation_id, rules, frozen=False):
         keys = [(world_id, rule) for rule, _ in rules]
         while True:
             generation = self.generation
             loaded = {key: self.load(*key) for key in keys if key not in self.logs}   # outside the lock
             with self.lock:
                 if generation == self.generation:       # else a wipe came between: read them again
-                    self._count(world_id, now, operation_id, rules, loaded)
+                    self._count(world_id, now, operation_id, rules, loaded, frozen)
                     break
         for rule, (_, window) in rules:
             self.pending.add((world_id, rule, now, window))
 
-    def _count(self, world_id, now, operation_id, rules, loaded):
+    def _count(self, world_id, now, operation_id, rules, loaded, frozen):
         for key, log in loaded.items():
             self.logs.setdefault(key, log)
         self.wiped.discard(world_id)        # its wipe is over (bounded: a marker lives until its world's next count)
@@ -142,7 +148,7 @@ class Windows:
             while log and log[0] <= cutoff:
                 log.popleft()
             if len(log) >= limit:
-                raise refusal(limit, window, log[0], now, rule, operation_id)
+                raise refusal(limit, window, log[0], now, rule, operation_id, frozen)
             logs.append(log)
         for log in logs:
             if log and now < log[-1]:     # read the clock before an earlier arrival did: keep them in order

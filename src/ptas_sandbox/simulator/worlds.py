@@ -86,15 +86,18 @@ class Worlds:
         self.server_seed = server_seed
         self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
 
-    def create(self, seed=None, start=None, frozen=False, scenario=None):
+    def create(self, seed=None, start=None, frozen=False, scenario=None, world_id=None):
+        """A new world; `world_id` reuses the id of a world just deleted in this transaction (a snapshot loaded
+        in its place), so the tokens signed for it keep working."""
         with self.store.transaction():
             if self.max_worlds and self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"] >= self.max_worlds:
                 raise Conflict(f"This sandbox holds its maximum of {self.max_worlds} worlds (the operator's "
                                "--max-worlds); reset a world you no longer need, or ask the operator.",
                                maxWorlds=self.max_worlds)
-            n = next_in_sequence(self.store, "", "world")
-            world_id = derived_id("world", self.server_seed, n)
-            seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
+            if world_id is None or seed is None:
+                n = next_in_sequence(self.store, "", "world")
+                world_id = world_id or derived_id("world", self.server_seed, n)
+                seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
             if start is not None:
                 check_within_range(start)
             system = self.system_time()
@@ -115,6 +118,18 @@ class Worlds:
 
     def all(self):
         return [_world(r) for r in self.store.all("SELECT * FROM worlds ORDER BY rowid")]
+
+    def delete(self, world_id):
+        """Remove the world's row; its other rows go first (control.delete_world), in the same transaction."""
+        self.store.execute("DELETE FROM worlds WHERE id = ?", (world_id,))
+
+    def of_scenario(self, name, seed=None):
+        """The first world loaded from scenario `name` (with `seed`, when given), or None."""
+        where, args = "scenario = ?", [name]
+        if seed is not None:
+            where, args = where + " AND seed = ?", [*args, seed]
+        row = self.store.one(f"SELECT * FROM worlds WHERE {where} ORDER BY created_at, id LIMIT 1", tuple(args))
+        return None if row is None else _world(row)
 
     def now(self, world):
         return world.now(self.system_time())
