@@ -90,7 +90,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
                              lambda: sandbox.hooks.read_token(ctx, claims))
         principal = sandbox.hooks.authenticate(ctx, claims, row)
         authorize(op, principal)
-        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
         sandbox.hooks.token_used(ctx, principal)
         return principal
     with sandbox.store.transaction():
