@@ -14,9 +14,9 @@ import uuid
 
 from . import profile as profiles
 from .bodies import Bodies, NoSchema, identifier, json_type, place
-from .client import Reply, parse_json
-from .operations import NotOffered, shape
+from .client import Exchange, parse_json
 from .redact import excerpt, redact
+from .resolver import NotOffered, shape
 from .steps.account_types import form_for
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -640,7 +640,7 @@ class Recorder:
             operation = "GetTransactions" if method == "GET" and shape_of(path, transactions) else None
             kind = "429" if status == 429 else operation
             if kind and sum(1 for r in self.replies if (r.operation or "429") == kind) < self.KEEP:
-                reply = Reply(method, path, status, response_headers, text, parse_json(text), operation)
+                reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
                 reply.query = dict(query or {})
                 self.replies.append(reply)
             return status, response_headers, text
