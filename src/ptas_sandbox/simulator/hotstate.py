@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .operations import NO_AUTH, WORLD_AUTH
+
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
 PENDING_MAX = 10_000        # items waiting in one buffer; more and the request adding one writes the batch itself
 CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
@@ -117,14 +119,11 @@ class StoreState:
     def settle(self) -> None:
         """Write what waits to be written behind (nothing here)."""
 
-    def forget(self, world_id: str | None = None) -> None:
-        """A world (None: every world) was wiped."""
-
-    def start(self) -> None:
-        pass
+    def wake(self) -> None:
+        """Something waits to be written behind (nothing ever does here)."""
 
     def close(self) -> None:
-        pass
+        """Write what waits and stop writing behind."""
 
 
 class Behind:
@@ -171,7 +170,6 @@ class HotState(StoreState):
         self.background = background        # a thread writes the batches (START_SERVICES); else settle() does
         self._flushing = threading.Lock()   # one batch at a time, in order
         self._wake = threading.Condition()
-        self._waiting = False
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.batches = 0                    # batches written, for tests that wait for the thread
@@ -202,7 +200,7 @@ class HotState(StoreState):
     def settles(self, op) -> bool:
         """Whether an operation reads what is written behind: the tools (control API, journal, inspector...),
         and the tokens area's records (lastUsedAt). An API call of any other area reads none of it."""
-        return op.control or op.area == "tokens" or op.tokens in ("none", "world")
+        return op.control or op.area == "tokens" or op.tokens in (NO_AUTH, WORLD_AUTH)
 
     def settle(self) -> None:
         """Write every buffer's items now, in one transaction."""
@@ -227,9 +225,6 @@ class HotState(StoreState):
         """Wait until more than `batches` batches were written (tests: the thread's signal, not a sleep)."""
         with self._written:
             return self._written.wait_for(lambda: self.batches > batches, timeout)
-
-    def forget(self, world_id=None):
-        self.cached.clear()
 
     def wake(self) -> None:
         if self._thread is None and self.background and not self._stopped:
