@@ -1,5 +1,7 @@
 """The stages of hooks.py: each app fills its own, in the order docs/architecture.md and hooks.py state."""
 
+import functools
+
 from ptas_sandbox.simulator import create_app
 
 
@@ -7,20 +9,21 @@ def fillers(hooks):
     """Each stage's hooks by module and name."""
     def name(hook):
         return f"{hook.__module__.removeprefix('ptas_sandbox.simulator.')}.{hook.__qualname__.replace('<locals>.', '')}"
-    named = {stage: [name(h) for h in getattr(hooks, stage)]
-             for stage in ("before", "after", "record", "fan_out", "signing", "delivery_log")}
-    named["authenticator"] = [name(type(hooks.authenticator))]
-    named["interceptors"] = [name(type(h)) for h in hooks.interceptors]
-    named["catch_ups"] = [name(type(h)) for h in hooks.catch_ups]
-    return named
+    def named(hook):
+        return name(hook.func) if isinstance(hook, functools.partial) else name(hook)
+    stages = {stage: [named(h) for h in getattr(hooks, stage)]
+              for stage in ("before", "intercept", "after", "record", "fan_out", "signing", "delivery_log")}
+    stages["authenticate"] = [named(hooks.authenticate), named(hooks.authenticate_control)]
+    stages["catch_up"] = [named(stage.run) for stage in hooks.catch_up]
+    return stages
 
 
 def test_the_stages_are_filled_in_the_order_the_docs_state(app):
     assert fillers(app.extensions["ptas"].hooks) == {
         "before": ["tools.journal.service.attach.start_entry", "tools.snapshots.service.attach.larger_snapshots"],
-        "interceptors": ["tools.faults.service.FaultInterceptor"],
-        "authenticator": ["tokens.service.TokenAuthenticator"],
-        "catch_ups": ["catchup.service.ImportCatchUp", "tools.control.service.Retention"],
+        "intercept": ["tools.faults.http.intercept"],
+        "authenticate": ["tokens.models.authenticate", "tokens.models.control_principal"],
+        "catch_up": ["catchup.service.catch_up_imports", "tools.control.models.prune_expired"],
         "after": ["webhooks.service.attach.wake_dispatcher", "tools.integration.service.attach.note"],
         "record": ["tools.journal.service.attach.finish_entry"],
         "fan_out": ["tools.faults.models.after_fan_out"],

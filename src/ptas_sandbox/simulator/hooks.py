@@ -7,12 +7,12 @@ meets them:
 
     before        app.before_request   every request, before routing's handler: the journal opens its entry,
                                        a snapshot load raises its body limit
-    interceptors  pipeline.intercept   a fault of the world may answer instead of the operation or shape its
+    authenticate  pipeline.admit       the bearer's verified claims become a Principal (the tokens area);
+                  pipeline.handle      for the control API, `authenticate_control` finds the world's root
+                                       partner that steers it (the tokens area)
+    intercept     pipeline.handle      a fault of the world may answer instead of the operation or shape its
                                        answer (faults); before the request counts toward its rate limit
-    authenticator pipeline.admit       `authenticate`: the bearer's verified claims become a Principal;
-                  pipeline.handle      `authenticate_control`: the world's root partner that steers it through
-                                       the control API (both: the tokens area)
-    catch_ups     Simulator.catch_up   the world's due work reaches its clock before the operation (imports,
+    catch_up      Simulator.catch_up   the world's due work reaches its clock before the operation (imports,
                                        retention), each with a cheap `due` read so an idle world writes nothing
     after         app.after_request    every answer: the integration report's notes, the dispatcher's wake
     record        app.after_request    last, so it holds what `after` noted: the journal writes its entry
@@ -51,50 +51,26 @@ class Injection(Protocol):
     def shape(self, response: "Response", environ: dict[str, Any]) -> "Response": ...
 
 
-class Authenticator(Protocol):
-    """The authenticate stage: who calls, from a bearer's verified claims, on the world clock."""
-
-    def authenticate(self, ctx: "Ctx", claims: Mapping[str, Any]) -> "Principal":
-        """The Principal of an API call (401 when expired, revoked or unknown); inside the admission's transaction."""
-
-    def authenticate_control(self, ctx: "Ctx", claims: Mapping[str, Any]) -> str:
-        """The world's root partner steering it through the control API (401 or 403 otherwise)."""
+@dataclass(frozen=True)
+class CatchUp:
+    """A catch-up stage: `run` brings the world's work up to its clock inside a write transaction; `due` says,
+    with reads only, whether there is any."""
+    run: "Callable[[Ctx], None]"
+    due: "Callable[[Ctx], bool]"
 
 
-class Interceptor(Protocol):
-    """The intercept stage: what may happen to an API call instead of, or around, its operation."""
-
-    def intercept(self, sandbox: "Simulator", ctx: "Ctx", op: "Operation", claims: Mapping[str, Any],
-                  request: "Request") -> Injection | None:
-        """The injection to apply to this call, or None."""
-
-
-class CatchUp(Protocol):
-    """A catch-up stage: the world's work that runs on its clock, brought up to it before an operation."""
-
-    def due(self, ctx: "Ctx") -> bool:
-        """Whether there is any work, with reads only (an idle world opens no write transaction)."""
-
-    def run(self, ctx: "Ctx") -> None:
-        """Do the due work, inside a write transaction holding the world's lock."""
-
-
-class NoAuthenticator:
-    """Until the tokens area fills the stage (tokens/service.py): every call fails loudly."""
-
-    def authenticate(self, ctx: "Ctx", claims: Mapping[str, Any]) -> "Principal":
-        raise RuntimeError("no area filled the authenticate stage (tokens/service.py does)")
-
-    def authenticate_control(self, ctx: "Ctx", claims: Mapping[str, Any]) -> str:
-        raise RuntimeError("no area filled the authenticate stage (tokens/service.py does)")
+def _no_authentication(ctx: "Ctx", claims: Mapping[str, Any]) -> Any:
+    raise RuntimeError("no area filled the authenticate stage (tokens/service.py does)")
 
 
 @dataclass
 class Hooks:
     before: "list[Callable[[], None]]" = field(default_factory=list)
-    authenticator: Authenticator = field(default_factory=NoAuthenticator)
-    interceptors: list[Interceptor] = field(default_factory=list)
-    catch_ups: list[CatchUp] = field(default_factory=list)
+    authenticate: "Callable[[Ctx, Mapping[str, Any]], Principal]" = _no_authentication
+    authenticate_control: "Callable[[Ctx, Mapping[str, Any]], str]" = _no_authentication    # the partner id
+    intercept: "list[Callable[[Simulator, Ctx, Operation, Mapping[str, Any], Request], Injection | None]]" = \
+        field(default_factory=list)
+    catch_up: list[CatchUp] = field(default_factory=list)
     after: "list[Callable[[Response], None]]" = field(default_factory=list)
     record: "list[Callable[[Response], None]]" = field(default_factory=list)
     # f(store, attempt-1 row, insert): insert(row) writes one more delivery row

@@ -1,11 +1,11 @@
 """The path of one API request in one place, with the hook stages (hooks.py) where they run:
 
-[before: app.py] → the admin key (server-wide operations) → verify the bearer's signature → [interceptors: a
-fault may answer instead] → admit: [authenticator.authenticate] (expiry, revocation, lastUsedAt), authorize
-(token kind, scope table), rate limit (world clock; only what authenticated and may call the operation counts)
-→ catch up [catch_ups: the world's due work reaches its clock] → parse input → the operation (one transaction)
-→ render → [after, then record: app.py]. The control API's calls go from the signature to
-[authenticator.authenticate_control] (the world's root partner), then to the operation.
+[before: app.py] → the admin key (server-wide operations) → verify the bearer's signature → [intercept: a fault
+may answer instead] → admit: [authenticate] (expiry, revocation, lastUsedAt), authorize (token kind, scope
+table), rate limit (world clock; only what authenticated and may call the operation counts) → catch up
+[catch_up: the world's due work reaches its clock] → parse input → the operation (one transaction) → render →
+[after, then record: app.py]. The control API's calls go from the signature to [authenticate_control] (the
+world's root partner), then to the operation.
 
 LOCK ORDER. On PostgreSQL a transaction waits for locks that another holds, so every transaction takes them in one
 order: its world's lock (`world/<id>`: writes, clock moves, catch-ups, resets), then the world's rate lock
@@ -44,7 +44,7 @@ def handle(op, params):
         claims, ctx = bearer_world(sandbox, request.headers)
         world = ctx.world
         if op.tokens == WORLD_AUTH:
-            principal = sandbox.hooks.authenticator.authenticate_control(ctx, claims)
+            principal = sandbox.hooks.authenticate_control(ctx, claims)
         else:
             injection, ctx, answer = intercept(sandbox, ctx, op, claims)
             if answer is not None:
@@ -82,7 +82,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
     `lastUsedAt` as it was."""
     with sandbox.store.transaction():
         sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
-        principal = sandbox.hooks.authenticator.authenticate(ctx, claims)
+        principal = sandbox.hooks.authenticate(ctx, claims)
         authorize(op, principal)
         sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
     return principal
@@ -116,10 +116,10 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
 
 
 def intercept(sandbox, ctx, op, claims):
-    """The interceptors stage (hooks.py): a fault the world asked for (docs/chaos.md), before the rate-limit budget
+    """The intercept stage (hooks.py): a fault the world asked for (docs/chaos.md), before the rate-limit budget
     is used: (the injection or None, the context to go on with, an answer instead of the operation or None)."""
-    for interceptor in sandbox.hooks.interceptors:
-        injection = interceptor.intercept(sandbox, ctx, op, claims, request)
+    for hook in sandbox.hooks.intercept:
+        injection = hook(sandbox, ctx, op, claims, request)
         if injection is not None:
             return injection, *injection.before(sandbox, ctx, request.environ)
     return None, ctx, None

@@ -47,7 +47,7 @@ class Simulator:
         Called before every operation of the world and after every clock move, so reading at time T shows
         what would have happened by T, with no sleeping threads.
         """
-        stages = self.hooks.catch_ups
+        stages = self.hooks.catch_up
         if stages:
             ctx = self.ctx(world)
             if not any(stage.due(ctx) for stage in stages):

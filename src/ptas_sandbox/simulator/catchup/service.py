@@ -17,6 +17,7 @@ from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..context import Ctx
 from ..dataimports import models as imports
+from ..hooks import CatchUp
 from ..providers import models as providers
 from ..reports import models as reports
 from ..rows import DataImportRow
@@ -26,17 +27,7 @@ from ..transactions import models as transactions
 
 
 def attach(app: Flask, sandbox: Simulator) -> None:
-    sandbox.hooks.catch_ups.append(ImportCatchUp())
-
-
-class ImportCatchUp:
-    """The catch_ups stage (hooks.py) of the world's imports."""
-
-    def due(self, ctx: Ctx) -> bool:
-        return imports_due(ctx)
-
-    def run(self, ctx: Ctx) -> None:
-        catch_up_imports(ctx)
+    sandbox.hooks.catch_up.append(CatchUp(run=catch_up_imports, due=imports_due))
 
 
 def imports_due(ctx: Ctx) -> bool:

@@ -4,15 +4,6 @@ pipeline depends on no area."""
 from . import models
 
 
-class TokenAuthenticator:
-    """The tokens table decides who calls: the API's principal, and the control API's root partner."""
-
-    def authenticate(self, ctx, claims):
-        return models.authenticate(ctx, claims)
-
-    def authenticate_control(self, ctx, claims):
-        return models.control_principal(ctx, claims)
-
-
 def attach(app, sandbox):
-    sandbox.hooks.authenticator = TokenAuthenticator()
+    sandbox.hooks.authenticate = models.authenticate
+    sandbox.hooks.authenticate_control = models.control_principal
