@@ -44,6 +44,7 @@ DEFAULTS = {
     "FLUSH_WAIT_SECONDS": None,         # longest a flush waits for its attempts; None: 3 x the webhook timeout
     "FLUSH_WAITERS_PER_WORLD": 2,       # flushes of one world waiting at once; more answer without waiting
     "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
+    "SHARED_STORE": False,              # other processes use the store too: no per-request state in memory (hotstate)
 }
 
 # Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape
@@ -148,7 +149,8 @@ def route(app):
         rule = re.sub(r"{(\w+)}", r"<id:\1>", full_path(op, prefix))
         app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(_op, params),
                          methods=[op.method], provide_automatic_options=False)
-    app.add_url_rule("/openapi.json", endpoint="openapi", view_func=lambda: document(prefix),
+    app.add_url_rule("/openapi.json", endpoint="openapi",
+                     view_func=lambda: document(prefix, request.host_url.rstrip("/")),
                      provide_automatic_options=False)
 
 

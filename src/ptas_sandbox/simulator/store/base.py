@@ -16,6 +16,7 @@ class Engine:
 
     engine: str = ""
     location: str = ""
+    versions = None     # hotstate.Versions: told of every statement and transaction end, when a process owns it
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -52,10 +53,14 @@ class Engine:
                 local.depth -= 1
                 if outer:
                     local.db.rollback()
+                    if self.versions is not None:
+                        self.versions.ended()
                 raise
             local.depth -= 1
             if outer:
                 local.db.commit()
+                if self.versions is not None:
+                    self.versions.ended()
 
     RETRIES = 3
 
@@ -105,18 +110,26 @@ class Engine:
         return self._local().depth > 0
 
     def execute(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params))
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
 
     def all(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchall()
 
     def one(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchone()
 

@@ -63,6 +63,8 @@ class SqliteStore(Engine):
         db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
             return local.db.executemany(sql, rows)
 

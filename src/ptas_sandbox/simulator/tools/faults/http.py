@@ -229,8 +229,9 @@ def dropped(environ):
 
 def intercept(sandbox, ctx, op, claims, request, waits=None):
     """The pipeline's hook: the fault to inject into this call (counted and logged), or None. A world without
-    API faults costs one read, no write transaction."""
-    if not models.has_live(sandbox.store, ctx.world.id, "api"):
+    API faults costs one read (none while the process remembers it: hotstate), no write transaction."""
+    if not sandbox.state.remember(("faults", ctx.world.id, "api"), ("faults",),
+                                  lambda: models.has_live(sandbox.store, ctx.world.id, "api"), inserts=True):
         return None
     with sandbox.store.transaction():
         fault = models.for_call(sandbox.store, ctx.world.id, ctx.now, op.id, request.method, request.path,

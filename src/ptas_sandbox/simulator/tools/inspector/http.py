@@ -5,6 +5,7 @@ file served from here, so the Content-Security-Policy allows no inline script at
 with `register_tab` (the chaos area's report), before the app is created.
 """
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -285,12 +286,18 @@ def asset(call):
 
 
 # -- actions (forms; CSRF-protected) --------------------------------------------------------------------------
+DURATION = re.compile(r"(\d{1,9}(?:\.\d{1,6})?)([smhdw]?)")
+
+
 def seconds(text):
-    """`90`, `90s`, `15m`, `1h`, `2d`, `1w` as seconds; ValueError otherwise."""
+    """`90`, `90s`, `15m`, `1h`, `2d`, `1w` as seconds; ValueError in words otherwise (the page shows it)."""
     text = (text or "").strip().lower()
-    if text[-1:] in UNITS:
-        return float(text[:-1]) * UNITS[text[-1]]
-    return float(text)
+    if text.startswith("-"):
+        raise ValueError("the world clock never runs backwards; give a positive duration such as 1h.")
+    match = DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration; write 90, 90s, 15m, 1h, 2d or 1w.")
+    return float(match.group(1)) * UNITS[match.group(2) or "s"]
 
 
 def act(call, viewer, action, form):
