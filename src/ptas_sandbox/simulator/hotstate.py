@@ -24,8 +24,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .operations import NO_AUTH, WORLD_AUTH
-
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
 PENDING_MAX = 10_000        # items waiting in one buffer; more and the request adding one writes the batch itself
 CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
@@ -200,7 +198,8 @@ class HotState(StoreState):
     def settles(self, op) -> bool:
         """Whether an operation reads what is written behind: the tools (control API, journal, inspector...),
         and the tokens area's records (lastUsedAt). An API call of any other area reads none of it."""
-        return op.control or op.area == "tokens" or op.tokens in (NO_AUTH, WORLD_AUTH)
+        # "none", "world": operations.NO_AUTH and WORLD_AUTH (operations sits above this module's layer)
+        return op.control or op.area == "tokens" or op.tokens in ("none", "world")
 
     def settle(self) -> None:
         """Write every buffer's items now, in one transaction."""
