@@ -58,6 +58,8 @@ class Signer:
 
 
 BEARER = re.compile(r"(?i:bearer)\s+(\S+)")
+WORLD_KEY = "world"             # the `knd` of a world key: the harness's authority over one world
+LATEST_S = 253402300799         # 9999-12-31T23:59:59Z: a world key does not expire
 
 
 def bearer(header: str | None) -> str:
@@ -70,3 +72,22 @@ def bearer(header: str | None) -> str:
     if match is None:
         raise Unauthorized("The Authorization header must be `Bearer <JWT>`.")
     return match.group(1)
+
+
+def bearer_or_none(header: str | None) -> str | None:
+    """The JWT of the header, or None where `bearer` would refuse it: the one parser for the pipeline, the
+    journal and the report, so a call the service answers is journaled and judged under the same token."""
+    try:
+        return bearer(header)
+    except Unauthorized:
+        return None
+
+
+def world_key(signer: Signer, world_id: str) -> str:
+    """The world key: the authority of a world's harness (CI job, fixtures) over its control API (report,
+    journal, faults, clock), made when the world is. It is no token of the service: no row in `tokens`, so
+    no partner operation takes it or lists it, and whatever the partner software does with its own tokens
+    (rotate, revoke, let them expire) the harness keeps it. Signed, so it cannot be forged; it names its world
+    only. A pure function of the world and the server's secret: asked twice, it is the same key."""
+    return signer.issue(token_id=f"world-key:{world_id}", subject=world_id, kind=WORLD_KEY, world=world_id,
+                        scope="", issued_at=0, expires_at=LATEST_S * 1_000_000)

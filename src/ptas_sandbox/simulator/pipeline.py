@@ -21,7 +21,7 @@ from flask import Response, current_app, request
 from werkzeug.datastructures import Headers
 
 from . import scopes
-from .auth import Principal, bearer
+from .auth import WORLD_KEY, Principal, bearer
 from .context import Ctx
 from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
 from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
@@ -147,7 +147,13 @@ CONTROL_SCOPES = ("partner:update",)     # or partner:all, which covers it
 def control_principal(ctx: Ctx, claims: Mapping[str, Any]) -> str:
     """Who steers a world (DESIGN.md, the control API): its root partner's tokens holding `partner:update` or
     `partner:all`, expired or not (a harness that moved the clock past its token's expiry can still steer and
-    renew it), revoked never. Child partners', deploy and narrower tokens get 403."""
+    renew it), revoked never. Child partners', deploy and narrower tokens get 403. The world key (auth.world_key)
+    steers its world whatever became of the partner's tokens."""
+    if claims["knd"] == WORLD_KEY:
+        root = ctx.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (ctx.world.id,))
+        if root is None:
+            raise Unauthorized("The world of this world key has no root partner (was it reset?).")
+        return root["id"]
     row = ctx.store.one("SELECT t.partner_id, t.revoked_at, t.scope, p.parent_id FROM tokens t "
                         "JOIN partners p ON p.id = t.partner_id "
                         "WHERE t.id = ? AND t.world = ? AND t.kind = 'partner'", (claims["jti"], ctx.world.id))

@@ -1,10 +1,11 @@
 """Notes the report needs that the journal does not keep: Retry-After and nextPageReference of answers (as
-journal marks), and, at the edge, calls to removed paths and partner tokens reaching end-user pages."""
+journal marks), and, at the edge, partner tokens reaching end-user pages."""
 
 import re
 
 from flask import request
 
+from ..auth import bearer_or_none
 from ..journal import models as journal
 from ..operations import NO_AUTH, REGISTRY
 from ..problems import Problem
@@ -36,16 +37,10 @@ def notice(sandbox, response):
         found = NEXT_PAGE.search(response.get_data())      # no second parse of a page of a thousand records
         if found and found.group(1) != b"null":
             journal.annotate("nextPageReference", True)
-    if op is None and response.status_code in (404, 405) and b":removed" in response.get_data()[:400]:
-        world = world_of(sandbox, request.headers.get("Authorization", "").partition(" ")[2])
-        if world is not None:
-            with sandbox.store.transaction():
-                models.observe(sandbox.store, world.id, "removed-path", sandbox.worlds.now(world), request.method,
-                               request.path, "removed from the interface", status=response.status_code)
     exposed_where = None
     if op is not None and op.tokens == NO_AUTH and not op.control:     # a page a person's browser opens
         exposed_where = [("the page URL", request.query_string.decode("latin-1")),
-                         ("the Authorization header", request.headers.get("Authorization", "")),
+                         ("the Authorization header", bearer_or_none(request.headers.get("Authorization")) or ""),
                          ("the Referer", request.headers.get("Referer", ""))]
     elif op is not None and not op.control and request.method in ("POST", "PUT", "PATCH"):
         exposed_where = [(f"the body of {op.id}", request.get_data(cache=True)[:65536].decode("utf-8", "replace"))]
@@ -67,8 +62,3 @@ def claims_of(sandbox, token):
         return sandbox.signer.verify(token)
     except Problem:
         return None
-
-
-def world_of(sandbox, token):
-    claims = claims_of(sandbox, token.strip()) if token else None
-    return sandbox.worlds.get(claims["wld"]) if claims else None
