@@ -28,7 +28,7 @@ def report(sandbox, args):
         body = sandbox.call("GET", "/_sandbox/report", params=query)
     except Failed as failure:
         raise Failed(f"could not judge: {failure}", 2) from None
-    from ptas_sandbox.simulator.report import render
+    from ptas_sandbox.simulator.tools.integration import render
     fail_on = "error" if args.fail_on == "never" else args.fail_on
     if args.junit:
         write(args.junit, render.junit(body, fail_on))

@@ -1,0 +1,52 @@
+"""Notes the report needs that the journal does not keep: partner tokens reaching end-user pages, seen at the
+edge. (Retry-After and nextPageReference of answers are journal marks, made by the journal itself.)"""
+
+import re
+
+from flask import request
+
+from ...auth import bearer_or_none
+from ...operations import NO_AUTH, REGISTRY
+from ...problems import Problem
+from . import models
+
+JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+")
+
+
+def attach(app, sandbox):
+    @app.after_request
+    def note(response):
+        try:
+            notice(sandbox, response)
+        except Exception:      # a note never turns an answered call into a 500
+            app.logger.exception("could not note %s %s for the report", request.method, request.path)
+        return response
+
+
+def notice(sandbox, response):
+    op = REGISTRY.get(request.endpoint)
+    exposed_where = None
+    if op is not None and op.tokens == NO_AUTH and not op.control:     # a page a person's browser opens
+        exposed_where = [("the page URL", request.query_string.decode("latin-1")),
+                         ("the Authorization header", bearer_or_none(request.headers.get("Authorization")) or ""),
+                         ("the Referer", request.headers.get("Referer", ""))]
+    elif op is not None and not op.control and request.method in ("POST", "PUT", "PATCH"):
+        exposed_where = [(f"the body of {op.id}", request.get_data(cache=True)[:65536].decode("utf-8", "replace"))]
+    for where, text in exposed_where or ():
+        for candidate in JWT.findall(text):
+            claims = claims_of(sandbox, candidate)
+            if claims and claims["knd"] == "partner":
+                world = sandbox.worlds.get(claims["wld"])
+                if world is not None:
+                    with sandbox.store.transaction():
+                        models.observe(sandbox.store, world.id, "partner-token-exposed", sandbox.worlds.now(world),
+                                       request.method, request.path, f"a partner token in {where} of "
+                                       f"{op.id}", operation=op.id, status=response.status_code)
+                    return
+
+
+def claims_of(sandbox, token):
+    try:
+        return sandbox.signer.verify(token)
+    except Problem:
+        return None
