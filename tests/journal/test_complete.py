@@ -48,7 +48,8 @@ def test_a_body_too_large_is_journaled_without_reading_it(world):
 
 
 def test_a_revoked_token_is_journaled_under_its_world(world):
-    token = world.api.post("/partners/self/tokens", json={"name": "reader", "expiresIn": 7200, "scope": "user:read"}).json
+    token = world.api.post("/partners/self/tokens",
+                           json={"name": "reader", "expiresIn": 7200, "scope": "user:read"}).json
     world.api.delete(f"/partners/self/tokens/{token['id']}")
     assert world.api.as_(token["accessToken"]).get("/users").status_code == 401
     [refused] = entries(world, status="401")
