@@ -409,12 +409,35 @@ def credentials_misplaced(data):
                       where=where)
 
 
+USER_TOKEN_MAKERS = ("CreateUserToken", "CreateOwnUserToken", "CreateUser")
+
+
+def tokens_made(calls, tokens):
+    """Journal id of each successful token-making call -> the token it handed over. The answer names a token
+    of over an hour by id; a shorter one (no public id) is the token its caller's token made at that instant."""
+    made, taken = {}, set()
+    for call in calls:
+        if call.operationId not in TOKEN_MAKERS + ("CreateUser",) or not call.ok():
+            continue
+        answer = call.answer()
+        named = answer.get("id") if call.operationId != "CreateUser" else (answer.get("token") or {}).get("id")
+        kind = "user" if call.operationId in USER_TOKEN_MAKERS else "partner"
+        found = tokens.get(named) if named else next(
+            (t for t in sorted(tokens.values(), key=lambda t: t["id"]) if t["id"] not in taken
+             and t["kind"] == kind and t["created_at"] == call.at and t["created_by"] in (call.token_id, None)
+             and (t["user_id"] is None or t["user_id"] in call.path
+                  or call.operationId in ("CreateUser", "CreateOwnUserToken"))), None)
+        if found is not None:
+            made[call.seq] = found["id"]
+            taken.add(found["id"])
+    return made
+
+
 def delivered_seq(data, token):
     """The journal id from which the client held the token: the answer that handed it over, or its first use
     (a token it used it held). None: never delivered (a 500 after it was made, a dropped answer)."""
-    seqs = [c.seq for c in data.all_calls if c.operationId in TOKEN_MAKERS + ("CreateUser",) and c.ok()
-            and token["id"] in (c.answer().get("id"), (c.answer().get("token") or {}).get("id"))]
-    seqs += [c.seq for c in data.all_calls if c.token_id == token["id"]]
+    seqs = [seq for seq, token_id in data.made.items() if token_id == token["id"]]
+    seqs += [c.seq for c in data.all_calls if c.token_id == token["id"]][:1]
     return min(seqs) if seqs else (0 if token["name"] == "initial token" else None)
 
 
@@ -495,12 +518,12 @@ def revoked_tokens(data):
 
 
 def token_per_request(data):
-    made = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.ok()]
+    made = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.seq in data.made]
     needless = []
     for _, calls in grouped(made, lambda c: (c.partner, c.path)).items():
         for call in calls[1:]:
-            earlier = [data.tokens.get(c.answer().get("id")) for c in calls if c.seq < call.seq]
-            if any(t is not None and live_at(data, t, call) for t in earlier):
+            earlier = [data.tokens[data.made[c.seq]] for c in calls if c.seq < call.seq]
+            if any(live_at(data, t, call) for t in earlier):
                 needless.append(call)
     if len(needless) >= TOKENS_PER_SUBJECT - 1:
         yield finding("token-per-request", f"{len(needless)} token(s) were made while an earlier token for the "
@@ -515,8 +538,7 @@ def scope_resources(scopes):
 def scope_too_wide(data):
     wide = []
     for token in data.tokens.values():
-        maker = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.ok()
-                 and c.answer().get("id") == token["id"]]
+        maker = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and data.made.get(c.seq) == token["id"]]
         used = [c for c in data.api_calls if c.token_id == token["id"] and c.operationId in data.operations]
         if not maker or len(used) < 2:
             continue
@@ -717,6 +739,11 @@ class Traffic:
     deliveries: list
     injected_deliveries: dict
     slow_ms: float
+    made: dict | None = None        # journal id of a token-making call -> the token it handed over
+
+    def __post_init__(self):
+        if self.made is None:
+            self.made = tokens_made(self.all_calls, self.tokens)
 
     def revoked_seq(self, token):
         """The journal id of the call that revoked `token` (or the end of time when the journal lacks it)."""
