@@ -180,6 +180,11 @@ class Call:
         return self.entry["marks"].get("injected")
 
     @property
+    def answer_faulted(self):
+        """A fault changed what the client got (latency only delays it)."""
+        return bool(self.injected) and self.injected.get("type") != "latency"
+
+    @property
     def judged(self):
         """The software under test made it: not the control API, the world key or a harness's setup."""
         return not self.control and self.token_kind != "world" and not self.entry["marks"].get("harness")
@@ -388,8 +393,9 @@ def refused_repeated(data):
                     or refused.seq in repeated or token_status(data, refused) \
                     or refused.operationId in UNROUTED + ("RemovedPath",):
                 continue
-            again = [c for c in partner_calls[i + 1:] if c.same_request(refused) and c.status == refused.status
-                     and c.token_id == refused.token_id]
+            # the same answer again, or one a fault stood in for (the client could not know it would differ)
+            again = [c for c in partner_calls[i + 1:] if c.same_request(refused) and c.token_id == refused.token_id
+                     and (c.status == refused.status or c.injected)]
             if again:
                 repeated.update(c.seq for c in again)
                 by_status.setdefault(refused.status, []).append((refused, again))
@@ -420,17 +426,27 @@ def tokens_made(calls, tokens):
         if call.operationId not in TOKEN_MAKERS + ("CreateUser",) or not call.ok():
             continue
         answer = call.answer()
-        named = answer.get("id") if call.operationId != "CreateUser" else (answer.get("token") or {}).get("id")
+        if call.operationId == "CreateUser":
+            answer = answer.get("token") or {}
+        if not answer:                  # a garbled or cut answer handed no token over
+            continue
         kind = "user" if call.operationId in USER_TOKEN_MAKERS else "partner"
-        found = tokens.get(named) if named else next(
+        found = tokens.get(answer["id"]) if answer.get("id") else next(
             (t for t in sorted(tokens.values(), key=lambda t: t["id"]) if t["id"] not in taken
-             and t["kind"] == kind and t["created_at"] == call.at and t["created_by"] in (call.token_id, None)
-             and (t["user_id"] is None or t["user_id"] in call.path
-                  or call.operationId in ("CreateUser", "CreateOwnUserToken"))), None)
+             and t["kind"] == kind and t["created_at"] == created_at(answer, call) and t["name"] != "initial token"
+             and t["created_by"] in (call.token_id, None) and t["expires_in"] == answer.get("expiresIn")), None)
         if found is not None:
             made[call.seq] = found["id"]
             taken.add(found["id"])
     return made
+
+
+def created_at(answer, call):
+    """When the answer says the token was made (a latency fault moves the world clock during the call)."""
+    try:
+        return parse(answer["createdAt"])
+    except (KeyError, TypeError, ValueError):
+        return call.at
 
 
 def delivered_seq(data, token):
@@ -510,8 +526,17 @@ def expired_user_tokens(data):
                       count=sum(len(c) for _, c, _ in cases))
 
 
+def revoked_after(data, call):
+    """Whether the call's token had been revoked before it (whatever the answer: a fault may stand in)."""
+    token = data.tokens.get(call.token_id)
+    revoked = token["revoked_at"] if token else None
+    if revoked is None:
+        return False
+    return revoked < call.at or (revoked == call.at and data.revoked_seq(token) < call.seq)
+
+
 def revoked_tokens(data):
-    calls = [c for c in data.api_calls if token_status(data, c) == "revoked"]
+    calls = [c for c in data.api_calls if revoked_after(data, c)]
     if calls:
         yield finding("revoked-token-used", f"{len(calls)} call(s) used a token after it was revoked "
                       f"({len({c.token_id for c in calls})} token(s)).", [c.evidence() for c in calls])
@@ -520,7 +545,9 @@ def revoked_tokens(data):
 def token_per_request(data):
     made = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.seq in data.made]
     needless = []
-    for _, calls in grouped(made, lambda c: (c.partner, c.path)).items():
+    # one subject and one purpose: the same path (a user's tokens) asking for the same scope
+    for _, calls in grouped(made, lambda c: (c.partner, c.path, (c.body() or {}).get("scope")
+                                              if isinstance(c.body(), dict) else None)).items():
         for call in calls[1:]:
             earlier = [data.tokens[data.made[c.seq]] for c in calls if c.seq < call.seq]
             if any(live_at(data, t, call) for t in earlier):
@@ -603,7 +630,7 @@ def polling(data):
     hooks = hooks_of(data)
     cases = []
     reads = [c for c in data.api_calls if c.operationId in POLLED and c.method == "GET" and c.ok()
-             and "pageReference" not in c.params()]
+             and not c.answer_faulted and "pageReference" not in c.params()]
     for (_, path), calls in grouped(reads, lambda c: (c.partner, c.path)).items():
         kinds = set(POLLED[calls[0].operationId])
         during = [c for c in calls if subscribed(hooks, kinds, c.at)]
@@ -623,7 +650,7 @@ def polling(data):
 
 def metadata_reread(data):
     cases = []
-    reads = [c for c in data.api_calls if c.operationId in METADATA and c.ok()]
+    reads = [c for c in data.api_calls if c.operationId in METADATA and c.ok() and not c.answer_faulted]
     for (_, path), calls in grouped(reads, lambda c: (c.partner, c.path)).items():
         kinds = set(METADATA[calls[0].operationId])
         changed = [e for e in data.events if e["kind"] in kinds and calls[0].at <= e["created_at"] <= calls[-1].at]
@@ -661,10 +688,12 @@ def stopped_after_failure(data):
 
 
 def retired_events(data):
-    calls = [c for c in data.api_calls if c.operationId in HOOK_WRITES and c.ok()
-             and set(c.answer().get("events") or []) & set(RETIRED)]
+    def kinds_of(call):
+        body = call.body()
+        return set(body.get("events") or []) if isinstance(body, dict) else set()
+    calls = [c for c in data.api_calls if c.operationId in HOOK_WRITES and kinds_of(c) & set(RETIRED)]
     if calls:
-        kinds = set().union(*(set(c.answer()["events"]) & set(RETIRED) for c in calls))
+        kinds = set().union(*(kinds_of(c) & set(RETIRED) for c in calls))
         yield finding("retired-event-subscribed", f"{len(calls)} webhook write(s) subscribed to retired kinds "
                       f"({listing(kinds)}), which never fire.", [c.evidence() for c in calls])
 
