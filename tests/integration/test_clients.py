@@ -3,10 +3,12 @@ every fault type, one multi-threaded) get no finding at all, with no faults and 
 sandbox injects; two naive clients get each server-visible mistake they make as one finding. The clients are in
 tests/integration/clients/ (each module says what it does)."""
 
+import xml.etree.ElementTree as ET
 from collections import Counter
 
 import pytest
 
+from ptas_sandbox.cli import main
 from tests.integration.clients.careful import CarefulClient
 from tests.integration.clients.harness import RUNS, Run, Sandbox
 from tests.integration.clients.naive_tokens import TokenHoarder
@@ -61,3 +63,19 @@ def test_on_a_good_day_the_naive_clients_get_exactly_their_mistakes(sandbox):
             assert run.rules() == naive.made
         finally:
             run.close()
+
+
+def test_the_documented_ci_recipe_passes_a_careful_client(sandbox, monkeypatch, tmp_path):
+    """docs/chaos.md's CI job, unchanged: the world key in PTAS_WORLD_KEY, the client under test given the
+    access token (it rotates it and revokes the initial one), then `ptas report --fail-on warning --junit`."""
+    run = Run("status-503", sandbox=sandbox)
+    try:
+        monkeypatch.setenv("PTAS_URL", run.base)
+        monkeypatch.setenv("PTAS_WORLD_KEY", run.key)
+        CarefulClient(run).main(run.token)
+        junit = tmp_path / "report.xml"
+        assert main(["report", "--fail-on", "warning", "--junit", str(junit)]) == 0
+        cases = list(ET.parse(junit).iter("testcase"))
+        assert cases and all(c.find("failure") is None for c in cases)
+    finally:
+        run.close()
