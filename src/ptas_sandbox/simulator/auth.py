@@ -74,15 +74,6 @@ def bearer(header: str | None) -> str:
     return match.group(1)
 
 
-def bearer_or_none(header: str | None) -> str | None:
-    """The JWT of the header, or None where `bearer` would refuse it: the one parser for the pipeline, the
-    journal and the report, so a call the service answers is journaled and judged under the same token."""
-    try:
-        return bearer(header)
-    except Unauthorized:
-        return None
-
-
 def world_key(signer: Signer, world_id: str) -> str:
     """The world key: the authority of a world's harness (CI job, fixtures) over its control API (report,
     journal, faults, clock), made when the world is. It is no token of the service: no row in `tokens`, so

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs
 
 from ...events import RETIRED
+from ...partners import models as partners
 from ...timestamps import SECOND_US, parse, render
 from ..faults import models as faults
 from ..journal import models as journal
@@ -795,8 +796,8 @@ def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
     for row in store.all("SELECT * FROM report_observations WHERE world = ? AND at >= ? ORDER BY seq",
                          (world, start)):
         observations.setdefault(row["rule"], []).append(row)
-    root = store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world,))
-    root_tokens = sorted((t for t in tokens.values() if root and t["partner_id"] == root["id"]
+    root = partners.root_of(store, world)
+    root_tokens = sorted((t for t in tokens.values() if root and t["partner_id"] == root
                           and t["kind"] == "partner"), key=lambda t: (t["created_at"], t["id"]))
     initial = next((t for t in root_tokens if t["name"] == "initial token"), root_tokens[0] if root_tokens else None)
     hooks = [dict(h) for h in store.all("SELECT * FROM webhooks WHERE world = ?", (world,))]

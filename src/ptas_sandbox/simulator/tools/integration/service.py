@@ -5,7 +5,6 @@ import re
 
 from flask import request
 
-from ...auth import bearer_or_none
 from ...operations import NO_AUTH, REGISTRY
 from ...problems import Problem
 from . import models
@@ -14,13 +13,12 @@ JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+")
 
 
 def attach(app, sandbox):
-    @app.after_request
     def note(response):
         try:
             notice(sandbox, response)
         except Exception:      # a note never turns an answered call into a 500
             app.logger.exception("could not note %s %s for the report", request.method, request.path)
-        return response
+    sandbox.hooks.after.append(note)       # before the journal's record stage, which keeps these notes
 
 
 def notice(sandbox, response):
@@ -28,7 +26,7 @@ def notice(sandbox, response):
     exposed_where = None
     if op is not None and op.tokens == NO_AUTH and not op.control:     # a page a person's browser opens
         exposed_where = [("the page URL", request.query_string.decode("latin-1")),
-                         ("the Authorization header", bearer_or_none(request.headers.get("Authorization")) or ""),
+                         ("the Authorization header", request.headers.get("Authorization", "")),
                          ("the Referer", request.headers.get("Referer", ""))]
     elif op is not None and not op.control and request.method in ("POST", "PUT", "PATCH"):
         exposed_where = [(f"the body of {op.id}", request.get_data(cache=True)[:65536].decode("utf-8", "replace"))]

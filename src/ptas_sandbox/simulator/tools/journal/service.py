@@ -5,7 +5,7 @@ a refused call is what a partner most needs to see; the world key too), or, for 
 world it created. Every answer is journaled, routed or not: unknown and removed paths (operationId
 `UnknownPath`, `RemovedPath`), wrong methods (`MethodNotAllowed`), bodies too large (413, their body not read),
 and a connection the sandbox dropped on purpose (status null, mark `dropped`). The bearer token is read by the
-pipeline's own parser (`auth.bearer_or_none`), so a call the service answers is never missing here. Calls with
+pipeline's own parser (`pipeline.bearer_claims`), so a call the service answers is never missing here. Calls with
 no world (no or a foreign token, health, echo captures, hosted pages) are not journaled, nor are reads of the
 journal itself and the inspector's own pages, so that watching never fills what is watched. A call carrying
 the world's key in `X-Sandbox-World-Key` (a fixture's setup) is marked `harness`: the report does not judge it.
@@ -17,9 +17,9 @@ import time
 
 from flask import g, request
 
-from ...auth import WORLD_KEY, bearer_or_none
+from ...auth import WORLD_KEY
 from ...operations import NO_AUTH, REGISTRY
-from ...pipeline import request_world
+from ...pipeline import bearer_claims, request_world
 from ...problems import Problem
 from . import models
 
@@ -32,7 +32,6 @@ PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for
 def attach(app, sandbox):
     config = app.config
 
-    @app.before_request
     def start_entry():
         op = REGISTRY.get(request.endpoint)
         if op is not None and (op.id in NOT_JOURNALED or op.id.startswith("SandboxInspect")):
@@ -42,7 +41,7 @@ def attach(app, sandbox):
         g.ptas_journal = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
                                   "marks": {}}
         models.PENDING_MARKS.set(entry["marks"])
-        claims = verified(sandbox, bearer_or_none(request.headers.get("Authorization")))
+        claims = bearer_claims(sandbox, request.headers)
         if claims is None and (op is None or op.tokens != NO_AUTH):
             where, claims = misplaced(sandbox)
             if claims is not None:
@@ -56,17 +55,18 @@ def attach(app, sandbox):
             if key is not None and key["knd"] == WORLD_KEY and key["wld"] == world.id:
                 entry["marks"]["harness"] = True
 
-    @app.after_request
     def finish_entry(response):
         entry = g.pop("ptas_journal", None)
         if entry is None:
-            return response
+            return
         models.PENDING_MARKS.set(None)
         try:
             write(sandbox, config, entry, response)
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
-        return response
+
+    sandbox.hooks.before.append(start_entry)
+    sandbox.hooks.record.append(finish_entry)      # last: it keeps the marks the `after` stage noted
 
 
 def verified(sandbox, token):
