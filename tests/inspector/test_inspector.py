@@ -242,3 +242,14 @@ def test_looking_is_not_journaled(client, world):
 def test_odd_addresses_are_shown_as_nothing_found(client, world):
     for query in ("entry=99999999999999999999999", "before=99999999999999999999999", "entry=x", "status=4xx"):
         assert page(client, f"/_sandbox/inspect/requests?{query}", world)[0].status_code == 200
+
+
+def test_the_world_key_opens_a_session_that_outlives_every_partner_token(client, world):
+    key = world.body["worldKey"]
+    minted = client.post("/_sandbox/inspect/links", headers={"Authorization": f"Bearer {key}"}).json
+    target = urlsplit(minted["url"])
+    client.get(f"{target.path}?{target.query}")
+    [initial] = world.api.get("/partners/self/tokens").json["tokens"]
+    backend = world.new_token("partner:all", expires_in=7200)
+    assert world.api.as_(backend).delete(f"/partners/self/tokens/{initial['id']}").status_code == 200
+    assert client.get("/_sandbox/inspect/requests").status_code == 200
