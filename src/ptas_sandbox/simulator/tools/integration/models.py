@@ -157,20 +157,18 @@ class Call:
     at: int
     partner: str | None = None
 
-    def __getattr__(self, name):
-        return self.entry[name]
-
-    @property
-    def seq(self):
-        return self.entry["id"]
+    def __post_init__(self):
+        entry = self.entry
+        self.seq, self.operationId, self.method, self.path, self.status = (
+            entry["id"], entry["operationId"], entry["method"], entry["path"], entry["status"])
+        self.token_id = (entry.get("token") or {}).get("id")
+        # what makes two requests the same: method, path, query and body (as journaled)
+        self.key = (self.method, self.path, entry.get("query"),
+                    json.dumps(entry["request"].get("body"), sort_keys=True))
 
     @property
     def control(self):
-        return self.entry["operationId"].startswith("Sandbox")
-
-    @property
-    def token_id(self):
-        return (self.entry.get("token") or {}).get("id")
+        return self.operationId.startswith("Sandbox")
 
     @property
     def token_kind(self):
@@ -223,8 +221,7 @@ class Call:
         return body if isinstance(body, dict) else {}
 
     def same_request(self, other):
-        return (self.method, self.path, self.entry.get("query"), self.body()) == \
-            (other.method, other.path, other.entry.get("query"), other.body())
+        return self.key == other.key
 
     def ok(self):
         return self.status is not None and 200 <= self.status < 300
@@ -351,10 +348,11 @@ def checks_result(check, failed):
 def blind_retries(data):
     repeats, why = [], {}
     for partner_calls in grouped(data.api_calls, lambda c: c.partner).values():
+        same = grouped(partner_calls, lambda c: c.key)
         for i, first in enumerate(partner_calls):
             if first.method not in NON_IDEMPOTENT:
                 continue
-            reason = may_have_run(first, partner_calls[i + 1:])
+            reason = may_have_run(first, [c for c in same[first.key] if c.seq > first.seq])
             if reason is None:
                 continue
             for later in partner_calls[i + 1:]:
@@ -388,14 +386,15 @@ def token_status(data, call):
 def refused_repeated(data):
     by_status = {}
     for partner_calls in grouped(data.api_calls, lambda c: c.partner).values():
+        same = grouped(partner_calls, lambda c: c.key)
         repeated = set()
-        for i, refused in enumerate(partner_calls):
+        for refused in partner_calls:
             if refused.status is None or not 400 <= refused.status < 500 or refused.status == 429 \
                     or refused.seq in repeated or token_status(data, refused) \
                     or refused.operationId in UNROUTED + ("RemovedPath",):
                 continue
             # the same answer again, or one a fault stood in for (the client could not know it would differ)
-            again = [c for c in partner_calls[i + 1:] if c.same_request(refused) and c.token_id == refused.token_id
+            again = [c for c in same[refused.key] if c.seq > refused.seq and c.token_id == refused.token_id
                      and (c.status == refused.status or c.injected)]
             if again:
                 repeated.update(c.seq for c in again)
@@ -453,8 +452,7 @@ def created_at(answer, call):
 def delivered_seq(data, token):
     """The journal id from which the client held the token: the answer that handed it over, or its first use
     (a token it used it held). None: never delivered (a 500 after it was made, a dropped answer)."""
-    seqs = [seq for seq, token_id in data.made.items() if token_id == token["id"]]
-    seqs += [c.seq for c in data.all_calls if c.token_id == token["id"]][:1]
+    seqs = [seq for seq in (data.handed.get(token["id"]), data.first_use.get(token["id"])) if seq is not None]
     return min(seqs) if seqs else (0 if token["name"] == "initial token" else None)
 
 
@@ -565,17 +563,18 @@ def scope_resources(scopes):
 
 def scope_too_wide(data):
     wide = []
-    for token in data.tokens.values():
-        maker = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and data.made.get(c.seq) == token["id"]]
-        used = [c for c in data.api_calls if c.token_id == token["id"] and c.operationId in data.operations]
-        if not maker or len(used) < 2:
+    makers = {data.made[c.seq]: c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.seq in data.made}
+    uses = grouped([c for c in data.api_calls if c.operationId in data.operations], lambda c: c.token_id)
+    for token_id, maker in makers.items():
+        token, used = data.tokens[token_id], uses.get(token_id, [])
+        if len(used) < 2:
             continue
         needed = set()
         for call in used:
             needed |= scope_resources(data.operations[call.operationId].scopes_for(token["kind"])[:1])
         unused = scope_resources(token["scope"].split()) - needed
         if len(unused) >= UNUSED_RESOURCES:
-            wide.append((token, maker[0], unused))
+            wide.append((token, maker, unused))
     if wide:
         token, maker, unused = wide[0]
         yield finding("scope-too-wide", f"{len(wide)} token(s) hold scopes they never used: token {token['id']} "
@@ -774,11 +773,18 @@ class Traffic:
     def __post_init__(self):
         if self.made is None:
             self.made = tokens_made(self.all_calls, self.tokens)
+        self.handed, self.first_use, self.revocations = {}, {}, {}     # token id -> journal id
+        for seq, token_id in sorted(self.made.items(), reverse=True):
+            self.handed[token_id] = seq
+        for call in reversed(self.all_calls):
+            if call.token_id:
+                self.first_use[call.token_id] = call.seq
+            if call.operationId in REVOKERS and call.ok():
+                self.revocations[call.path.rstrip("/").rsplit("/", 1)[-1]] = call.seq
 
     def revoked_seq(self, token):
         """The journal id of the call that revoked `token` (or the end of time when the journal lacks it)."""
-        return min((c.seq for c in self.all_calls if c.operationId in REVOKERS and c.ok()
-                    and c.path.rstrip("/").endswith("/" + token["id"])), default=2**62)
+        return self.revocations.get(token["id"], 2**62)
 
 
 def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
