@@ -1,5 +1,5 @@
 """A careful partner integration that works in threads: it onboards three merchants, then one thread per
-merchant waits for its import and reads its transactions, while a fourth keeps the merchant list fresh.
+merchant waits for its import and reads its transactions, while a fourth refreshes the merchant list a few times.
 Besides what careful.py does, it keeps one gate per operation: a thread that gets a 429 or 503 holds the gate
 of that operation while it waits out Retry-After, so no other thread sends that operation meanwhile; other
 operations go on, and requests already in flight when the refusal came are not its mistake."""
@@ -49,9 +49,12 @@ class ThreadedClient(CarefulClient):
         except Exception as error:          # the test sees it, not a dead thread
             self.errors.append(error)
 
-    def watch_users(self, done):
+    def watch_users(self, done, rounds=5):
+        """A few refreshes while the merchants work (bounded: the world clock must not outrun the user tokens)."""
         try:
-            while not done.wait(0):
+            for _ in range(rounds):
+                if done.is_set():
+                    return
                 self.http.read("GET", "/users", self.token)
                 self.run.sleep(900)
         except Exception as error:
