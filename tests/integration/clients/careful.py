@@ -38,6 +38,8 @@ class Transport:
         self.base, self.sleep = base, sleep
 
     def once(self, method, path, token, **kw):
+        """(the answer, its JSON or Unknown when the body is cut or garbled); (None, None) when the connection
+        failed."""
         try:
             response = requests.request(method, self.base + PREFIX + path, timeout=30,
                                         headers={"Authorization": f"Bearer {token}"}, **kw)
@@ -47,7 +49,6 @@ class Transport:
             return response, parsed(response)
         except ValueError:
             return response, Unknown
-
 
     def read(self, method, path, token, **kw):
         """GET (or an idempotent DELETE) until it answers; 4xx raises Refused."""
