@@ -116,6 +116,9 @@ def test_fixture_setup_calls_are_not_judged_and_from_here_on():
         assert report.from_here_on().findings() == []
         assert user.call("GET", "/accounts").status_code == 200
         assert report.findings() == [] and report.json()["judged"]["requests"] == 1
+        report.after = None
+        assert report.json()["judged"]["notJudged"]["harness"] == 1          # new_user's CreateUser
+        assert "1 harness call(s)" in report.text()
     finally:
         sandbox.close()
 

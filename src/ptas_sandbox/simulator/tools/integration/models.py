@@ -769,6 +769,7 @@ class Traffic:
     injected_deliveries: dict
     slow_ms: float
     made: dict | None = None        # journal id of a token-making call -> the token it handed over
+    left_out: dict | None = None    # calls of the window not judged, by why (control, worldKey, harness)
 
     def __post_init__(self):
         if self.made is None:
@@ -813,8 +814,12 @@ def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
                                              "(attempted_at IS NULL OR attempted_at >= ?) ORDER BY seq",
                                              (world, start))]
     deprecated = {op_id for op_id, op in operations.items() if op.deprecated}
-    return Traffic([c for c in window if c.judged], calls, observations, operations, deprecated, tokens, initial,
-                   hooks, events, deliveries, faults.injected_deliveries(store, world), slow_ms)
+    traffic = Traffic([c for c in window if c.judged], calls, observations, operations, deprecated, tokens,
+                      initial, hooks, events, deliveries, faults.injected_deliveries(store, world), slow_ms)
+    traffic.left_out = {"control": sum(c.control for c in window),
+                        "worldKey": sum(c.token_kind == "world" and not c.control for c in window),
+                        "harness": sum(bool(c.entry["marks"].get("harness")) for c in window)}
+    return traffic
 
 
 def judge(traffic, now, world, since=None, after=None):
@@ -825,7 +830,9 @@ def judge(traffic, now, world, since=None, after=None):
     return {
         "world": world, "generatedAt": render(now), "since": render(since), "after": after,
         "judged": {"requests": len(traffic.api_calls), "deliveries": len(traffic.deliveries),
-                   "observations": sum(map(len, traffic.observations.values()))},
+                   "observations": sum(map(len, traffic.observations.values())),
+                   # calls in the window the software under test did not make (docs/chaos.md, what is judged)
+                   "notJudged": traffic.left_out or {}},
         "summary": {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES},
         "rules": [{"id": r.id, "severity": r.severity, "title": r.title} for r in RULES.values()],
         "findings": findings,
