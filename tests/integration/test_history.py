@@ -225,3 +225,14 @@ def test_pages_not_followed_are_one_finding(world):
         assert user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1").json["nextPageReference"]
     [finding] = found(world, "pagination-ignored")
     assert finding["count"] == 2
+
+
+def test_a_token_per_worker_used_on_is_no_token_per_request(world):
+    world = long_lived(world)
+    user, _ = world.user(name="Jane")
+    workers = [world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 7200}).json["accessToken"]
+               for _ in range(3)]
+    for _ in range(3):
+        for token in workers:
+            world.api.as_(token).get("/accounts")
+    assert found(world, "token-per-request") == []
