@@ -236,3 +236,13 @@ def test_a_token_per_worker_used_on_is_no_token_per_request(world):
         for token in workers:
             world.api.as_(token).get("/accounts")
     assert found(world, "token-per-request") == []
+
+
+def test_a_second_account_ui_session_after_a_500_is_no_blind_retry(world):
+    world = long_lived(world, "partner:all user:all user.token:all account:all")
+    user, _ = world.user(name="Jane")
+    fault(world, "CreateAccountUiSession", {"type": "success-then-500"})
+    body = {"userId": user["id"], "accountTypeIds": ["dummy"]}
+    assert world.api.post("/accountui", json=body).status_code == 500
+    assert world.api.post("/accountui", json=body).status_code == 201     # nothing to look up; no harm done
+    assert found(world, "blind-retry") == []

@@ -39,7 +39,10 @@ SEVERITIES = ("info", "warning", "error")
 OBSERVATIONS_KEPT = 500         # per world
 EVIDENCE_SHOWN = 5              # per finding; `count` says how many there were
 SLOW_MS = 1000                  # a receiver slower than this holds the sender up (the sender gives up at 2 s)
-NON_IDEMPOTENT = ("POST", "PATCH")
+# Creations a duplicate of which matters and whose result a read shows (the collection lists it): only these can
+# be blamed for a blind repeat. A second Account UI session or user token does no harm and cannot be looked up.
+CHECKABLE_WRITES = ("CreateUser", "CreateAccount", "CreateWebhook", "CreateOwnPartnerToken", "CreatePartnerToken",
+                    "CreatePartner")
 TOKEN_MAKERS = ("CreateOwnPartnerToken", "CreatePartnerToken", "CreateUserToken", "CreateOwnUserToken")
 PARTNER_TOKEN_MAKERS = ("CreateOwnPartnerToken", "CreatePartnerToken")
 REVOKERS = ("RevokePartnerOwnToken", "RevokePartnerToken")
@@ -352,7 +355,7 @@ def blind_retries(data):
     for partner_calls in grouped(data.api_calls, lambda c: c.partner).values():
         same = grouped(partner_calls, lambda c: c.key)
         for i, first in enumerate(partner_calls):
-            if first.method not in NON_IDEMPOTENT:
+            if first.operationId not in CHECKABLE_WRITES:
                 continue
             reason = may_have_run(first, [c for c in same[first.key] if c.seq > first.seq])
             if reason is None:
