@@ -246,3 +246,17 @@ def test_a_second_account_ui_session_after_a_500_is_no_blind_retry(world):
     assert world.api.post("/accountui", json=body).status_code == 500
     assert world.api.post("/accountui", json=body).status_code == 201     # nothing to look up; no harm done
     assert found(world, "blind-retry") == []
+
+
+def test_the_old_user_token_used_after_its_renewal(world):
+    world = long_lived(world)
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    old = world.api.as_(user["token"]["accessToken"])
+    world.api.advance(86400 + 1)
+    assert old.get("/accounts").status_code == 401
+    fresh = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400}).json
+    assert world.api.as_(fresh["accessToken"]).get("/accounts").status_code == 200
+    assert found(world, "expired-user-token") == []
+    assert old.get("/accounts").status_code == 401                  # the old one again, a fresh one in hand
+    [finding] = found(world, "expired-user-token")
+    assert finding["count"] == 2

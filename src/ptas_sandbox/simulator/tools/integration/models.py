@@ -517,10 +517,15 @@ def expired_user_tokens(data):
     cases = []
     for token_id, calls in late.items():
         token = data.tokens[token_id]
-        renewed = any(t["kind"] == "user" and t["user_id"] == token["user_id"] and t["created_at"] >= token[
-            "expires_at"] and delivered_seq(data, t) is not None for t in data.tokens.values())
-        if len(calls) > 1 or not renewed:
-            cases.append((token, calls, renewed))
+        renewals = [delivered_seq(data, t) for t in data.tokens.values() if t["kind"] == "user"
+                    and t["user_id"] == token["user_id"] and t["created_at"] >= token["expires_at"]]
+        renewals = [seq for seq in renewals if seq is not None]
+        renewed = min(renewals) if renewals else None
+        # The old token used again after the client held a fresh one; before that, only calls other threads had
+        # in flight when the first 401 went out are forgiven.
+        again = [c for c in calls[1:] if not c.in_flight_at(calls[0]) and (renewed is None or c.seq > renewed)]
+        if again or renewed is None:
+            cases.append((token, calls if renewed is None else [calls[0], *again], renewed is not None))
     if cases:
         stopped = [t["user_id"] for t, _, renewed in cases if not renewed]
         yield finding("expired-user-token", f"{len(cases)} user token(s) were used after they expired "
