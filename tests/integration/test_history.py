@@ -66,7 +66,7 @@ def call(seq, operation, at, started, answered, status=200, **marks):
     entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": "/p", "status": status,
              "query": "", "token": {"id": "t", "kind": "partner"}, "request": {}, "response": {}, "marks": marks,
              "monotonic": (started, answered)}
-    return models.Call(entry, at, "partner")
+    return models.Entry(entry, at, "partner")
 
 
 def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():

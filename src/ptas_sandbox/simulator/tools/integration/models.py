@@ -156,7 +156,7 @@ def observe(store, world, rule, at, method, path, detail, operation=None, status
 # --- evidence ----------------------------------------------------------------------------------------------
 
 @dataclass
-class Call:
+class Entry:
     """A journal entry with its world-clock instant as a number, and whose it is (the partner of its token)."""
     entry: dict
     at: int
@@ -807,7 +807,7 @@ def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
     calls = []
     for e in journal.entries(store, world, order="asc", limit=None, internal=True):
         token = tokens.get((e.get("token") or {}).get("id"))
-        calls.append(Call(e, parse(e["at"]), token["partner_id"] if token else None))
+        calls.append(Entry(e, parse(e["at"]), token["partner_id"] if token else None))
     window = [c for c in calls if (since is None or c.at >= since) and (after is None or c.seq > after)]
     start = since or 0
     if after is not None:

@@ -31,6 +31,9 @@ PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for
 
 def attach(app, sandbox):
     config = app.config
+    # Entries go to the store now, or written behind in batches when the process owns its store (hotstate):
+    # the journal's readers are operations that settle it first.
+    entries = sandbox.state.write_behind(record_batch)
 
     def start_entry():
         op = REGISTRY.get(request.endpoint)
@@ -61,7 +64,7 @@ def attach(app, sandbox):
             return
         models.PENDING_MARKS.set(None)
         try:
-            write(sandbox, config, entry, response)
+            write(sandbox, config, entry, response, entries)
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
 
@@ -131,7 +134,19 @@ def request_body(config, limit):
     return models.body_record(request.mimetype, request.get_data(cache=True), limit)
 
 
-def write(sandbox, config, entry, response):
+def record_batch(store, items):
+    """Entries written behind, each world's in one go (or one entry as it is made)."""
+    worlds = {}
+    for world, fields in items:
+        worlds.setdefault(world, []).append(fields)
+    for world, fields in worlds.items():
+        if len(fields) == 1:
+            models.record(store, world, **fields[0])
+        else:
+            models.record_many(store, world, fields)
+
+
+def write(sandbox, config, entry, response, entries):
     op = entry["op"]
     world_id = entry.get("world")
     if world_id is None and op is not None and op.id == "SandboxCreatePartner" and response.status_code == 201:
@@ -150,11 +165,11 @@ def write(sandbox, config, entry, response):
     if (marks.get("injected") or {}).get("type") == "drop":
         marks["dropped"] = True             # no answer reached the client: no status (stored as 0)
         status = 0
-    models.record(
-        sandbox.store, world.id, at=at, wall=entry["wall"], operation=operation_of(entry, response),
+    entries.add((world.id, dict(
+        at=at, wall=entry["wall"], operation=operation_of(entry, response),
         method=request.method, path=request.path, query=request.query_string.decode("latin-1"), status=status,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"), request=request_body(config, limit),
         response=models.body_record(response.mimetype, b"" if streamed else response.get_data(), limit),
         marks=marks, limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
-        started_ns=entry["started"], answered_ns=time.perf_counter_ns())
+        started_ns=entry["started"], answered_ns=time.perf_counter_ns())))
