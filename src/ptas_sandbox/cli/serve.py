@@ -141,13 +141,15 @@ def serve(args):
         # launch of a SQLite state went out again when the app above was made. Workers must not requeue: on a
         # shared store that would take attempts other processes are sending.
         sandbox.close()
-        base = f"http://{args.host}:{args.port}"
 
-        def ready(_server):
-            print(f"ptas-sandbox simulator on {base} ({args.workers} workers, state: {state})", flush=True)
+        def ready(arbiter):
+            port = arbiter.LISTENERS[0].sock.getsockname()[1] if arbiter.LISTENERS else args.port
+            print(f"ptas-sandbox simulator on http://{args.host}:{port} ({args.workers} workers, state: {state})",
+                  flush=True)
             if result:
                 print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
-        run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready)
+        run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready,
+                     connections_per_address=args.connections_per_address)
         return
     from ptas_sandbox.simulator.serving import create_server
     wsgi = app
