@@ -244,11 +244,13 @@ def served(system_time):
 
 
 def test_slow_receivers_of_one_host_do_not_delay_another_worlds_delivery(served):
-    """Eight worlds' receivers on one host hold every request; another world's delivery to another host still
-    goes out at once, and health answers, because that host gets at most four attempts in flight."""
+    """Eight worlds' receivers on one host hold every request; another world's delivery to the same host still
+    goes out at once, and health answers: the per-host cap counts per world and host, and a quarter of the
+    senders is kept for worlds with nothing on the wire (issue 24: the cap shared by every world let one world's
+    hanging receiver delay another's healthy one)."""
     app, base = served
     held = [Receiver(hold=120) for _ in range(8)]
-    live = Receiver(host="127.0.0.2")
+    live = Receiver()
     try:
         for receiver in held:
             world = requests.post(f"{base}/_sandbox/partners", json={}).json()
@@ -266,7 +268,7 @@ def test_slow_receivers_of_one_host_do_not_delay_another_worlds_delivery(served)
         assert live.arrived.wait(10), "delivered while the slow host held its attempts"
         assert requests.get(f"{base}/_sandbox/health", timeout=10).status_code == 200
         on_the_wire = sum(len(r.requests) for r in held)
-        assert on_the_wire <= 4, f"{on_the_wire} attempts to one host in flight"
+        assert on_the_wire < 16, f"{on_the_wire} attempts of hanging receivers took every sender"
     finally:
         for receiver in held + [live]:
             receiver.close()
