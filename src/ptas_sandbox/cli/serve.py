@@ -101,7 +101,7 @@ def serve(args):
             fail(f"the state path {state!r} is a folder; give a file, e.g. {os.path.join(state, 'sandbox.db')}")
         lock_state(state)       # exits 2 when another server runs on this state file
     if args.scenario:
-        from ptas_sandbox.simulator.scenarios import catalogue
+        from ptas_sandbox.simulator.tools.scenarios import catalogue
         names = [name for name, _ in catalogue()]
         if args.scenario not in names:
             fail(f"no scenario named {args.scenario!r}; one of: {', '.join(names)} (see `ptas scenarios`)")
@@ -133,7 +133,7 @@ def serve(args):
     sandbox = app.extensions["ptas"]
     result = None
     if args.scenario:
-        from ptas_sandbox.simulator.scenarios import load
+        from ptas_sandbox.simulator.tools.scenarios import load
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
     if args.workers > 1:

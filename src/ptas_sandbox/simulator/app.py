@@ -81,9 +81,12 @@ def is_removed(prefix, method, path):
 
 
 def areas():
-    """The packages of simulator/ that hold an area of the spec (those with an `http` module)."""
+    """The modules' packages the app is made of: the spec's areas (the packages of simulator/, the store
+    excepted), then the sandbox tools (the packages of simulator/tools/), as dotted names below simulator."""
     package = importlib.import_module(__package__)
-    return [m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg]
+    tools = importlib.import_module(f"{__package__}.tools")
+    spec = [m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg and m.name not in ("tools", "store")]
+    return spec + [f"tools.{m.name}" for m in pkgutil.iter_modules(tools.__path__) if m.ispkg]
 
 
 def create_app(config=None):
