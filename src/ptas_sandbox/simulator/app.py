@@ -156,5 +156,9 @@ def install_error_handlers(app):
 
     @app.errorhandler(Exception)
     def on_bug(error):
+        platform = current_sandbox().store.platform_problem(error)     # disk full, store gone: not a bug
+        if platform is not None:
+            logging.getLogger("ptas").warning("store: %s (%s)", platform.detail, error)
+            return problem_response(platform)
         logging.getLogger("ptas").exception("unhandled error: a 500 is a bug")
         return problem_response(Problem("The simulator failed on this request; this is a bug, please report it."))

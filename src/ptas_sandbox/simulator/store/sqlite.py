@@ -7,7 +7,7 @@ import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from .base import Store
+from .base import Store, StoreFull, StoreUnavailable
 from .schema import statements
 
 
@@ -16,6 +16,7 @@ def _dict_row(cursor, row):
 
 
 BUSY_TIMEOUT_S = 60
+LOW_SPACE_BYTES = 1 << 20      # free space under which health calls the disk full
 
 
 class SqliteStore(Store):
@@ -153,6 +154,37 @@ class SqliteStore(Store):
 
     def _local(self):
         return self._shared_local if self.memory else super()._local()
+
+    def platform_problem(self, error):
+        """Disk full is a 507, a state file that cannot be written, read or opened a 503: the platform's
+        failures, said plainly (they were 500 "this is a bug")."""
+        code = getattr(error, "sqlite_errorcode", None)
+        if not isinstance(error, self._sqlite.Error) or code is None:
+            return super().platform_problem(error)
+        primary = code & 0xFF
+        if primary == 13:       # SQLITE_FULL
+            return StoreFull("The disk holding the sandbox's state is full; nothing of this request was kept.")
+        reasons = {8: "the state file is read-only", 10: "the state file could not be read or written (I/O error)",
+                   14: "the state file cannot be opened"}
+        if primary in reasons:  # SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN
+            return StoreUnavailable(f"The sandbox cannot use its state: {reasons[primary]}.")
+        return None
+
+    def health(self):
+        """The store answers, its file is writable and its disk has room (reads still work on a full disk,
+        so a statement alone would say all is well)."""
+        reason = super().health()
+        if reason is not None or self.memory:
+            return reason
+        if not os.access(self.path, os.W_OK):
+            return "The sandbox cannot use its state: the state file is read-only."
+        try:
+            disk = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
+        except OSError as error:
+            return f"The sandbox cannot use its state: {error.strerror}."
+        if disk.f_bavail * disk.f_frsize < LOW_SPACE_BYTES:
+            return "The disk holding the sandbox's state is full."
+        return None
 
     def close(self):
         if self.memory:
