@@ -160,12 +160,34 @@ def public_only(system_time):
 @pytest.mark.parametrize("url", [
     "http://127.0.0.1:9/hook", "http://localhost/hook", "http://[::1]/hook", "http://169.254.169.254/latest",
     "http://10.0.0.7/hook", "http://192.168.1.1/hook", "http://[fe80::1]/hook", "http://0.0.0.0/hook",
-    "http://[::ffff:127.0.0.1]/hook"])
+    "http://[::ffff:127.0.0.1]/hook",
+    # every IPv4 spelling the resolver reads (issue 24: these passed here and were refused only at delivery)
+    "http://127.1/hook", "http://0/hook", "http://2130706433/hook", "http://0x7f000001/hook",
+    "http://0177.0.0.1/hook", "http://0x7f.1/hook", "http://0251.0376.0251.0376/latest", "http://10.1/hook"])
 def test_a_callback_naming_a_private_address_is_refused_at_subscription(public_only, url):
     world = new_world(Api(public_only.test_client()))
     assert_problem(world.api.post("/webhooks", json={"callbackUrl": url, "events": ["AccountCreated"]}), 400)
     hook = subscribe(world, "https://hooks.example.com/ptas")
     assert_problem(world.api.patch(f"/webhooks/{hook['id']}", json={"callbackUrl": url}), 400)
+
+
+def test_a_public_ipv6_callback_is_accepted_like_any_public_address(public_only):
+    world = new_world(Api(public_only.test_client()))
+    hook = subscribe(world, "https://[2606:4700:4700::1111]/hook")
+    assert hook["callbackUrl"] == "https://[2606:4700:4700::1111]/hook"
+
+
+def test_an_ipv6_receiver_gets_its_notifications(app, world):
+    receiver = Receiver(host="::1")
+    try:
+        subscribe(world, f"http://[::1]:{receiver.server.server_port}/hook")
+        world.api.post("/testevents/accountcreated")
+        world.api.post("/_sandbox/webhooks/flush")
+        assert receiver.wait_for(1)
+        assert [entry["status"] for entry in world.api.get("/_sandbox/deliveries").json["deliveries"]] == \
+            ["succeeded"]
+    finally:
+        receiver.close()
 
 
 def test_the_sandboxes_own_echo_is_always_allowed(public_only):

@@ -144,6 +144,10 @@ def install_error_handlers(app):
 
     @app.errorhandler(HTTPException)
     def on_http_error(error):
+        if error.code == 413:
+            # The body is refused unread: whoever reads it after this (the journal, the integration report)
+            # finds it empty instead of meeting the same 413 again as a traceback each.
+            request._cached_data = b""
         if error.code in (404, 405) and is_removed(app.config["PREFIX"], request.method, request.path):
             return problem_response(Removed(f"{request.method} {request.path} was removed from the interface "
                                             "(spec §4.2 note 6)."))
