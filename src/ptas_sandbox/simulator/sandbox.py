@@ -34,7 +34,7 @@ class Simulator:
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = open_store(config["STATE"], schemas, upgrades)
         self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"))
-        secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
+        secret = config.get("SECRET") or self.store.signing_secret(lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
                                    config["OPERATION_LIMITS"])

@@ -202,6 +202,15 @@ class Store:
                          (key, json.dumps(default_factory())))
             return json.loads(self.one("SELECT value FROM meta WHERE key = ?", (key,))["value"])
 
+    def signing_secret(self, factory):
+        """The server's token signing secret, made by `factory` at the first start. Kept in the store here (a
+        PostgreSQL database is the team's to protect, and every machine sharing it must sign alike); a SQLite
+        file keeps it beside the state instead (SqliteStore.signing_secret)."""
+        return self.meta("signing-secret", factory)
+
+    def forget_meta(self, key):
+        self.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def for_update(self):
         """A clause for the end of a SELECT in a write transaction: lock the rows read, waiting for other
         transactions holding them (PostgreSQL); nothing on SQLite."""

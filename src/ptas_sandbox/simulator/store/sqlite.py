@@ -2,6 +2,7 @@
 `flock` between processes) or `:memory:` (one connection behind a lock)."""
 
 import fcntl
+import json
 import os
 import threading
 from contextlib import contextmanager
@@ -154,6 +155,32 @@ class SqliteStore(Store):
 
     def _local(self):
         return self._shared_local if self.memory else super()._local()
+
+    def signing_secret(self, factory):
+        """A state file keeps its signing secret in a key file beside it (`<state>.key`, 0600), not inside: a
+        copy of the state (a backup, a file attached to a bug report) then lets no one forge tokens. A secret
+        an older version kept in the state moves to the key file, so its tokens stay valid."""
+        if self.memory:
+            return super().signing_secret(factory)
+        path = self.path + ".key"
+        with self.transaction():
+            row = self.one("SELECT value FROM meta WHERE key = 'signing-secret'")
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "w") as out:
+                    out.write(json.loads(row["value"]) if row else factory())
+            os.chmod(path, 0o600)
+            with open(path) as key:
+                secret = key.read().strip()
+            if not secret:
+                raise OSError(f"the key file {path} is empty; remove it to make a new one (tokens issued so far "
+                              "will no longer verify)")
+            if row:
+                self.forget_meta("signing-secret")
+        return secret
 
     def platform_problem(self, error):
         """Disk full is a 507, a state file that cannot be written, read or opened a 503: the platform's
