@@ -43,6 +43,7 @@ DEFAULTS = {
     "WEBHOOK_TIMEOUT_SECONDS": 10,      # whole-attempt deadline of a webhook delivery
     "FLUSH_WAIT_SECONDS": None,         # longest a flush waits for its attempts; None: 3 x the webhook timeout
     "FLUSH_WAITERS_PER_WORLD": 2,       # flushes of one world waiting at once; more answer without waiting
+    "FLUSH_WAITERS": 2,                 # ... and of every world of the process: flushes hold at most 2 threads
     "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
 }
 
