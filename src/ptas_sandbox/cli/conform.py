@@ -25,6 +25,9 @@ def add(commands):
     c.add_argument("--operation", action="append", default=[], metavar="NAME=METHOD PATH",
                    help="where an operation the spec names without a path lives, when the target's document "
                         "names it otherwise (e.g. 'GetAccounts=GET /v2/accounts'); repeatable")
+    c.add_argument("--profile-out", metavar="FILE",
+                   help="also learn the target's choices where the spec is silent into a profile for "
+                        "`ptas serve --profile FILE` (docs/profiles.md)")
     c.set_defaults(func=conform)
 
 

@@ -78,6 +78,9 @@ def add(commands):
     s.add_argument("--allow-private-callbacks", action=argparse.BooleanOptionalAction, default=None,
                    help="let webhooks call loopback, private and link-local addresses (default: on when bound "
                         "to 127.0.0.1, off otherwise; the sandbox's own echo receiver is always allowed)")
+    s.add_argument("--profile", metavar="FILE",
+                   help="answer as the deployment this profile was learned from (`ptas conform --profile-out`; "
+                        "docs/profiles.md)")
     s.set_defaults(func=serve)
 
 
@@ -148,6 +151,12 @@ def settings(args, state):
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
         config["OPERATION_LIMITS"] = dict(args.operation_limit)
+    if args.profile:
+        from ptas_sandbox.conformance.profile import ProfileError, load
+        try:
+            config["PROFILE"] = load(args.profile)
+        except ProfileError as error:
+            fail(str(error))
     return config
 
 

@@ -57,7 +57,7 @@ SPEC_PATHS = {
     "CreateOauthRedirectUrl": ("POST", "/oauth"),
 }
 
-# The simulator's control API lives at fixed paths (DESIGN.md), whatever a document says of the service.
+# The simulator's control API lives at fixed paths (docs/design.md), whatever a document says of the service.
 CONTROL = {"SandboxCreatePartner": ("POST", "/_sandbox/partners"), "SandboxGetClock": ("GET", "/_sandbox/clock"),
            "SandboxSetClock": ("POST", "/_sandbox/clock"), "SandboxFlushWebhooks": ("POST", "/_sandbox/webhooks/flush"),
            "SandboxEchoCaptures": ("GET", "/_sandbox/echo/{bin}")}

@@ -21,6 +21,7 @@ import pytest
 from . import FEATURES, tags
 from .harness import ChosenTarget
 from .operations import parse_override
+from .profile_learn import write as write_profile
 from .redact import excerpt, redact, redact_file
 from .targets import TargetError, in_process, open_target
 
@@ -40,7 +41,7 @@ def main(args):
     return run(target=args.target, token=args.token, openapi=args.openapi, tags_expression=args.tags,
                report_dir=args.report_dir, slow=args.slow, pace=getattr(args, "pace", None),
                as_deployment=getattr(args, "as_deployment", False), options=conform_options(args),
-               operations=getattr(args, "operation", None))
+               operations=getattr(args, "operation", None), profile_out=getattr(args, "profile_out", None))
 
 
 def conform_options(args):
@@ -50,7 +51,8 @@ def conform_options(args):
 
 
 def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir=None, slow=False, app=None,
-        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None, operations=None):
+        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None, operations=None,
+        profile_out=None):
     """Run the suites; 0 only when every selected scenario passed, 2 when the run could not start. `app` runs
     them against a WSGI app in this process instead: a simulator, or (hiding /_sandbox, with `token`) a
     deployment; the project's tests run deliberately broken targets this way, without pacing."""
@@ -117,6 +119,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
         try:
             with plugins_not_autoloaded():
                 status = pytest.main(arguments, plugins=[ChosenTarget(chosen, slow), reporter])
+            if profile_out:
+                write_profile(chosen, token, profile_out, out)
         finally:
             if receiver is not None:
                 receiver.close()

@@ -124,7 +124,7 @@ class Dispatcher:
         """Fan out new events and start every due attempt (of `world_ids`, or all worlds); returns futures."""
         jobs = []
         with self.store.transaction():
-            models.fan_out(self.store)
+            models.fan_out(self.store, self.sandbox.hooks)
             system_now = self.sandbox.system_time()
             worlds = world_ids if world_ids is not None else models.pending_worlds(self.store, system_now)
             with self._idle:
@@ -140,8 +140,8 @@ class Dispatcher:
                     hosts = {host: n for (owner, host), n in self._hosts.items() if owner == world_id}
                     claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
                                            self.per_webhook, hosts, self.per_destination, self._host_of,
-                                           system_now=system_now, lease_us=self.lease_us, holder=self.holder,
-                                           limit=room)
+                                           hooks=self.sandbox.hooks, system_now=system_now,
+                                           lease_us=self.lease_us, holder=self.holder, limit=room)
                     for job in claimed:
                         self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
                         self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1

@@ -5,10 +5,11 @@ from ptas_sandbox import __version__
 from ...openapi import SPEC_VERSION
 from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ...partners import models as partners
-from ...pipeline import admin_key_given, bearer_world, control_principal
+from ...pipeline import admin_key_given, bearer_world
 from ...problems import BadRequest
 from ...store import StoreUnavailable
 from ...timestamps import parse
+from ...tokens.models import control_principal
 from . import models
 
 CLOCK = component("Clock", {"type": "object", "properties": {

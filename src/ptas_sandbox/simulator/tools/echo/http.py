@@ -122,8 +122,8 @@ def deliveries(call):
     """The delivery log of the caller's world: every attempt, oldest first."""
     store = call.sandbox.store
     with store.transaction():
-        webhooks.fan_out(store)
-    return {"deliveries": webhooks.log(store, call.ctx.world.id, call.query.get("webhookId"),
+        webhooks.fan_out(store, call.sandbox.hooks)
+    return {"deliveries": webhooks.log(store, call.sandbox.hooks, call.ctx.world.id, call.query.get("webhookId"),
                                        call.query.get("eventId")),
             "backoffSeconds": list(webhooks.BACKOFF_S)}
 

@@ -8,6 +8,7 @@ import time
 from flask import Response
 
 from ...operations import WORLD_AUTH, Answer, component, operation
+from ...partners import models as partners
 from ...problems import Forbidden, Problem
 from ..journal import models as journal
 from . import models
@@ -81,10 +82,8 @@ BODY = {"type": "object", "additionalProperties": False, "required": ["effect"],
 
 
 def root_only(call):
-    """DESIGN.md control rights: faults steer the whole world, so only its root partner's tokens may."""
-    root = call.sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL",
-                                  (call.ctx.world.id,))
-    if root is None or root["id"] != call.principal:
+    """Control rights (docs/design.md): faults steer the whole world, so only its root partner's tokens may."""
+    if partners.root_of(call.sandbox.store, call.ctx.world.id) != call.principal:
         raise Forbidden("Only a token of the world's root partner can steer its faults.")
 
 

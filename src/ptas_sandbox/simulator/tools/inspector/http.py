@@ -15,9 +15,12 @@ from markupsafe import Markup
 
 from ... import events
 from ...operations import NO_AUTH, operation
-from ...pipeline import Answer, bearer_world, control_principal
+from ...partners import models as partners
+from ...pipeline import Answer, bearer_world
 from ...problems import NotFound, Problem
+from ...sandbox import current_sandbox
 from ...timestamps import parse, render
+from ...tokens.models import control_principal
 from ...webhooks import samples
 from ...worlds import next_in_sequence
 from ..integration import http as report  # the chaos area's integration report, as a tab
@@ -187,7 +190,8 @@ def requests_tab(page):
 
 
 register_tab("requests", "Requests", requests_tab)
-register_tab("webhooks", "Webhooks", lambda page: ("webhooks.html", views.webhooks_tab(page.ctx, page.query)))
+register_tab("webhooks", "Webhooks",
+             lambda page: ("webhooks.html", views.webhooks_tab(page.ctx, page.query, current_sandbox().hooks)))
 register_tab("accounts", "Accounts & imports",
              lambda page: ("accounts.html", views.accounts_tab(page.ctx, page.query)))
 register_tab("tokens", "Tokens", lambda page: ("tokens.html", views.tokens_tab(page.ctx, page.query)))
@@ -283,8 +287,7 @@ def act(call, viewer, action, form):
         ctx = sandbox.ctx(world)
         partner = sandbox.store.one("SELECT partner_id FROM tokens WHERE id = ?", (viewer.token_id,)) \
             if viewer.token_id else None
-        partner_id = partner["partner_id"] if partner else sandbox.store.one(
-            "SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world.id,))["id"]
+        partner_id = partner["partner_id"] if partner else partners.root_of(sandbox.store, world.id)
         with sandbox.store.transaction():
             data = samples.data_for(kind, ctx, next_in_sequence(ctx.store, world.id, "test-event"))
             event = events.emit(ctx, kind, partner_id, data, test=True)

@@ -64,10 +64,10 @@ def subscriptions(ctx):
     return found
 
 
-def deliveries(ctx, webhook_id=None):
+def deliveries(ctx, hooks, webhook_id=None):
     """Notifications, newest first, each with its attempts in order."""
     by_event = OrderedDict()
-    for attempt in reversed(webhooks.log(ctx.store, ctx.world.id, webhook_id=webhook_id or None, limit=300)):
+    for attempt in reversed(webhooks.log(ctx.store, hooks, ctx.world.id, webhook_id=webhook_id or None, limit=300)):
         key = (attempt["eventId"], attempt["webhookId"])
         by_event.setdefault(key, {"eventId": attempt["eventId"], "webhookId": attempt["webhookId"],
                                   "eventType": attempt["eventType"], "isTest": attempt["isTest"],
@@ -93,10 +93,10 @@ def captures(ctx, bins):
     return {name: list(reversed(echo.captures(ctx.store, name, [ctx.world.id], limit=20))) for name in bins}
 
 
-def webhooks_tab(ctx, query):
+def webhooks_tab(ctx, query, stages):
     hooks = subscriptions(ctx)
     bins = echo_bins(hooks)
-    return {"hooks": hooks, "deliveries": deliveries(ctx, query.get("webhookId")), "bins": bins,
+    return {"hooks": hooks, "deliveries": deliveries(ctx, stages, query.get("webhookId")), "bins": bins,
             "captures": captures(ctx, bins), "kinds": events.ACTIVE, "webhookId": query.get("webhookId")}
 
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
+from ...partners import models as partners
 from ...timestamps import SECOND_US, parse, render
 from ..faults import models as faults
 from ..journal import models as journal
@@ -371,8 +372,8 @@ def gather(store, world, deprecated, since=None, slow_ms=SLOW_MS):
                          (world, since or 0)):
         observations.setdefault(row["rule"], []).append(row)
     tokens = {r["id"]: dict(r) for r in store.all("SELECT * FROM tokens WHERE world = ?", (world,))}
-    root = store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world,))
-    root_tokens = sorted((t for t in tokens.values() if root and t["partner_id"] == root["id"]
+    root = partners.root_of(store, world)
+    root_tokens = sorted((t for t in tokens.values() if root and t["partner_id"] == root
                           and t["kind"] == "partner"), key=lambda t: (t["created_at"], t["id"]))
     initial = next((t for t in root_tokens if t["name"] == "initial token"), root_tokens[0] if root_tokens else None)
     hooks = [dict(h) for h in store.all("SELECT * FROM webhooks WHERE world = ? AND is_active = 1", (world,))

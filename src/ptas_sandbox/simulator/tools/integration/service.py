@@ -6,6 +6,7 @@ import re
 from flask import request
 
 from ...operations import NO_AUTH, REGISTRY
+from ...pipeline import bearer_claims
 from ...problems import Problem
 from ..journal import models as journal
 from . import models
@@ -16,13 +17,12 @@ PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for
 
 
 def attach(app, sandbox):
-    @app.after_request
     def note(response):
         try:
             notice(sandbox, response)
         except Exception:      # a note never turns an answered call into a 500
             app.logger.exception("could not note %s %s for the report", request.method, request.path)
-        return response
+    sandbox.hooks.after.append(note)       # before the journal's record stage, which keeps these notes
 
 
 def notice(sandbox, response):
@@ -37,7 +37,8 @@ def notice(sandbox, response):
         if found and found.group(1) != b"null":
             journal.annotate("nextPageReference", True)
     if op is None and response.status_code in (404, 405) and b":removed" in response.get_data()[:400]:
-        world = world_of(sandbox, request.headers.get("Authorization", "").partition(" ")[2])
+        claims = bearer_claims(sandbox, request.headers)
+        world = sandbox.worlds.get(claims["wld"]) if claims else None
         if world is not None:
             with sandbox.store.transaction():
                 models.observe(sandbox.store, world.id, "removed-path", sandbox.worlds.now(world), request.method,
@@ -68,7 +69,3 @@ def claims_of(sandbox, token):
     except Problem:
         return None
 
-
-def world_of(sandbox, token):
-    claims = claims_of(sandbox, token.strip()) if token else None
-    return sandbox.worlds.get(claims["wld"]) if claims else None

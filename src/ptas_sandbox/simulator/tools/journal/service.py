@@ -12,8 +12,7 @@ import time
 from flask import g, request
 
 from ...operations import REGISTRY
-from ...pipeline import request_world
-from ...problems import Problem
+from ...pipeline import bearer_claims, request_world
 from . import models
 
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
@@ -22,7 +21,6 @@ NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
 def attach(app, sandbox):
     config = app.config
 
-    @app.before_request
     def start_entry():
         op = REGISTRY.get(request.endpoint)
         if op is None or op.id in NOT_JOURNALED or op.id.startswith("SandboxInspect"):
@@ -30,29 +28,25 @@ def attach(app, sandbox):
         g.ptas_journal = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
                                   "marks": {}}
         models.PENDING_MARKS.set(entry["marks"])
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            try:
-                claims = sandbox.signer.verify(token.strip())
-            except Problem:
-                return
-            world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
-            if world is not None:
-                entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"],
-                             kind=claims["knd"])
+        claims = bearer_claims(sandbox, request.headers)
+        if claims is None:
+            return
+        world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
+        if world is not None:
+            entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"], kind=claims["knd"])
 
-    @app.after_request
     def finish_entry(response):
         entry = g.pop("ptas_journal", None)
         if entry is None:
-            return response
+            return
         models.PENDING_MARKS.set(None)
         try:
             write(sandbox, config, entry, response)
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
-        return response
+
+    sandbox.hooks.before.append(start_entry)
+    sandbox.hooks.record.append(finish_entry)      # last: it keeps the marks the `after` stage noted
 
 
 def write(sandbox, config, entry, response):

@@ -35,11 +35,9 @@ component("SnapshotLoaded", {"type": "object", "properties": {
 def get_snapshot(call):
     """The caller's world as one versioned JSON document: clock, partners, users, tokens (ids and expiry),
     accounts, transactions, webhooks, pending deliveries."""
-    root = call.sandbox.store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL",
-                                  (call.ctx.world.id,))
-    if root is None or root["id"] != call.principal:
+    if partners.root_of(call.sandbox.store, call.ctx.world.id) != call.principal:
         raise Forbidden("Only a token of the world's root partner can export it.")
-    return models.export(call.sandbox.store, call.ctx.world, call.ctx.now)
+    return models.export(call.sandbox.store, call.sandbox.hooks, call.ctx.world, call.ctx.now)
 
 
 def sign(ctx, row):

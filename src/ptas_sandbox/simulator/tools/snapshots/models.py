@@ -87,9 +87,9 @@ def unpack(value, table, budget=None):
         raise BadRequest(f"`tables.{table}` is not a readable packed table: {error}.") from None
 
 
-def export(store, world, now):
+def export(store, hooks, world, now):
     """The world as one document; fan-out first so events not yet turned into deliveries travel as pending ones."""
-    webhooks.fan_out(store)
+    webhooks.fan_out(store, hooks)
     tables = {}
     for table in exported_tables(store):
         where = "world = ?" + (" AND status IN ('pending', 'sending')" if table == "webhook_deliveries" else "")

@@ -10,7 +10,6 @@ from . import models
 def attach(app, sandbox):
     limit = app.config.get("SNAPSHOT_MAX_BYTES", models.MAX_BYTES)
 
-    @app.before_request
     def larger_snapshots():
         if request.endpoint == "SandboxLoadSnapshot":
             request.max_content_length = limit
@@ -18,3 +17,5 @@ def attach(app, sandbox):
             if data.count(b"{") + data.count(b"[") > models.MAX_CONTAINERS:
                 raise PayloadTooLarge(f"A snapshot holds at most {models.MAX_CONTAINERS} JSON objects and arrays "
                                       "(its large tables travel packed); this one holds more.")
+
+    sandbox.hooks.before.append(larger_snapshots)
