@@ -32,6 +32,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
+from ..problems import Problem
 from . import models
 from .sender import BODY_KEPT, Outcome, Sender, destination
 
@@ -98,12 +99,23 @@ class Dispatcher:
         self._wake.set()
 
     def _run(self):
+        store_away = None       # why the store cannot be used, while it cannot: said once, not every round
         while not self._stopping.is_set():
             try:
                 self._settle_worlds()
                 self.dispatch()
-            except Exception:  # the loop must outlive any one bad round; the error is logged, not lost
-                log.exception("webhook dispatcher round failed")
+                if store_away is not None:
+                    log.warning("webhook delivery resumed: the store is back")
+                    store_away = None
+            except Exception as error:  # the loop must outlive any one bad round; the error is logged, not lost
+                reason = error.detail if isinstance(error, Problem) else None
+                platform = self.store.platform_problem(error)
+                reason = platform.detail if platform is not None else reason
+                if reason is None:
+                    log.exception("webhook dispatcher round failed")
+                elif store_away is None:
+                    log.warning("webhook delivery paused until the store is back: %s", reason)
+                    store_away = reason
             self._wake.wait(self.poll)
             self._wake.clear()
 
