@@ -117,19 +117,20 @@ def test_200_trickling_connections_from_4_addresses_leave_a_bystander_served(lau
 
 
 def test_the_per_address_cap_holds_in_both_modes(launched):
-    """With a cap of 4, one address holds at most 4 connections per server process; the rest are answered 503
-    at once (under --workers the cap is each worker's)."""
+    """With a cap of 4, one address holds at most 4 connections, across every worker process under --workers
+    (each worker counted its own: an address held 4 x N); the rest are answered 503 at once. Two workers
+    accepting at the same instant may pass the cap by one."""
     server = launched("--connections-per-address", "4")
-    processes = 2 if launched.mode == "workers" else 1
+    slack = 1 if launched.mode == "workers" else 0
     held = trickle(server, "127.0.0.6", 20)
     try:
         refused, deadline = set(), time.monotonic() + 30
-        while len(refused) < 20 - 4 * processes and time.monotonic() < deadline:
+        while len(refused) < 20 - 4 - slack and time.monotonic() < deadline:
             readable, _, _ = select.select([s for s in held if s not in refused], [], [], 1)
             for sock in readable:
                 if everything(sock).split(b" ", 2)[1:2] == [b"503"]:
                     refused.add(sock)
-        assert len(refused) >= 20 - 4 * processes
+        assert len(refused) >= 20 - 4 - slack
         with server.connect("127.0.0.7") as other:         # another address is served all the while
             other.sendall(b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert everything(other).split(b" ", 2)[1] == b"200"

@@ -42,10 +42,13 @@ def run_gunicorn(config, host, port, workers, threads=8, on_ready=None, connecti
     from gunicorn.app.base import BaseApplication
 
     from ptas_sandbox.simulator.gunicorn_worker import WaitressWorker
+    from ptas_sandbox.simulator.serving import LaunchConnections
 
-    worker = WaitressWorker
+    launch = LaunchConnections()        # before the fork: every worker shares it
+    settings = {"launch": launch}
     if connections_per_address is not None:
-        worker = type("WaitressWorker", (WaitressWorker,), {"per_address": connections_per_address})
+        settings["per_address"] = connections_per_address
+    worker = type("WaitressWorker", (WaitressWorker,), settings)
 
     class Sandbox(BaseApplication):
         def load_config(self):
@@ -62,4 +65,7 @@ def run_gunicorn(config, host, port, workers, threads=8, on_ready=None, connecti
             from ptas_sandbox.simulator import create_app
             return create_app(config)
 
-    Sandbox().run()
+    try:
+        Sandbox().run()
+    finally:
+        launch.remove()

@@ -58,7 +58,7 @@ def add(commands):
                    help="outbox events, delivery attempts and echo captures older than this on their world's "
                         "clock are pruned (RETENTION_SECONDS; a week)")
     s.add_argument("--connections-per-address", type=int, metavar="N",
-                   help="open connections one client address may hold in each server process; the next gets a 503 "
+                   help="open connections one client address may hold (across --workers); the next gets a 503 "
                         "(default 64; 0: no cap, as behind a reverse proxy, where every connection comes from the "
                         "proxy)")
     s.add_argument("--quiet", action="store_true", help="no access-log line per request")

@@ -37,6 +37,7 @@ import resource
 import sys
 import threading
 import time
+import zlib
 
 from waitress import create_server as waitress_server
 from waitress.channel import ClientDisconnected, HTTPChannel
@@ -107,6 +108,8 @@ class ProblemChannel(HTTPChannel):
     per_address = 0
     request_since = None        # time.monotonic() of the first byte of a request still arriving
 
+    launch = None               # LaunchConnections: the counts of the other processes of a `--workers` launch
+
     def __init__(self, server, sock, addr, adj, map=None):
         super().__init__(server, sock, addr, adj, map)
         self.peer = addr[0] if isinstance(addr, tuple) and addr else None
@@ -114,9 +117,12 @@ class ProblemChannel(HTTPChannel):
             return
         counts, lock = connections_of(server)
         with lock:
-            over = counts.get(self.peer, 0) >= self.per_address
+            held = counts.get(self.peer, 0) if self.launch is None else self.launch.held(self.peer)
+            over = held >= self.per_address
             if not over:
                 counts[self.peer] = counts.get(self.peer, 0) + 1
+                if self.launch is not None:
+                    self.launch.add(self.peer, 1)
                 self.counted = True
         if over:
             body = problem_body(503, "Service Unavailable", f"{self.per_address} connections from one address are "
@@ -147,7 +153,75 @@ class ProblemChannel(HTTPChannel):
                 counts[self.peer] -= 1
                 if not counts[self.peer]:
                     del counts[self.peer]
+                if self.launch is not None:
+                    self.launch.add(self.peer, -1)
         super().del_channel(map)
+
+
+class LaunchConnections:
+    """Open connections per peer address across the worker processes of one `--workers` launch, so the
+    per-address cap is the launch's, not each process's. Made by the launching process before it forks: a
+    table in shared memory with a row per worker process (each writes only its own row, under its own lock, so
+    no lock is shared between processes on the hot path; a connection accepted by two processes at the same
+    instant may pass the cap by one). Addresses are counted in buckets of their hash: two addresses in one
+    bucket share a cap, which only makes it stricter. A worker claims a row at start, under a `flock` of its
+    own descriptor (released if it dies), and clears the rows of processes no longer alive (kill -9), so their
+    connections stop counting."""
+    ROWS, BUCKETS = 32, 16384
+
+    def __init__(self):
+        import multiprocessing
+        import tempfile
+        self.counts = multiprocessing.RawArray(ctypes.c_int32, self.ROWS * self.BUCKETS)
+        self.owners = multiprocessing.RawArray(ctypes.c_int32, self.ROWS)
+        descriptor, self.lock_path = tempfile.mkstemp(prefix="ptas-connections-")
+        os.close(descriptor)
+        self.row = None
+
+    def claim(self):
+        """In a worker: a row of its own (None when more than ROWS processes are alive: the cap is then this
+        process's alone)."""
+        import fcntl
+        with open(self.lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for row in range(self.ROWS):
+                owner = self.owners[row]
+                if owner and owner != os.getpid() and not alive(owner):
+                    self.counts[row * self.BUCKETS:(row + 1) * self.BUCKETS] = [0] * self.BUCKETS
+                    self.owners[row] = 0
+            for row in range(self.ROWS):
+                if not self.owners[row]:
+                    self.owners[row] = os.getpid()
+                    self.row = row
+                    break
+        return self.row
+
+    def bucket(self, peer):
+        return zlib.crc32(peer.encode()) % self.BUCKETS
+
+    def held(self, peer):
+        bucket = self.bucket(peer)
+        return sum(self.counts[row * self.BUCKETS + bucket] for row in range(self.ROWS))
+
+    def add(self, peer, n):
+        if self.row is not None:
+            self.counts[self.row * self.BUCKETS + self.bucket(peer)] += n
+
+    def remove(self):
+        try:
+            os.unlink(self.lock_path)
+        except OSError:
+            pass
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def connections_of(server):
@@ -157,7 +231,7 @@ def connections_of(server):
     return server.ptas_connections, server.ptas_connections_lock
 
 
-def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, **options):
+def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, launch=None, **options):
     """A waitress server for `app` (host, port, threads, or sockets... as waitress takes them) answering its own
     errors as ProblemDetails, refusing ambiguous framing and bodies over BODY_LIMIT as they arrive, capping
     connections per peer address and closing requests that trickle past REQUEST_DEADLINE."""
@@ -168,7 +242,7 @@ def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, **option
     options.setdefault("channel_timeout", IDLE_SECONDS)
     options.setdefault("cleanup_interval", 5)
     server = waitress_server(app, **options)
-    channel = type("ProblemChannel", (ProblemChannel,), {"per_address": connections_per_address})
+    channel = type("ProblemChannel", (ProblemChannel,), {"per_address": connections_per_address, "launch": launch})
     listeners = [server] if hasattr(server, "channel_class") else list(server.map.values())   # one or several
     for listener in listeners:
         if hasattr(listener, "channel_class"):
