@@ -165,3 +165,26 @@ def test_a_request_trickling_past_its_deadline_loses_its_connection(monkeypatch)
     finally:
         served.stop()
         app.extensions["ptas"].close()
+
+
+def test_the_connections_of_a_worker_that_died_stop_counting_when_the_next_starts():
+    """kill -9 leaves a worker's row in the launch's table; the worker started in its place clears it."""
+    import os
+
+    from ptas_sandbox.simulator.serving import LaunchConnections
+
+    launch = LaunchConnections()
+    try:
+        child = os.fork()
+        if child == 0:                      # a worker that holds three connections and dies without a word
+            launch.claim()
+            launch.add("10.0.0.1", 3)
+            os._exit(0)
+        os.waitpid(child, 0)
+        assert launch.held("10.0.0.1") == 3
+        assert launch.claim() is not None       # the next worker
+        assert launch.held("10.0.0.1") == 0
+        launch.add("10.0.0.1", 1)
+        assert launch.held("10.0.0.1") == 1 and launch.held("10.0.0.2") == 0
+    finally:
+        launch.remove()
