@@ -4,4 +4,5 @@ ORDER is the order the tools attach in. Flask runs `after_request` hooks last-re
 integration report's hook notes marks on the journal entry that the journal's hook then writes, so the
 integration report attaches after the journal."""
 
-ORDER = ("apidocs", "control", "echo", "faults", "inspector", "journal", "integration", "scenarios", "snapshots")
+ORDER = ("apidocs", "control", "echo", "faults", "inspector", "journal", "integration", "profile", "scenarios",
+         "snapshots")
