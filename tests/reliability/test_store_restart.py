@@ -117,3 +117,27 @@ def test_the_banner_masks_the_password_of_the_store_url(cluster, store, tmp_path
         server = Launched(tmp_path, mode, "--store", with_password)
         output = server.first + server.stop()
         assert "hunter2" not in output and "ptas:***@" in server.first, output
+
+
+def test_a_wrong_password_at_start_is_one_line_without_the_password(cluster, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import psycopg
+
+    hba = os.path.join(cluster.dir, "data", "pg_hba.conf")
+    with open(hba) as f:
+        rules = f.read()
+    with open(hba, "w") as f:               # this role must give its password; every other login is trusted
+        f.write("host all guarded 127.0.0.1/32 scram-sha-256\n" + rules)
+    with psycopg.connect(cluster.url, autocommit=True) as db:
+        db.execute("CREATE ROLE guarded LOGIN PASSWORD 'the-right-one'")
+        db.execute("SELECT pg_reload_conf()")
+    url = cluster.url.replace("ptas@", "guarded:hunter2-wrong@")
+    done = subprocess.run([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", "0", "--store", url],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "password authentication failed" in done.stderr and "guarded:***@" in done.stderr
+    assert "hunter2" not in done.stdout + done.stderr
