@@ -127,7 +127,7 @@ class Store:
     def health(self):
         """None when the store answers a statement, else the reason it does not (GET /_sandbox/health)."""
         try:
-            self.one("SELECT 1 AS ok")
+            self.retrying(lambda: self.one("SELECT 1 AS ok"))  # a connection its server dropped: once more
         except Problem as refusal:
             return refusal.detail
         except Exception as error:
