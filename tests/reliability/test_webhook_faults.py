@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from ptas_sandbox.simulator.webhooks.models import BACKOFF_S
+from ptas_sandbox.simulator.webhooks.deliveries import BACKOFF_S
 from tests.support.receivers import Receiver, Silent, refused_url
 
 ATTEMPTS = 1 + len(BACKOFF_S)

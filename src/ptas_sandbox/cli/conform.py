@@ -1,6 +1,10 @@
 """`ptas conform`: the conformance suites against a target."""
 
 import os
+import sys
+
+# What the harness needs beyond serving: the `conform` extra of pyproject.toml (`make serve` leaves it out).
+EXTRA = ("pytest", "pytest_bdd", "freezegun")
 
 
 def add(commands):
@@ -32,5 +36,15 @@ def add(commands):
 
 
 def conform(args):
-    from ptas_sandbox.conformance.runner import main as run
+    try:
+        from ptas_sandbox.conformance.runner import main as run
+    except ModuleNotFoundError as error:
+        if error.name not in EXTRA:
+            raise
+        python = os.path.relpath(sys.executable)
+        python = python if not python.startswith("..") else sys.executable
+        print(f"ptas conform: needs the conformance extra ({error.name} is missing): in a checkout "
+              f"`{python} -m pip install -e '.[conform]'`, else `pip install 'ptas-sandbox[conform]'`",
+              file=sys.stderr)
+        return 2
     return run(args)

@@ -11,6 +11,8 @@ import secrets
 import signal
 import sys
 
+from ._client import spelling
+
 ENVIRONMENT = """environment:
   PTAS_ADMIN_KEY   the server's admin key: creating worlds and loading scenarios (unless --open), the
                    server-wide inspector view and resetting every world need it
@@ -142,7 +144,8 @@ def settings(args, state):
     # Seeds make data and ids reproducible, never secrets; without --seed every server gets its own ids.
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     config = {"STATE": state, "SEED": seed, "ADMIN_KEY": args.admin_key or None, "OPEN": args.open,
-              "ALLOW_PRIVATE_CALLBACKS": allow_private}
+              "ALLOW_PRIVATE_CALLBACKS": allow_private,
+              "SHARED_STORE": args.workers > 1}      # several processes: per-request state stays in the store
     config.update({key: getattr(args, option) for option, key in SETTINGS.items()
                    if getattr(args, option) is not None})
     if args.retention_days is not None:
@@ -195,9 +198,10 @@ def start(args, state, config):
         fail(f"--operation-limit names no operation: {', '.join(unknown)} (operationIds are in /openapi.json)")
     result = None
     if args.scenario:
-        from ptas_sandbox.simulator.tools.scenarios import load
+        from ptas_sandbox.simulator.tools.scenarios import load, resume
         with app.app_context():
-            result = load(sandbox, args.scenario, seed=args.seed)
+            # A restart on the same state file goes on with the world it loaded, rather than add another.
+            result = resume(sandbox, args.scenario, seed=args.seed) or load(sandbox, args.scenario, seed=args.seed)
     shown = masked(state)
     if args.workers > 1:
         # This process owns the launch (and the state file's lock); attempts cut off by a stop of an earlier
@@ -231,12 +235,14 @@ def start(args, state, config):
     seed = config["SEED"]
     seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
     key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
+    ptas = spelling()       # the README's spelling after `make serve`: .venv/bin/ptas
     print(f"ptas-sandbox simulator on {base} (state: {shown}; {seeded})\n"
           f"  create a world:  curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
-          f"  see a world:     ptas inspect | ptas requests -f  (--url {base} --token TOKEN)", flush=True)
+          f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
-        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
+        kept = f" (world {result['world']['id']}, kept in {shown})" if result.get("resumed") else ""
+        print(f"scenario {args.scenario}{kept}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.run()

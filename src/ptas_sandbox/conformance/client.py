@@ -10,14 +10,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from .operations import Operations
 from .redact import excerpt
+from .resolver import Operations
 
 NOTHING = object()
 
 
 @dataclass
-class Reply:
+class Exchange:
     method: str
     path: str
     status: int
@@ -138,7 +138,7 @@ class Client:
             if status != 429 or not honour_429 or attempt == 3:
                 break
             self.sleep(min(retry_after(response_headers), self.max_retry_after))
-        reply = Reply(method, path, status, response_headers, text, parse_json(text), operation)
+        reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
         if record:
             self.replies.append(reply)
         return reply

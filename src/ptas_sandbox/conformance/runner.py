@@ -20,9 +20,9 @@ import pytest
 
 from . import FEATURES, tags
 from .harness import ChosenTarget
-from .operations import parse_override
 from .profile_learn import write as write_profile
 from .redact import excerpt, redact, redact_file
+from .resolver import parse_override
 from .targets import TargetError, in_process, open_target
 
 SUITE = '''"""The conformance suites: every feature, bound to the steps of the harness plugin."""

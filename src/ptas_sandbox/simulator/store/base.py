@@ -1,5 +1,5 @@
-"""What the domain sees of the store, whatever the engine: one/all/execute/insert/update inside
-transaction()s, reading(), savepoint(), lock()."""
+"""What both engines share: the domain's interface (interface.py) on a connection per thread, and the core's
+parts (schema upgrades, retries of aborted transactions, the server's settings)."""
 
 import json
 import os
@@ -26,11 +26,13 @@ class StoreFull(Problem):
     status, slug, title = 507, "insufficient-storage", "The store has no room left"
 
 
-class Store:
-    """What domain code uses: one/all/execute/executemany/insert/update inside transaction()s."""
+class Engine:
+    """What both engines share: the domain's interface (interface.Store) and the core's (schema upgrades, retries
+    of aborted transactions, the server's settings in `meta`)."""
 
     engine: str = ""
     location: str = ""
+    versions = None     # hotstate.Versions: told of every statement and transaction end, when a process owns it
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -73,6 +75,8 @@ class Store:
                     except Exception:
                         if self._usable(local.db):
                             raise       # the connection is gone, and the transaction with it
+                    if self.versions is not None:
+                        self.versions.ended()
                 raise
             local.depth -= 1
             if outer:
@@ -80,10 +84,14 @@ class Store:
                 try:
                     local.db.commit()
                 except Exception as error:
+                    if self.versions is not None:
+                        self.versions.ended()
                     if usable and self.lost(error):
                         raise StoreUnavailable("The connection to the store was lost while this change was being "
                                                "committed; it may or may not have been kept.") from error
                     raise
+                if self.versions is not None:
+                    self.versions.ended()
 
     RETRIES = 3
 
@@ -143,7 +151,9 @@ class Store:
     @contextmanager
     def savepoint(self):
         """Inside a transaction: what the block writes is undone when it raises, and the transaction goes on (an
-        API write keeps its rate-limit hit when its handler fails; pipeline.handle)."""
+        API write keeps its rate-limit hit when its handler fails, pipeline.write_operation; a hosted page's
+        refused form attempt leaves no trace while the page records the error it shows). Savepoints nest: each
+        ROLLBACK TO and RELEASE names the newest savepoint of that name."""
         if not self.in_transaction:
             raise RuntimeError("a savepoint needs a transaction around it")
         self.execute("SAVEPOINT ptas_operation")
@@ -165,18 +175,26 @@ class Store:
         return self._local().depth > 0
 
     def execute(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params))
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
 
     def all(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchall()
 
     def one(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchone()
 

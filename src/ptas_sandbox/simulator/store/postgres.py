@@ -11,7 +11,7 @@ pool would hand out per request anyway; its health check (a round trip per check
 
 import re
 
-from .base import Store, StoreUnavailable
+from .base import Engine, StoreUnavailable
 from .schema import statements
 
 _PLACEHOLDER = re.compile(r"%|\?")
@@ -39,7 +39,7 @@ def postgres_ddl(statement):
 CONNECT_TIMEOUT_S = 5
 
 
-class PostgresStore(Store):
+class PostgresStore(Engine):
     engine = "postgresql"
 
     def __init__(self, url, schemas=(), upgrades=None):
