@@ -50,7 +50,7 @@ def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back
         filler = fill(small_disk)
         refused = None
         for n in range(200):            # the WAL may hold a few pages more before the file must grow
-            refused = world.api.post("/users", json={"name": f"user {n} " + "x" * 200})
+            refused = world.api.post("/users", json={"name": f"user {n} " + "x" * 150})
             if refused.status_code != 201:
                 break
         assert refused.status_code == 507, refused.json
