@@ -1,11 +1,10 @@
 """The HTTP front of the app: waitress, in one process and in each `--workers` process (`gunicorn_worker` runs
 it under gunicorn's arbiter), its own error answers in ProblemDetails too.
 
-Why waitress in both modes (issue 24): it reads every request, headers and body, in its event loop, and hands a
-worker thread only a complete request, so a client trickling its headers or its body holds a socket and a few
-kilobytes, never a thread. gunicorn's gthread worker gave each connection a thread while it read the headers:
-16 connections sending a header line every 2 s stalled every other client. One front in both modes also means
-one framing rule, one body limit and one per-address cap.
+Why waitress in both modes: it reads every request, headers and body, in its event loop, and hands a worker
+thread only a complete request, so a client trickling its headers or its body holds a socket and a few
+kilobytes, never a thread (a thread-per-connection worker lets a handful of slow clients stall everyone). One
+front in both modes also means one framing rule, one body limit and one per-address cap.
 
 Waitress answers some requests itself, before the app sees them: a malformed request line or header, a bad
 Content-Length or chunked encoding, headers over `max_request_header_size`, a body over `max_request_body_size`
@@ -18,15 +17,15 @@ holds at most `connections_per_address` connections (300 half-sent requests from
 waitress's 100 and health waited). Behind a reverse proxy every connection comes from the proxy: raise the cap
 or turn it off (0) there, and let the proxy limit its clients.
 
-Framing (issue 24): a request whose framing two servers could read two ways is refused with 400 and its
-connection closed, and nothing after it on that connection is read: both Content-Length and Transfer-Encoding
-(waitress took the chunked body and served the request smuggled behind it), Transfer-Encoding on HTTP/1.0, and
-folded header lines. A chunked body over the limit is a 413 as it arrives, never cut and processed.
+Framing: a request whose framing two servers could read two ways is refused with 400 and its connection
+closed, and nothing after it on that connection is read (a request smuggled behind it would be served): both
+Content-Length and Transfer-Encoding, Transfer-Encoding on HTTP/1.0, and folded header lines. A chunked body
+over the limit is a 413 as it arrives, never cut and processed.
 
-Slow clients: the loop holds up to CONNECTION_LIMIT connections (waitress's default of 100 stopped accepting,
-and about 100 trickling connections from two addresses shut everyone out) and polls them with poll(2), not
-select(2), which fails past 1,024 descriptors. A request must arrive whole within REQUEST_DEADLINE seconds of its
-first byte, or its connection is closed: trickling cannot keep a socket for ever.
+Slow clients: the loop holds up to CONNECTION_LIMIT connections (at waitress's own limit it stops accepting
+anyone, so trickling clients would shut everyone out) and polls them with poll(2), not select(2), which fails
+past 1,024 descriptors. A request must arrive whole within REQUEST_DEADLINE seconds of its first byte, or its
+connection is closed: trickling cannot keep a socket for ever.
 """
 
 import ctypes
@@ -78,7 +77,7 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 
         b"Content-Type: application/problem+json\r\nContent-Length: %d\r\n\r\n")
 
 
-CONNECTION_LIMIT = 2000            # open connections of one server process (waitress: 100)
+CONNECTION_LIMIT = 2000            # open connections of one server process
 REQUEST_DEADLINE = 30               # seconds from a request's first byte to its last
 IDLE_SECONDS = 60                   # a kept-alive connection with no request in flight
 

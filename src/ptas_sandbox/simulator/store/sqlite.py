@@ -186,7 +186,7 @@ class SqliteStore(Engine):
 
     def platform_problem(self, error):
         """Disk full is a 507, a state file that cannot be written, read or opened a 503: the platform's
-        failures, said plainly (they were 500 "this is a bug")."""
+        failures, said plainly, not a 500 "this is a bug"."""
         code = getattr(error, "sqlite_errorcode", None)
         if not isinstance(error, self._sqlite.Error) or code is None:
             return super().platform_problem(error)

@@ -199,8 +199,8 @@ def record_outcome(store, job, now, status=None, body=None, error=None, duration
         next_row = attempt_row(event, {"id": row["webhook_id"], "callback_url": row["url"]}, row["request_body"],
                                row["attempt"] + 1, next_at)
         if row["id"] != derived_id("delivery", row["world"], row["event_id"], row["webhook_id"], row["attempt"]):
-            # a copy (the `duplicate` fault) retries on a chain of its own: with the original's next id its
-            # record failed, and the attempt stayed `sending` and went out again every lease, for ever
+            # a copy (the `duplicate` fault) retries on a chain of ids of its own: the original's next id is
+            # the original's to write
             next_row["id"] = derived_id("delivery-retry", row["id"], row["attempt"] + 1)
         store.insert("webhook_deliveries", **next_row)
     store.update("webhook_deliveries", {"id": job["id"]}, status="succeeded" if succeeded else "failed",

@@ -4,8 +4,8 @@ dead receiver never holds up the others (at most WEBHOOK_PARALLEL_PER_WEBHOOK of
 WEBHOOK_PARALLEL_PER_DESTINATION to its host, are on the wire; its backlog waits in the store, not in the pool's
 queue). The HTTP of one attempt (deadline, address checks, what is kept of the answer) is `sender`'s.
 
-Worlds share the senders fairly (issue 24): the per-host cap counts per world and host (one world's hanging
-receiver held the four turns of a host every world sent to), a world has at most WEBHOOK_PARALLEL_PER_WORLD
+Worlds share the senders fairly: the per-host cap counts per world and host (so one world's hanging receiver
+cannot take the turns of a host other worlds send to), a world has at most WEBHOOK_PARALLEL_PER_WORLD
 attempts on the wire, no more attempts are claimed than the pool has free threads (nothing waits in the pool's
 queue behind another world's hanging receivers), a quarter of the senders is kept for worlds with nothing on
 the wire (`_room`), and worlds with the fewest attempts out claim first. A flush waits only while fewer than
@@ -258,8 +258,8 @@ class Dispatcher:
 
     def _give_up(self, job, world, failure):
         """An outcome that cannot be recorded ends the attempt as failed, without a retry: left `sending`, it
-        went out again each time its lease ran out. When the store itself is gone this fails too, and the lease
-        sends it again once the store is back."""
+        would go out again each time its lease ran out, for ever. When the store itself is gone this fails too,
+        and the lease sends it again once the store is back."""
         if world is None:
             return
         try:
