@@ -17,9 +17,12 @@ CLOCK = component("Clock", {"type": "object", "properties": {
 component("SandboxWorld", {"type": "object", "properties": {
     "partner": {"$ref": "#/components/schemas/Partner"}, "accessToken": {"type": "string"},
     "token": {"$ref": "#/components/schemas/Token"},
+    "worldKey": {"type": "string", "description": "the harness's key to this world's control API (report, "
+                 "journal, faults, clock): no token of the partner, so nothing the partner's software does "
+                 "with its tokens takes it away (docs/chaos.md)"},
     "world": {"type": "object", "properties": {"id": {"type": "string"}, "seed": {"type": "integer"},
                                                "clock": CLOCK}}},
-    "required": ["partner", "accessToken", "token", "world"]})
+    "required": ["partner", "accessToken", "token", "worldKey", "world"]})
 
 
 @operation("SandboxHealth", "GET", "/_sandbox/health", tokens=NO_AUTH, control=True, atomic=False, responses={
