@@ -80,7 +80,12 @@ class Page:
 
 
 def html(template, status=200, **values):
-    return Response(ENV.get_template(template).render(**values), status, HEADERS, mimetype="text/html")
+    headers = {**HEADERS, "WWW-Authenticate": CHALLENGE} if status == 401 else HEADERS
+    return Response(ENV.get_template(template).render(**values), status, headers, mimetype="text/html")
+
+
+# A 401 names how to authenticate (RFC 9110 §11.6.1): a world's partner token, or the operator's admin key.
+CHALLENGE = 'Bearer realm="ptas-sandbox inspector", ApiKey header="X-Sandbox-Admin-Key"'
 
 
 def viewer_of(sandbox):
