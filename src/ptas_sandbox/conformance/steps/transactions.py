@@ -11,7 +11,7 @@ from ..bodies import identifier
 from ..checks import items
 from ..scene import check
 from . import acting, phrase
-from .accounts import account_id
+from .accounts import account_id, await_data
 
 EXCLUDE = {"deprecated": "excludeDeprecatedFields", "mapped": "excludeMappedFields"}
 
@@ -284,27 +284,27 @@ def one_without(scene, excluded_from, kind):
 POLL_SECONDS = 10
 
 
+def statistics_count(scene, account):
+    reply = scene.client.call("GetAccount", token=scene.token, params={"id": account})
+    statistics = reply.body.get("statistics") if reply.ok and isinstance(reply.body, dict) else None
+    count = statistics.get("count") if isinstance(statistics, dict) else None
+    return count if isinstance(count, int) else 0
+
+
 @when(phrase('the account "{label}" has received its transactions'))
 def received_transactions(scene, label):
     """Spec §1 capability 5: transactions arrive "from a few seconds up to hours" after CreateAccount. A simulator
-    moves its clock a minute; on a deployment the harness reads the account's statistics every 10 s until its
-    count is above zero and holds still, within the --max-wait budget (a @slow scenario)."""
+    moves its clock a minute; on a deployment the run reuses an account that holds transactions, else reads the
+    account's statistics every 10 s until its count is above zero and holds still (accounts.await_data)."""
     if scene.target.simulator:
         scene.time_passes(60)
         return
-    scene.time_passes(0)        # the @slow and --slow rules of waiting on a deployment
-    budget = float(scene.target.options.get("max_wait") or 300)
-    waited, last = 0.0, None
-    while True:
-        reply = scene.client.call("GetAccount", token=scene.token, params={"id": account_id(scene, label)})
-        statistics = reply.body.get("statistics") if reply.ok and isinstance(reply.body, dict) else None
-        count = statistics.get("count") if isinstance(statistics, dict) else None
-        if count and count == last:
-            return
-        if waited >= budget:
-            if count:
-                return
-            pytest.skip(f"no transactions arrived within {budget:g} s of waiting (--max-wait)")
-        last = count
-        scene.target.sleep(POLL_SECONDS)
-        waited += POLL_SECONDS
+    counts = []
+
+    def settled(account):
+        counts.append(statistics_count(scene, account))
+        return counts[-1] > 0 and counts[-2:] == [counts[-1]] * 2
+
+    await_data(scene, label, "transactions", settled, lambda waited: POLL_SECONDS,
+               held_has=lambda account: statistics_count(scene, account) > 0)
+
