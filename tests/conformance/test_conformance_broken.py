@@ -266,6 +266,17 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "A test AccountUpdated notification reaches the receiver"),
     ("retired_kind_still_sent", broken.Outgoing(broken.retired_kind_still_sent),
      "The five test events arrive and no retired kind is sent"),
+    # issue 22: statements no scenario checked before
+    ("child_tokens_without_partner_create", broken.child_tokens_without_partner_create,
+     "Creating a child partner's token needs partner:create"),
+    ("child_lifetime_ignored", broken.ChildLifetimeIgnored(),
+     "A child partner's token lives the expiresIn it was given"),
+    ("last_use_frozen", broken.LastUseFrozen(), "lastUsedAt moves with each use of the token"),
+    ("settings_without_styling", broken.settings_without_styling, "The UI settings carry the Account UI styling"),
+    ("patch_ignored", broken.PatchIgnored(), "PATCH changes a webhook"),
+    ("statistics_swapped", broken.statistics_swapped,
+     "The account's statistics give the dates of its first and last transaction"),
+    ("no_shopper", broken.no_shopper, "Transactions carry Shopper information"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):
@@ -281,7 +292,7 @@ def run_broken_deployment(breakage, scenario, capsys):
     try:
         if outgoing:
             breakage.apply(deployment.app)
-        wraps = (broken.DropQuery,)
+        wraps = (broken.DropQuery, broken.ChildLifetimeIgnored, broken.PatchIgnored)
         plain = callable(breakage) and not isinstance(breakage, (*wraps, broken.Outgoing))
         change = breakage if plain else None
         wrap = breakage if isinstance(breakage, wraps) else None

@@ -308,3 +308,30 @@ def received_transactions(scene, label):
     await_data(scene, label, "transactions", settled, lambda waited: POLL_SECONDS,
                held_has=lambda account: statistics_count(scene, account) > 0)
 
+
+@then(phrase('the account "{label}" statistics give the dates of its first and last transaction'))
+def statistics_first_last(scene, paged, label):
+    """Spec §1 capability 5: statistics.first is the date of the first transaction, last of the last one; a
+    transaction's date is its createdAt (spec §2), compared by the day so any rendering of a date holds."""
+    check(paged, "the account has transactions")
+    reply = scene.must(scene.client.call("GetAccount", token=scene.token, params={"id": account_id(scene, label)}),
+                       "read the account")
+    statistics = reply.body.get("statistics") if isinstance(reply.body, dict) else None
+    check(isinstance(statistics, dict), f"GetAccount carries statistics, got {statistics!r}")
+    moments = sorted((t["createdAt"] for t in paged if isinstance(t.get("createdAt"), str)), key=checks.parse)
+    check(moments, "the transactions carry createdAt")
+    for key, expected in (("first", moments[0]), ("last", moments[-1])):
+        given = statistics.get(key)
+        check(isinstance(given, str) and given[:10] == expected[:10],
+              f"statistics.{key} is the date of the {key} transaction ({expected[:10]}), got {given!r} "
+              "(spec §1 capability 5)")
+
+
+@then("some transaction carries Shopper information")
+def carries_shopper(scene):
+    """Spec §2 (2.7.0): transactions have Shopper information (its shape is not shown; a transaction without a
+    shopper may carry none, so some transaction of the account carries it)."""
+    rows = transactions(scene.reply)
+    check(rows, "the account has transactions")
+    carrying = [t for t in rows if any("shopper" in k.lower() and v not in (None, {}, "") for k, v in t.items())]
+    check(carrying, f"none of {len(rows)} transactions carries Shopper information (spec §2, 2.7.0)")
