@@ -274,19 +274,26 @@ def child_tokens_without_partner_create(environ, status, headers, body):
             "scope": "partner:read", "expiresIn": 15768000})
 
 
-class ChildLifetimeIgnored:
-    """A child partner's token lives 6 months whatever expiresIn it was given (spec §8: the value sent)."""
+class DropBodyField:
+    """A service that ignores a property of a POST body on the paths matching `pattern`."""
+
+    def __init__(self, name, pattern):
+        self.name, self.pattern = name, pattern
 
     def __call__(self, app):
-        def ignored(environ, start_response):
-            if environ["REQUEST_METHOD"] == "POST" and re.search(r"/partners/[^/]+/tokens$", environ["PATH_INFO"]):
+        def dropped(environ, start_response):
+            if environ["REQUEST_METHOD"] == "POST" and re.search(self.pattern, environ["PATH_INFO"]):
                 length = int(environ.get("CONTENT_LENGTH") or 0)
                 data = json.loads(environ["wsgi.input"].read(length) or b"{}")
-                data.pop("expiresIn", None)
+                data.pop(self.name, None)
                 raw = json.dumps(data).encode()
                 environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
             return app(environ, start_response)
-        return ignored
+        return dropped
+
+
+# A child partner's token lives 6 months whatever expiresIn it was given (spec §8: the value sent).
+child_lifetime_ignored = DropBodyField("expiresIn", r"/partners/[^/]+/tokens$")
 
 
 class LastUseFrozen:
@@ -342,3 +349,33 @@ def no_shopper(environ, status, headers, body):
                 row.pop("shopper", None)
         return changed(status, headers, data)
 
+
+# -- the OAuth2 return step (spec §1 "OAuth2 account creation flow", step 2) -----------------------------------
+def consent_answer(environ):
+    return environ["REQUEST_METHOD"] == "POST" and "/oauth/consent/" in environ["PATH_INFO"]
+
+
+def return_without_headers(environ, status, headers, body):
+    """The return step without X-Service-AuthReference, -AuthStatus, -AuthMessage (spec §1: in every case)."""
+    if consent_answer(environ):
+        return status, [(k, v) for k, v in headers if not k.lower().startswith("x-service-auth")], body
+
+
+def status_not_the_spec_values(environ, status, headers, body):
+    """The return step's status as `OK` instead of Success (spec §1: Success, NotFoundError or OtherError)."""
+    if consent_answer(environ):
+        swap = {"Success": "OK"}
+        headers = [(k, swap.get(v, v) if k.lower() == "x-service-authstatus" else
+                    v.replace("status=Success", "status=OK") if k.lower() == "location" else v) for k, v in headers]
+        return status, headers, body
+
+
+# CreateOauthRedirectUrl's redirect URL for this request is ignored (spec §1 step 1: it applies).
+request_redirect_ignored = DropBodyField("redirectUrl", r"/oauth$")
+
+
+def last_redirect_url_used(environ, status, headers, body):
+    """Without a redirect URL in the request, the partner's last redirect URL is used, not the first (spec §1)."""
+    if consent_answer(environ):
+        return status, [(k, v.replace("https://acme.example/oauth/done", "https://acme.example/oauth/again")
+                         if k.lower() == "location" else v) for k, v in headers], body

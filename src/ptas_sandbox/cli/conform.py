@@ -33,6 +33,10 @@ def add(commands):
     c.add_argument("--operations", metavar="FILE",
                    help="--operation lines in a file, one NAME=METHOD PATH a line (the lines a run prints for the "
                         "operations it could not find can be pasted as they are)")
+    c.add_argument("--oauth-consent", metavar="COMMAND",
+                   help="how the OAuth2 provider's page is answered on a deployment whose page the harness does not "
+                        "recognise: a command (it gets PTAS_OAUTH_URL, PTAS_OAUTH_DECISION, PTAS_OAUTH_RETURN_URL and "
+                        "prints the return step's status line and headers), or 'interactive' (a person)")
     c.set_defaults(func=conform)
 
 

@@ -69,7 +69,7 @@ def operations_said(operations):
 
 def conform_options(args):
     """The options the steps read (receiver, budgets): anything the target itself does not say."""
-    return {name: getattr(args, name) for name in ("receiver_listen", "receiver_url", "max_wait")
+    return {name: getattr(args, name) for name in ("receiver_listen", "receiver_url", "max_wait", "oauth_consent")
             if getattr(args, name, None) is not None}
 
 
