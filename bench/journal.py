@@ -9,7 +9,7 @@ import sys
 import time
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.journal import service
+from ptas_sandbox.simulator.tools.journal import service
 
 
 def measure(client, headers, n):

@@ -8,7 +8,7 @@ import json
 import time
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.snapshots import models
+from ptas_sandbox.simulator.tools.snapshots import models
 
 
 def measure(scenario):

@@ -5,5 +5,5 @@ from importlib.resources.abc import Traversable
 
 
 def data(*parts: str) -> Traversable:
-    """A file or folder shipped inside `ptas_sandbox`, e.g. `data("scenarios", "default.json")`."""
+    """A file or folder shipped inside `ptas_sandbox`, e.g. `data("catalogue", "scenarios", "default.json")`."""
     return files("ptas_sandbox").joinpath(*parts)

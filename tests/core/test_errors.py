@@ -1,4 +1,4 @@
-"""Bad input gets a clear RFC 9457 error and loses nothing (DESIGN.md "Errors and bad input", spec §7)."""
+"""Bad input gets a clear RFC 9457 error and loses nothing (docs/design.md, spec §7)."""
 
 import pytest
 

@@ -22,9 +22,10 @@ def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
     wheel = zipfile.ZipFile(next(tmp_path.glob("ptas_sandbox-*.whl")))
     names = set(wheel.namelist())
     assert {"ptas_sandbox/cli/__init__.py", "ptas_sandbox/simulator/app.py", "ptas_sandbox/simulator/tokens/models.py",
-            "ptas_sandbox/testing/plugin.py", "ptas_sandbox/fixtures/account_types.json"} <= names
+            "ptas_sandbox/testing/plugin.py", "ptas_sandbox/catalogue/account_types.json"} <= names
     # Every data file of the source tree ships, under the same folder of the package.
-    for folder, suffix in (("scenarios", ".json"), ("features", ".feature"), ("simulator/pages/templates", ".html")):
+    for folder, suffix in (("catalogue/scenarios", ".json"), ("features", ".feature"),
+                           ("simulator/pages/templates", ".html")):
         on_disk = {f"ptas_sandbox/{folder}/{p.relative_to(PACKAGE / folder).as_posix()}"
                    for p in (PACKAGE / folder).rglob(f"*{suffix}")}
         shipped = {n for n in names if n.startswith(f"ptas_sandbox/{folder}/") and n.endswith(suffix)}

@@ -3,7 +3,7 @@ are a prefix of each account's schedule (one counter) and the days an import set
 holds as many rows after a century as after a day, and loading `busy-merchant` (a million transactions) writes a
 few dozen rows: nothing long holds the store that other worlds write to."""
 
-from ptas_sandbox.simulator.control.models import world_tables
+from ptas_sandbox.simulator.tools.control.models import world_tables
 from tests.support.accounts import connect, long_lived_user
 from tests.support.client import Api
 from tests.support.worlds import new_world

@@ -1,4 +1,4 @@
-"""The echo receiver and the inspector page (DESIGN.md control API): capture anything, show it escaped."""
+"""The echo receiver and the inspector page (docs/design.md, the control API): capture anything, show it escaped."""
 
 import base64
 

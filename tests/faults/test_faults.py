@@ -6,8 +6,8 @@ import pytest
 import requests
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.faults.http import ConnectionDropped
 from ptas_sandbox.simulator.timestamps import SECOND_US, parse
+from ptas_sandbox.simulator.tools.faults.http import ConnectionDropped
 from ptas_sandbox.webhooks import verify
 from tests.support.problems import assert_problem
 from tests.support.receivers import Served

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.journal import models as journal
+from ptas_sandbox.simulator.tools.journal import models as journal
 from tests.support.client import Api
 from tests.support.problems import assert_problem
 from tests.support.worlds import new_world

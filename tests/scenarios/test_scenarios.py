@@ -1,4 +1,4 @@
-"""Scenarios (DESIGN.md scenarios/): named, seeded worlds loaded by the control API and `ptas serve`."""
+"""Scenarios (docs/design.md): named, seeded worlds loaded by the control API and `ptas serve`."""
 
 import hashlib
 import json

@@ -1,4 +1,4 @@
-"""`ptas serve`: the command behind `make serve` answers over HTTP with the options DESIGN.md spells."""
+"""`ptas serve`: the command behind `make serve` answers over HTTP with the options docs/design.md spells."""
 
 import os
 import re

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ptas_sandbox.simulator import create_app
-from ptas_sandbox.simulator.snapshots import models
+from ptas_sandbox.simulator.tools.snapshots import models
 from tests.support.accounts import imported, long_lived_user
 from tests.support.client import Api
 from tests.support.problems import assert_problem
@@ -194,7 +194,7 @@ def test_only_the_root_partner_exports_its_world(world):
 
 
 def test_the_documented_example_loads_into_a_fresh_sandbox(elsewhere):
-    from ptas_sandbox.simulator.snapshots.http import EXAMPLE
+    from ptas_sandbox.simulator.tools.snapshots.http import EXAMPLE
     loaded = load(elsewhere, EXAMPLE)
     assert loaded["partner"]["name"] == "Acme" and loaded["accessToken"]
     assert elsewhere.as_(loaded["accessToken"]).get("/partners/self").status_code == 200

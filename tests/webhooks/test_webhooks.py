@@ -1,4 +1,4 @@
-"""Webhook subscriptions (spec §4.2 webhook rows, §6; DESIGN.md field names): CRUD, validation, ownership, scopes."""
+"""Webhook subscriptions (spec §4.2 webhook rows, §6; field names: docs/design.md): CRUD, validation, scopes."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""From the event outbox to notifications (spec §6, DESIGN.md payload and signature): fan-out to subscribed
+"""From the event outbox to notifications (spec §6, docs/design.md payload and signature): fan-out to subscribed
 webhooks, test events, the delivery log and the echo receiver, all in-process through flush."""
 
 import json
@@ -35,7 +35,7 @@ def flush(world):
 
 
 def captured(world, bin_):
-    """A bin's captures of `world`'s notifications (read with its partner token, DESIGN.md)."""
+    """A bin's captures of `world`'s notifications (read with its partner token, docs/design.md)."""
     return world.api.get(f"/_sandbox/echo/{bin_}").json["captures"]
 
 

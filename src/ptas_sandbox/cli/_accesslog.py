@@ -3,8 +3,8 @@
 import sys
 import time
 
-from ptas_sandbox.simulator.journal.models import redact_query
 from ptas_sandbox.simulator.timestamps import render
+from ptas_sandbox.simulator.tools.journal.models import redact_query
 
 
 class AccessLog:

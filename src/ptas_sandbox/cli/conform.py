@@ -37,6 +37,9 @@ def add(commands):
                    help="how the OAuth2 provider's page is answered on a deployment whose page the harness does not "
                         "recognise: a command (it gets PTAS_OAUTH_URL, PTAS_OAUTH_DECISION, PTAS_OAUTH_RETURN_URL and "
                         "prints the return step's status line and headers), or 'interactive' (a person)")
+    c.add_argument("--profile-out", metavar="FILE",
+                   help="also learn the target's choices where the spec is silent into a profile for "
+                        "`ptas serve --profile FILE` (docs/profiles.md)")
     c.set_defaults(func=conform)
 
 

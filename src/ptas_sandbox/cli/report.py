@@ -25,7 +25,7 @@ def report(sandbox, args):
     if args.format == "json":
         text = json.dumps(body, indent=2) + "\n"
     else:
-        from ptas_sandbox.simulator.report import render
+        from ptas_sandbox.simulator.tools.integration import render
         text = render.text(body) if args.format == "text" else render.junit(
             body, "error" if args.fail_on == "never" else args.fail_on)
     if args.output:

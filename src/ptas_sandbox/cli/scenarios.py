@@ -7,6 +7,6 @@ def add(commands):
 
 
 def scenarios(args):
-    from ptas_sandbox.simulator.scenarios import catalogue
+    from ptas_sandbox.simulator.tools.scenarios import catalogue
     for name, summary in catalogue():
         print(f"{name:20} {summary}")

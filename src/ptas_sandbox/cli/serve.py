@@ -72,6 +72,9 @@ def add(commands):
     s.add_argument("--allow-private-callbacks", action=argparse.BooleanOptionalAction, default=None,
                    help="let webhooks call loopback, private and link-local addresses (default: on when bound "
                         "to 127.0.0.1, off otherwise; the sandbox's own echo receiver is always allowed)")
+    s.add_argument("--profile", metavar="FILE",
+                   help="answer as the deployment this profile was learned from (`ptas conform --profile-out`; "
+                        "docs/profiles.md)")
     s.set_defaults(func=serve)
 
 
@@ -101,7 +104,7 @@ def serve(args):
             fail(f"the state path {state!r} is a folder; give a file, e.g. {os.path.join(state, 'sandbox.db')}")
         lock_state(state)       # exits 2 when another server runs on this state file
     if args.scenario:
-        from ptas_sandbox.simulator.scenarios import catalogue
+        from ptas_sandbox.simulator.tools.scenarios import catalogue
         names = [name for name, _ in catalogue()]
         if args.scenario not in names:
             fail(f"no scenario named {args.scenario!r}; one of: {', '.join(names)} (see `ptas scenarios`)")
@@ -120,6 +123,12 @@ def serve(args):
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
         config["OPERATION_LIMITS"] = dict(args.operation_limit)
+    if args.profile:
+        from ptas_sandbox.conformance.profile import ProfileError, load
+        try:
+            config["PROFILE"] = load(args.profile)
+        except ProfileError as error:
+            fail(str(error))
     try:
         app = create_app(config)
     except (sqlite3.Error, StaleState) as error:
@@ -133,7 +142,7 @@ def serve(args):
     sandbox = app.extensions["ptas"]
     result = None
     if args.scenario:
-        from ptas_sandbox.simulator.scenarios import load
+        from ptas_sandbox.simulator.tools.scenarios import load
         with app.app_context():
             result = load(sandbox, args.scenario, seed=args.seed)
     if args.workers > 1:

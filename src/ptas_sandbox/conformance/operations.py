@@ -75,7 +75,7 @@ PATHLESS = {
     "GetReports": ("GET", "/accounts/{id}/reports"), "GetReport": ("GET", "/reports/{id}"),
 }
 
-# The simulator's control API lives at fixed paths (DESIGN.md), whatever a document says of the service.
+# The simulator's control API lives at fixed paths (docs/design.md), whatever a document says of the service.
 CONTROL = {"SandboxCreatePartner": ("POST", "/_sandbox/partners"), "SandboxGetClock": ("GET", "/_sandbox/clock"),
            "SandboxSetClock": ("POST", "/_sandbox/clock"), "SandboxFlushWebhooks": ("POST", "/_sandbox/webhooks/flush"),
            "SandboxEchoCaptures": ("GET", "/_sandbox/echo/{bin}")}

@@ -82,7 +82,7 @@ class Receiver:
 
 
 class EchoReceiver:
-    """On a simulator: its echo bins (DESIGN.md), delivered at once with the control API's flush."""
+    """On a simulator: its echo bins (docs/design.md), delivered at once with the control API's flush."""
 
     def __init__(self, scene, base):
         self.scene, self.base = scene, base.rstrip("/")
@@ -92,7 +92,7 @@ class EchoReceiver:
         return f"{self.base}/_sandbox/echo/{inbox}", inbox
 
     def received(self, inbox):
-        # The control API's paths are fixed (DESIGN.md), whatever the target's document lists.
+        # The control API's paths are fixed (docs/design.md), whatever the target's document lists.
         client, token = self.scene.client, self.scene.token
         self.scene.must(client.request("POST", "/_sandbox/webhooks/flush", token=token), "deliver due notifications")
         reply = self.scene.must(client.request("GET", f"/_sandbox/echo/{inbox}", token=token), "read the echo bin")

@@ -17,6 +17,7 @@ import pytest
 from . import FEATURES, tags
 from .harness import ChosenTarget
 from .operations import PATHLESS, parse_override
+from .profile_learn import write as write_profile
 from .redact import redact
 from .report import INTERRUPTED, Reporter
 from .targets import TargetError, in_process, open_target
@@ -37,7 +38,8 @@ def main(args):
                report_dir=args.report_dir, quick=getattr(args, "quick", False), pace=getattr(args, "pace", None),
                as_deployment=getattr(args, "as_deployment", False), options=conform_options(args),
                operations=[*(getattr(args, "operation", None) or ()),
-                           *read_operations(getattr(args, "operations", None))])
+                           *read_operations(getattr(args, "operations", None))],
+               profile_out=getattr(args, "profile_out", None))
 
 
 def read_operations(path):
@@ -74,7 +76,8 @@ def conform_options(args):
 
 
 def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir=None, quick=False, app=None,
-        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None, operations=None):
+        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None, operations=None,
+        profile_out=None):
     """Run the suites; 0 only when every selected scenario passed, 2 when the run could not start (a report
     folder says so too: one failed test). `app` runs them against a WSGI app in this process instead: a
     simulator, or (hiding /_sandbox, with `token`) a deployment; the project's tests run deliberately broken
@@ -157,6 +160,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
         try:
             with plugins_not_autoloaded():
                 status = pytest.main(arguments, plugins=[ChosenTarget(chosen, quick=quick), reporter])
+            if profile_out and not reporter.stopped:
+                write_profile(chosen, token, profile_out, out)
         except KeyboardInterrupt:           # a second Ctrl-C, during pytest's own clean-up: the reports still follow
             reporter.stopped = reporter.stopped or INTERRUPTED
             chosen.held.abandoned = True

@@ -1,4 +1,4 @@
-"""The tags of features/ (DESIGN.md): kinds, spec areas, and what a target needs to run a scenario."""
+"""The tags of features/ (docs/design.md): kinds, spec areas, and what a target needs to run a scenario."""
 
 import re
 

@@ -159,7 +159,7 @@ def in_process(app=None, openapi=None, simulator=None, name="sim", token=None, o
 
 
 def is_simulator(transport):
-    """A simulator answers `GET /_sandbox/health` with its name (DESIGN.md); a deployment does not."""
+    """A simulator answers `GET /_sandbox/health` with its name (docs/design.md); a deployment does not."""
     status, _, text = transport.send("GET", "/_sandbox/health", {"Accept": "application/json"}, None, None)
     health = parse_json(text) if status == 200 else None
     return isinstance(health, dict) and health.get("service") == "ptas-sandbox"

@@ -9,7 +9,7 @@ from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import BaseConverter, Rule
 
-from . import events, ratelimit, worlds
+from . import events, ratelimit, tools, worlds
 from .openapi import document, full_path
 from .operations import REGISTRY
 from .pipeline import handle
@@ -81,9 +81,14 @@ def is_removed(prefix, method, path):
 
 
 def areas():
-    """The packages of simulator/ that hold an area of the spec (those with an `http` module)."""
+    """The packages the app is made of, as dotted names below simulator: the spec's areas (the packages of
+    simulator/ but the store), then the sandbox tools in `tools.ORDER`."""
     package = importlib.import_module(__package__)
-    return [m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg]
+    spec = [m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg and m.name not in ("tools", "store")]
+    on_disk = {m.name for m in pkgutil.iter_modules(tools.__path__) if m.ispkg}
+    if on_disk != set(tools.ORDER):
+        raise RuntimeError(f"tools.ORDER must name every tool package, and only those: {sorted(on_disk)}")
+    return spec + [f"tools.{name}" for name in tools.ORDER]
 
 
 def create_app(config=None):
@@ -111,11 +116,30 @@ def create_app(config=None):
     sandbox = Simulator(app.config, schemas, upgrades)
     app.extensions["ptas"] = sandbox
     route(app)
-    for attach in services:
+    for attach in services:     # the spec's areas, then the tools: the order of each stage's hooks (hooks.py)
         attach(app, sandbox)
     sandbox.store.check_current(schemas)      # after the areas' own migrations (echo adds a column it can)
+    install_hooks(app, sandbox.hooks)
     install_error_handlers(app)
     return app
+
+
+def install_hooks(app, hooks):
+    """The request stages Flask runs around the pipeline, in the order hooks.py states: `before`, then (the
+    pipeline), then `after` and last `record`, each stage's hooks in the order they were added. One Flask hook
+    each way, so no order depends on which module registered first."""
+    @app.before_request
+    def before():
+        for hook in hooks.before:
+            hook()
+
+    @app.after_request
+    def after(response):
+        for hook in hooks.after:
+            hook(response)
+        for hook in hooks.record:
+            hook(response)
+        return response
 
 
 def route(app):

@@ -41,7 +41,7 @@ def handle(op, params):
         claims, ctx = bearer_world(sandbox, request.headers)
         world = ctx.world
         if op.tokens == WORLD_AUTH:
-            principal = control_principal(ctx, claims)
+            principal = sandbox.hooks.authenticate_control(ctx, claims)
         else:
             injection, ctx, answer = intercept(sandbox, ctx, op, claims)
             if answer is not None:
@@ -79,7 +79,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
     `lastUsedAt` as it was."""
     with sandbox.store.transaction():
         sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
-        principal = sandbox.authenticate(ctx, claims)
+        principal = sandbox.hooks.authenticate(ctx, claims)
         authorize(op, principal)
         sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
     return principal
@@ -113,9 +113,9 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
 
 
 def intercept(sandbox, ctx, op, claims):
-    """A fault the world asked for (docs/chaos.md), before the rate-limit budget is used: (the injection or
-    None, the context to go on with, an answer instead of the operation or None)."""
-    for hook in current_app.extensions.get("ptas.interceptors", ()):
+    """The intercept stage (hooks.py): a fault the world asked for (docs/chaos.md), before the rate-limit budget
+    is used: (the injection or None, the context to go on with, an answer instead of the operation or None)."""
+    for hook in sandbox.hooks.intercept:
         injection = hook(sandbox, ctx, op, claims, request)
         if injection is not None:
             return injection, *injection.before(sandbox, ctx, request.environ)
@@ -131,6 +131,16 @@ def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tu
     return claims, sandbox.ctx(world)
 
 
+def bearer_claims(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> Mapping[str, Any] | None:
+    """The verified claims of the request's bearer token, or None when it has none of ours: for the tools that
+    watch a request (the journal, the integration report) and must not refuse it. The same parser as the
+    pipeline's (`auth.bearer`), so a request the pipeline reads as a world's is watched as that world's."""
+    try:
+        return sandbox.signer.verify(bearer(headers.get("Authorization")))
+    except Unauthorized:
+        return None
+
+
 def request_world(sandbox: Simulator, world_id: str) -> World | None:
     """The world `world_id` as this request first read it: one store read per request, though the journal's
     hook (before the pipeline) and the pipeline both need it. Kept in the request's environ, not `g`, which an
@@ -139,28 +149,6 @@ def request_world(sandbox: Simulator, world_id: str) -> World | None:
     if world_id not in seen:
         seen[world_id] = sandbox.worlds.get(world_id)
     return seen[world_id]
-
-
-CONTROL_SCOPES = ("partner:update",)     # or partner:all, which covers it
-
-
-def control_principal(ctx: Ctx, claims: Mapping[str, Any]) -> str:
-    """Who steers a world (DESIGN.md, the control API): its root partner's tokens holding `partner:update` or
-    `partner:all`, expired or not (a harness that moved the clock past its token's expiry can still steer and
-    renew it), revoked never. Child partners', deploy and narrower tokens get 403."""
-    row = ctx.store.one("SELECT t.partner_id, t.revoked_at, t.scope, p.parent_id FROM tokens t "
-                        "JOIN partners p ON p.id = t.partner_id "
-                        "WHERE t.id = ? AND t.world = ? AND t.kind = 'partner'", (claims["jti"], ctx.world.id))
-    if claims["knd"] != "partner":       # a valid token of the wrong kind: refused, as the service refuses it
-        raise Forbidden("The control API takes partner tokens, not user tokens.")
-    if row is None or row["revoked_at"] is not None:
-        raise Unauthorized("The control API needs a partner token of the world (revoked tokens do not count).")
-    if row["parent_id"] is not None:
-        raise Forbidden("Only the world's root partner steers it; a child partner's token does not.")
-    if not scopes.holds_any(frozenset(row["scope"].split()), CONTROL_SCOPES):
-        raise Forbidden("The control API needs a root partner token holding partner:update or partner:all.",
-                        requiredScopes=["partner:update", "partner:all"])
-    return row["partner_id"]
 
 
 def admin_key_given(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> bool:

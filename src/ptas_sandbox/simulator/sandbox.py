@@ -6,20 +6,16 @@ domain code gets a `Ctx` from it. (`Sandbox` is the partner-side name: ptas_sand
 import itertools
 import secrets
 import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import current_app
 
-from .auth import Principal, Signer
+from .auth import Signer
 from .context import Ctx
+from .hooks import Hooks
 from .ratelimit import RateLimiter
 from .store import open_store
 from .worlds import World, Worlds
-
-
-def _no_authentication(ctx: Ctx, claims: Mapping[str, Any]) -> Principal:
-    raise RuntimeError("no area handed authentication to the pipeline (tokens/service.py attaches it)")
 
 
 def system_microseconds() -> int:
@@ -40,10 +36,7 @@ class Simulator:
                                    config["OPERATION_LIMITS"])
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
-        # Stages the areas hand to the pipeline (their service.py), so the pipeline depends on no area:
-        self.authenticate: Callable[[Ctx, Mapping[str, Any]], Principal] = _no_authentication   # tokens area
-        self.catch_ups: list[Callable[[Ctx], None]] = []    # bring a world's lazy processes (imports) to its clock
-        self.catch_up_due: list[Callable[[Ctx], bool]] = []   # cheap reads: is any catch-up work due?
+        self.hooks = Hooks()            # the stages areas and tools fill (their service.py): hooks.py
 
     def ctx(self, world: World) -> Ctx:
         return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config)
@@ -54,15 +47,15 @@ class Simulator:
         Called before every operation of the world and after every clock move, so reading at time T shows
         what would have happened by T, with no sleeping threads.
         """
-        if self.catch_ups:
+        stages = self.hooks.catch_up
+        if stages:
             ctx = self.ctx(world)
-            if self.catch_up_due and len(self.catch_up_due) == len(self.catch_ups) and \
-                    not any(due(ctx) for due in self.catch_up_due):
+            if not any(stage.due(ctx) for stage in stages):
                 return
             with self.store.transaction():
                 self.worlds.lock(world.id)
-                for catch_up in self.catch_ups:
-                    catch_up(ctx)
+                for stage in stages:
+                    stage.run(ctx)
 
     def trace_id(self) -> str:
         return f"{next(self._traces):016x}"

@@ -1,9 +1,9 @@
 """The pytest plugin the package registers (`pytest11`): fixtures for partner developers, nothing else.
 
 It is loaded in every pytest run of a project that installs ptas-sandbox, so it registers no markers and only
-the `--ptas-url`/`--ptas-admin-key` options, and imports the simulator only when a test asks for a fixture
-(docs/fixtures.md). The conformance suites' markers and options live in `ptas_sandbox.conformance.harness`,
-loaded only by conformance runs.
+the `--ptas-url`/`--ptas-admin-key`/`--ptas-profile` options, and imports the simulator only when a test asks
+for a fixture (docs/fixtures.md). The conformance suites' markers and options live in
+`ptas_sandbox.conformance.harness`, loaded only by conformance runs.
 """
 
 import os
@@ -16,6 +16,9 @@ def pytest_addoption(parser):
     group.addoption("--ptas-url", metavar="URL",
                     help="run the ptas_* fixtures against a served or remote sandbox; default: a sandbox in the "
                          "test process")
+    group.addoption("--ptas-profile", metavar="FILE",
+                    help="the in-process sandbox answers as the deployment this profile was learned from "
+                         "(docs/profiles.md); a served sandbox takes it from `ptas serve --profile`")
     group.addoption("--ptas-admin-key", default=os.environ.get("PTAS_ADMIN_KEY"), metavar="KEY",
                     help="the sandbox's admin key, where creating worlds needs it (or PTAS_ADMIN_KEY)")
 
@@ -27,7 +30,9 @@ def ptas_sandbox(pytestconfig):
     gets a world of its own)."""
     from ptas_sandbox.testing.partner_kit import RemoteSandbox, Sandbox
     url, key = pytestconfig.getoption("ptas_url"), pytestconfig.getoption("ptas_admin_key")
-    sandbox = RemoteSandbox(url, admin_key=key) if url else Sandbox(admin_key=key)
+    profile = pytestconfig.getoption("ptas_profile")
+    config = {"PROFILE": profile} if profile else None
+    sandbox = RemoteSandbox(url, admin_key=key) if url else Sandbox(config, admin_key=key)
     yield sandbox
     sandbox.close()
 

@@ -1,7 +1,7 @@
 @limits @spec-8
 Feature: The global rate limit
   All requests of a partner and its users share a limit of 100 requests per 60 seconds (spec §8). The answer
-  when it is exceeded is not shown by the spec; the simulator answers 429 with Retry-After (DESIGN.md).
+  when it is exceeded is not shown by the spec; the simulator answers 429 with Retry-After (docs/design.md).
 
   Background:
     Given a partner

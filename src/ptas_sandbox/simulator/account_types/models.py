@@ -1,4 +1,4 @@
-"""Account-type rules: the catalogue of fixtures/account_types.json, overlaid per world by provider states.
+"""Account-type rules: the catalogue of catalogue/account_types.json, overlaid per world by provider states.
 
 A provider outage set through the control API changes a type's `state`, `errors` and `warnings` in one world
 only (an override row); every live partner of that world gets an AccountTypeUpdated event. No Flask here.
@@ -44,7 +44,7 @@ class AccountTypeNotAvailable(Forbidden):
 @lru_cache(maxsize=1)
 def catalogue():
     """{type id: catalogue entry} with the transaction field sets resolved; read once per process."""
-    raw = json.loads(data("fixtures", "account_types.json").read_text())
+    raw = json.loads(data("catalogue", "account_types.json").read_text())
     sets = raw["transactionFieldSets"]
     entries = {}
     for entry in raw["accountTypes"]:

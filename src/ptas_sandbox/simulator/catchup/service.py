@@ -17,6 +17,7 @@ from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..context import Ctx
 from ..dataimports import models as imports
+from ..hooks import CatchUp
 from ..providers import models as providers
 from ..reports import models as reports
 from ..rows import DataImportRow
@@ -26,8 +27,7 @@ from ..transactions import models as transactions
 
 
 def attach(app: Flask, sandbox: Simulator) -> None:
-    sandbox.catch_ups.append(catch_up_imports)
-    sandbox.catch_up_due.append(imports_due)
+    sandbox.hooks.catch_up.append(CatchUp(run=catch_up_imports, due=imports_due))
 
 
 def imports_due(ctx: Ctx) -> bool:

@@ -102,7 +102,7 @@ def get_owned(ctx, principal, import_id):
     row = ctx.store.one("SELECT * FROM data_imports WHERE id = ? AND world = ? AND partner_id = ?",
                         (import_id, ctx.world.id, principal.partner_id))
     if row is None or (principal.kind == "user" and row["user_id"] != principal.user_id) or \
-            ctx.store.one("SELECT deleted_at FROM users WHERE id = ?", (row["user_id"],))["deleted_at"]:
+            users.is_deleted(ctx, row["user_id"]):
         raise not_found("data import", import_id)
     return row
 

@@ -6,6 +6,7 @@ import re
 from ..context import Ctx
 from ..problems import BadRequest, not_found
 from ..rows import PartnerRow
+from ..store import Store
 from ..timestamps import render
 
 SCHEMA = """
@@ -109,6 +110,12 @@ def require(ctx: Ctx, partner_id: str) -> PartnerRow:
     if row is None:
         raise not_found("partner", partner_id)
     return row
+
+
+def root_of(store: Store, world_id: str) -> str | None:
+    """The id of the world's root partner (the one without a parent, who owns and steers the world), or None."""
+    row = store.one("SELECT id FROM partners WHERE world = ? AND parent_id IS NULL", (world_id,))
+    return None if row is None else row["id"]
 
 
 def get_owned(ctx: Ctx, parent_id: str, partner_id: str) -> PartnerRow:

@@ -2,6 +2,7 @@
 
 from .. import scopes as scope_table
 from ..auth import Principal
+from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden, Unauthorized, not_found
 from ..timestamps import LATEST, SECOND_US, render
 
@@ -145,3 +146,25 @@ def authenticate(ctx, claims):
     if ctx.now >= row["expires_at"]:
         raise Unauthorized("The bearer token has expired.")
     return Principal(row["id"], row["kind"], row["partner_id"], row["user_id"], frozenset(row["scope"].split()))
+
+
+CONTROL_SCOPES = ("partner:update",)     # or partner:all, which covers it
+
+
+def control_principal(ctx, claims):
+    """Who steers a world through the control API (docs/design.md): its root partner's tokens holding
+    `partner:update` or `partner:all`, expired or not (a harness that moved the clock past its token's expiry can
+    still steer and renew it), revoked never; the root partner's id. Child partners', deploy and narrower
+    tokens get 403."""
+    row = ctx.store.one("SELECT partner_id, revoked_at, scope FROM tokens WHERE id = ? AND world = ? "
+                        "AND kind = 'partner'", (claims["jti"], ctx.world.id))
+    if claims["knd"] != "partner":       # a valid token of the wrong kind: refused, as the service refuses it
+        raise Forbidden("The control API takes partner tokens, not user tokens.")
+    if row is None or row["revoked_at"] is not None:
+        raise Unauthorized("The control API needs a partner token of the world (revoked tokens do not count).")
+    if row["partner_id"] != partners.root_of(ctx.store, ctx.world.id):
+        raise Forbidden("Only the world's root partner steers it; a child partner's token does not.")
+    if not scope_table.holds_any(frozenset(row["scope"].split()), CONTROL_SCOPES):
+        raise Forbidden("The control API needs a root partner token holding partner:update or partner:all.",
+                        requiredScopes=["partner:update", "partner:all"])
+    return row["partner_id"]

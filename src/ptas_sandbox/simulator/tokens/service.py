@@ -1,7 +1,9 @@
-"""Authentication is the tokens area's rule: hand it to the pipeline, which depends on no area."""
+"""Authentication is the tokens area's rule: it fills the pipeline's authenticate stage (hooks.py), so the
+pipeline depends on no area."""
 
 from . import models
 
 
 def attach(app, sandbox):
-    sandbox.authenticate = models.authenticate
+    sandbox.hooks.authenticate = models.authenticate
+    sandbox.hooks.authenticate_control = models.control_principal

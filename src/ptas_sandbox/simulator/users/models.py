@@ -76,6 +76,12 @@ def get_owned(ctx: Ctx, partner_id: str, user_id: str, live: bool = False) -> Us
     return row
 
 
+def is_deleted(ctx: Ctx, user_id: str) -> bool:
+    """Whether the user was deleted (its rows stay readable for its partner, its tokens and data do not)."""
+    row = ctx.store.one("SELECT deleted_at FROM users WHERE id = ?", (user_id,))
+    return row is not None and row["deleted_at"] is not None
+
+
 def search(ctx, partner_id, name=None, email=None, text=None):
     """GetUsers: exact `name` and `email`, and `search` as a case-insensitive substring of either."""
     sql = "SELECT * FROM users WHERE world = ? AND partner_id = ?"

@@ -113,7 +113,7 @@ class Dispatcher:
         """Fan out new events and start every due attempt (of `world_ids`, or all worlds); returns futures."""
         jobs = []
         with self.store.transaction():
-            models.fan_out(self.store)
+            models.fan_out(self.store, self.sandbox.hooks)
             system_now = self.sandbox.system_time()
             for world_id in (world_ids if world_ids is not None else models.pending_worlds(self.store, system_now)):
                 world = self.sandbox.worlds.get(world_id)
@@ -122,7 +122,8 @@ class Dispatcher:
                 with self._idle:
                     claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
                                            self.per_webhook, self._hosts, self.per_destination, self._host_of,
-                                           system_now=system_now, lease_us=self.lease_us, holder=self.holder)
+                                           hooks=self.sandbox.hooks, system_now=system_now,
+                                           lease_us=self.lease_us, holder=self.holder)
                     for job in claimed:
                         self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
                         self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1

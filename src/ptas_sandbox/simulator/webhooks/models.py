@@ -75,11 +75,6 @@ BACKOFF_S = (30, 120, 600, 3600)
 MAX_ATTEMPTS = 1 + len(BACKOFF_S)
 # A Standard Webhooks secret (whsec_ and base64 of 15+ bytes) or 16+ printable ASCII characters; plain ASCII so
 # jsonschema, the document and the model apply the same rule.
-# Plug-ins at the outbox (issue 14's webhook faults): f(store, attempt-1 row, insert) after fan-out writes the
-# row, f(store, row, headers) -> headers when an attempt is signed, f(store, world, entries) to note on the log.
-FAN_OUT_HOOKS = []
-SIGNING_HOOKS = []
-LOG_HOOKS = []
 SECRET = re.compile(r"^(whsec_([A-Za-z0-9+/]{4}){5,}([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?!whsec_)[!-~]{16,200})$")
 
 
@@ -216,9 +211,10 @@ def payload(event):
                        "isTest": bool(event["test"]), "data": json.loads(event["data"])}, sort_keys=True)
 
 
-def fan_out(store, limit=500):
+def fan_out(store, hooks, limit=500):
     """Turn outbox events not yet fanned out into attempt 1 for every active webhook of the event's partner that
-    subscribes to its kind. Returns the number of attempts written. Call inside a store transaction.
+    subscribes to its kind, each passed to the `fan_out` stage of `hooks` (hooks.py). Returns the number of
+    attempts written. Call inside a store transaction.
 
     Each event is marked when fanned out (no cursor: on PostgreSQL an event of a lower seq can commit after a
     higher one); a fan-out running elsewhere is waited for, and its events are then seen as fanned out.
@@ -227,14 +223,14 @@ def fan_out(store, limit=500):
                        (limit,))
     written = 0
     for event in events:
-        hooks = store.all("SELECT id, events, callback_url FROM webhooks WHERE world = ? AND partner_id = ? "
-                          "AND is_active = 1 AND after_seq < ? ORDER BY created_at, rowid",
-                          (event["world"], event["partner_id"], event["seq"]))
-        for hook in hooks:
+        subscribed = store.all("SELECT id, events, callback_url FROM webhooks WHERE world = ? AND partner_id = ? "
+                               "AND is_active = 1 AND after_seq < ? ORDER BY created_at, rowid",
+                               (event["world"], event["partner_id"], event["seq"]))
+        for hook in subscribed:
             if event["kind"] in ACTIVE and event["kind"] in json.loads(hook["events"]):
                 row = attempt_row(event, hook, payload(event))
                 store.insert("webhook_deliveries", **row)
-                for adjust in FAN_OUT_HOOKS:
+                for adjust in hooks.fan_out:
                     adjust(store, row, lambda extra: store.insert("webhook_deliveries", **extra))
                 written += 1
         mark_fanned(store, event["seq"])
@@ -270,9 +266,10 @@ def in_flight(store, world, system_now):
 
 
 def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None, host_of=destination, *,
-          system_now=0, lease_us=60_000_000, holder=""):
+          hooks, system_now=0, lease_us=60_000_000, holder=""):
     """Lease the world's due attempts to this sender (`sending`, until `system_now + lease_us` of real time),
-    sign them at `now` (world clock) and return what to send.
+    sign them at `now` (world clock), pass their headers to the `signing` stage of `hooks` and return what to
+    send.
 
     Several processes claim from the same store: on PostgreSQL the due rows are locked and rows another process
     holds are skipped (FOR UPDATE SKIP LOCKED); SQLite's write transactions are serial. An attempt whose lease
@@ -310,7 +307,7 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
         headers = {"Content-Type": "application/json", "User-Agent": "ptas-sandbox-webhooks/1.3.0",
                    "webhook-id": row["event_id"], "webhook-timestamp": str(stamp),
                    "webhook-signature": sign(row["secret"], row["event_id"], stamp, row["request_body"])}
-        for tamper in SIGNING_HOOKS:
+        for tamper in hooks.signing:
             headers = tamper(store, row, headers)
         store.update("webhook_deliveries", {"id": row["id"]}, status="sending", attempted_at=now,
                      url=row["callback_url"], request_headers=json.dumps(headers),
@@ -377,7 +374,8 @@ def log_entry(row):
     }
 
 
-def log(store, world, webhook_id=None, event_id=None, limit=1000):
+def log(store, hooks, world, webhook_id=None, event_id=None, limit=1000):
+    """The world's delivery log, oldest first, noted on by the `delivery_log` stage of `hooks`."""
     where, params = ["world = ?"], [world]
     if webhook_id:
         where.append("webhook_id = ?")
@@ -388,6 +386,6 @@ def log(store, world, webhook_id=None, event_id=None, limit=1000):
     rows = store.all(f"SELECT * FROM webhook_deliveries WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?",
                      (*params, limit))
     entries = [log_entry(r) for r in reversed(rows)]
-    for note in LOG_HOOKS:
+    for note in hooks.delivery_log:
         note(store, world, entries)
     return entries

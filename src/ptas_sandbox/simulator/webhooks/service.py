@@ -13,7 +13,6 @@ def attach(app, sandbox):
     app.extensions["ptas.webhooks"] = dispatcher
     sandbox.services.append(dispatcher)
 
-    @app.after_request
     def wake_dispatcher(response):
         # A request that wrote events, or steered a world (a clock move makes retries due; faults and snapshots
         # move attempts), has work for the dispatcher: look now rather than at the next poll. Any other request
@@ -25,7 +24,7 @@ def attach(app, sandbox):
         op = REGISTRY.get(request.endpoint)
         if events.take_emitted() or op is None or op.control:
             dispatcher.wake()
-        return response
+    sandbox.hooks.after.append(wake_dispatcher)
 
     if app.config["START_SERVICES"]:
         dispatcher.start()

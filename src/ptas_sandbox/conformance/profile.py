@@ -1,0 +1,140 @@
+"""A deployment profile: the choices a deployment made where the spec is silent, as a versioned JSON document.
+
+A conformance run learns it (`ptas conform --profile-out FILE`, profile_learn.py); the simulator serves it
+(`ptas serve --profile FILE`); `ptas profile show|diff` reads it. Each known choice carries its value, a
+sentence saying it in plain words and its evidence (the request and response it was seen in, tokens and
+secrets masked); a choice the run could not observe is listed under `unknown` with why. docs/profiles.md.
+"""
+
+import json
+
+FORMAT = "ptas-deployment-profile"
+VERSION = 1
+
+# Every choice a profile can hold, in the order `show` prints them, with what it is about.
+CHOICES = {
+    "operations": "where each operation lives (method, path, operationId, request field names)",
+    "createStatus": "the status of a successful create",
+    "deleteStatus": "the status (and body) of a successful delete",
+    "revokeStatus": "the status of a token revocation",
+    "put": "PUT: merge or replace",
+    "lists": "the shape of list answers",
+    "listOrder": "the order of list entries",
+    "listEntries": "list entries: summaries or details",
+    "records": "field names of records the spec does not show",
+    "ids": "id format and the answer to a malformed id",
+    "userToken": "the shape of the first user token",
+    "invalidBody": "the status of an invalid request body",
+    "problems": "ProblemDetails members and type URIs",
+    "rateLimit": "the 429 answer (headers and body)",
+    "deployTokens": "what a deploy token (partner:create only) may do",
+    "paging": "page size and page-reference format",
+}
+
+
+class ProfileError(ValueError):
+    """A file that is not a profile this version reads."""
+
+
+def new(target):
+    return {"format": FORMAT, "version": VERSION, "target": target, "choices": {}, "unknown": {}}
+
+
+def known(profile, name):
+    """The value of a known choice, or None."""
+    entry = (profile or {}).get("choices", {}).get(name)
+    return entry.get("value") if isinstance(entry, dict) else None
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            profile = json.load(handle)
+    except OSError as error:
+        raise ProfileError(f"cannot read {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ProfileError(f"{path} is not JSON: {error}") from None
+    return check(profile, path)
+
+
+def check(profile, where="the profile"):
+    if not isinstance(profile, dict) or profile.get("format") != FORMAT:
+        raise ProfileError(f"{where} is not a deployment profile (no \"format\": \"{FORMAT}\")")
+    if profile.get("version") != VERSION:
+        raise ProfileError(f"{where} is version {profile.get('version')!r}; this ptas reads version {VERSION}")
+    if not isinstance(profile.get("choices"), dict) or not isinstance(profile.get("unknown", {}), dict):
+        raise ProfileError(f"{where}: `choices` and `unknown` must be objects")
+    return profile
+
+
+def dump(profile, path):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(profile, handle, indent=2, sort_keys=False)
+        handle.write("\n")
+
+
+# -- in plain words -----------------------------------------------------------------------------------------
+def says(profile, name):
+    entry = profile.get("choices", {}).get(name)
+    return entry.get("says") if isinstance(entry, dict) else None
+
+
+def show(profile, evidence=False):
+    """The profile in plain words: one line per known choice, then the unknown ones with why."""
+    lines = [f"deployment profile of {profile.get('target', '?')} (format version {profile.get('version')})"]
+    for name, about in CHOICES.items():
+        entry = profile["choices"].get(name)
+        if not isinstance(entry, dict):
+            continue
+        lines.append(f"  {about}: {entry.get('says') or json.dumps(entry.get('value'))}")
+        if evidence:
+            for seen in entry.get("evidence", [])[:3]:
+                lines.append(f"      seen: {describe_evidence(seen)}")
+    unknown = profile.get("unknown", {})
+    if unknown:
+        lines.append("not known (the simulator keeps its own choice here):")
+        lines += [f"  {CHOICES.get(name, name)}: {why}" for name, why in unknown.items()]
+    return "\n".join(lines)
+
+
+def describe_evidence(seen):
+    request, response = seen.get("request", {}), seen.get("response", {})
+    if "document" in seen:
+        return f"the target's document, {seen['document']}"
+    return f"{request.get('method')} {request.get('path')} answered {response.get('status')}"
+
+
+def diff(a, b, name_a="A", name_b="B"):
+    """What differs between two profiles, in plain words (empty when they agree)."""
+    lines = []
+    for name, about in CHOICES.items():
+        va, vb = known(a, name), known(b, name)
+        if va == vb:
+            continue
+        if va is None or vb is None:
+            have, side = (vb, name_b) if va is None else (va, name_a)
+            other = name_a if side == name_b else name_b
+            why = (a if va is None else b).get("unknown", {}).get(name, "not observed")
+            lines.append(f"{about}: only {side} knows it ({says(a if va is not None else b, name)}); "
+                         f"{other}: unknown ({why})")
+            continue
+        small = not isinstance(va, dict) or len(set(va) | set(vb)) <= 3
+        if small and says(a, name) and says(b, name) and says(a, name) != says(b, name):
+            lines.append(f"{about}: {name_a}: {says(a, name)}; {name_b}: {says(b, name)}")
+        elif isinstance(va, dict) and isinstance(vb, dict):
+            for key in sorted(set(va) | set(vb)):
+                if va.get(key) != vb.get(key):
+                    lines.append(f"{about}, {key}: {name_a} {words(va.get(key))}, {name_b} {words(vb.get(key))}")
+        else:
+            lines.append(f"{about}: {name_a} {says(a, name) or words(va)}; {name_b} {says(b, name) or words(vb)}")
+    return lines
+
+
+def words(value):
+    if value is None:
+        return "(not there)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {words(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(words(v) for v in value) + "]"
+    return str(value)

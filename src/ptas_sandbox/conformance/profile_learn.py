@@ -1,0 +1,597 @@
+"""Learning a deployment profile: the choices a target made where the spec is silent, each with its evidence.
+
+The run's own target and token are used for a short series of probes after the suites (about 30 requests,
+paced like the rest of the run): each probe is built to observe one choice, in the target's own words (its
+document's paths, operationIds and field names, found as the harness finds them), and the probes delete or
+revoke what they made. What the target answers is compared with what the simulator's own document says of the
+same operation, so a choice is recorded only where the target differs or shows the same explicitly; what could
+not be observed goes under `unknown`, with why.
+"""
+
+import json
+import re
+import uuid
+
+from . import profile as profiles
+from .bodies import Bodies, NoSchema, identifier, json_type, place
+from .operations import NotOffered
+from .redact import excerpt, redact
+from .steps.account_types import form_for
+
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# Response headers worth keeping as evidence (the rest is the target's plumbing).
+HEADERS = ("content-type", "location", "retry-after", "ratelimit", "ratelimit-policy", "ratelimit-limit",
+           "ratelimit-remaining", "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
+           "x-ratelimit-reset")
+ID_KEY = re.compile(r"(Id|ID|_id|Ref|Reference|Key)$")
+# The list operations whose entries the probes can compare with the detail record, by the detail's operation.
+LISTS = {"GetUsers": "GetUser", "GetWebhooks": "GetWebhook", "GetPartners": "GetPartner",
+         "GetAccountTypes": "GetAccountType", "GetOwnPartnerTokens": None, "GetAccounts": "GetAccount"}
+CREATES = ("CreateUser", "CreateWebhook", "CreatePartner", "CreateOwnPartnerToken", "CreatePartnerToken")
+DELETES = ("DeleteUser", "DeleteWebhook", "DeleteChildPartner")
+REVOKES = ("RevokePartnerOwnToken", "RevokePartnerToken")
+
+
+def simulator_document():
+    """The simulator's own document: what each operation answers when no profile says otherwise."""
+    from ptas_sandbox.simulator import create_app
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
+    try:
+        response = app.test_client().get("/openapi.json")
+        return json.loads(response.get_data(as_text=True))
+    finally:
+        app.extensions["ptas"].close()
+
+
+SECRET_KEYS = re.compile(r"token|secret|password|credential|apikey|key$|authorization|settings", re.I)
+
+
+def scrub(value, depth=0):
+    """A body fit for a profile: no token, secret or credential (whatever its form: a deployment's tokens may be
+    opaque), lists cut to their first three entries."""
+    if depth > 6:
+        return "…"
+    if isinstance(value, dict):
+        return {k: ("<redacted>" if SECRET_KEYS.search(k) and isinstance(v, str) and v else
+                    scrub(v, depth + 1)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, depth + 1) for v in value[:3]] + ([f"… {len(value) - 3} more"] if len(value) > 3 else [])
+    if isinstance(value, str):
+        return redact(value)
+    return value
+
+
+def evidence(reply, body=None):
+    """The request and the response, tokens and secrets left out, bodies cut to what a person reads."""
+    request = {"method": reply.method, "path": redact(reply.path)}
+    if body is not None:
+        request["body"] = scrub(body)
+    headers = {k: redact(v) for k, v in reply.headers.items() if k in HEADERS}
+    shown = scrub(reply.body) if reply.body is not None else excerpt(reply.text, 200)
+    return {"request": request, "response": {"status": reply.status, "headers": headers, "body": shown}}
+
+
+class Learner:
+    def __init__(self, target, token=None, sim_document=None):
+        self.target = target
+        self.client = target.client()
+        self.token = token
+        self.ops = target.operations
+        self.bodies = Bodies(self.ops)
+        self.sim = sim_document or simulator_document()
+        self.sim_ops = {op["operationId"]: (m.upper(), p, op) for p, item in self.sim["paths"].items()
+                        for m, op in item.items() if isinstance(op, dict) and op.get("operationId")}
+        self.profile = profiles.new(redact(target.name))
+        self.seen = {}              # component -> [(context, keys, record, evidence)]
+        self.undo = []
+
+    # -- recording ------------------------------------------------------------------------------------------
+    def know(self, name, value, says, *seen):
+        self.profile["choices"][name] = {"value": value, "says": says, "evidence": [s for s in seen if s]}
+        self.profile["unknown"].pop(name, None)
+
+    def unknown(self, name, why):
+        if name not in self.profile["choices"]:
+            self.profile["unknown"].setdefault(name, why)
+
+    def call(self, name, params=None, json=None, token=None, build=None):
+        """Call an operation by the spec's name; `build` are spec words placed on the target's own fields."""
+        if build is not None:
+            json = self.bodies.build(name, build)
+        kwargs = {} if json is None else {"json": json}
+        reply = self.client.call(name, token=token or self.token, params=params, **kwargs)
+        return reply, evidence(reply, json)
+
+    # -- the simulator's side -------------------------------------------------------------------------------
+    def deref(self, node):
+        while isinstance(node, dict) and "$ref" in node:
+            target = self.sim
+            for part in node["$ref"][2:].split("/"):
+                target = target[part]
+            node = target
+        return node
+
+    def sim_response(self, name):
+        """(status, schema) of the simulator's success answer to an operation."""
+        _, _, op = self.sim_ops[name]
+        for status, response in sorted(op.get("responses", {}).items()):
+            if str(status).startswith("2"):
+                content = (response.get("content") or {}).get("application/json") or {}
+                return int(status), content.get("schema")
+        return None, None
+
+    def list_key(self, name):
+        """The property of the simulator's list answer that holds the entries (`users`), and their schema."""
+        _, schema = self.sim_response(name)
+        properties = self.deref(schema or {}).get("properties", {})
+        key = next((k for k, v in properties.items() if v.get("type") == "array"), None)
+        return key, (properties.get(key) or {}).get("items")
+
+    # -- records --------------------------------------------------------------------------------------------
+    def observe(self, name, reply, seen, context="record"):
+        """Walk a success answer along the simulator's schema of the same operation, noting the keys of each
+        record (by the simulator's component name)."""
+        if not reply.ok or reply.body is None or name not in self.sim_ops:
+            return
+        _, schema = self.sim_response(name)
+        if name in LISTS:
+            _, items = self.list_key(name)
+            for entry in entries_of(reply.body) or []:
+                self.walk(items, entry, seen, name)
+            return
+        self.walk(schema, reply.body, seen, name)
+
+    def walk(self, schema, value, seen, operation):
+        """Note the keys of every record of `value` under (operation, the simulator's component name)."""
+        if not isinstance(schema, dict):
+            return
+        component = schema["$ref"].rsplit("/", 1)[-1] if "$ref" in schema else None
+        schema = self.deref(schema)
+        if isinstance(value, dict):
+            if component:
+                self.seen.setdefault((operation, component), []).append((list(value), value, seen))
+            for key, sub in (schema.get("properties") or {}).items():
+                if key in value:
+                    self.walk(sub, value[key], seen, operation)
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            for entry in value:
+                self.walk(schema["items"], entry, seen, operation)
+
+    def renames(self):
+        """Per operation and component: the simulator's property -> the target's, where the target names it
+        otherwise. A record may leave out properties that are null, so a one-for-one rename (one property
+        missing, one extra, of the same type) is judged over every answer of the component."""
+        pairs = {}
+        by_component = {}
+        for (operation, component), observations in self.seen.items():
+            by_component.setdefault(component, []).extend(observations)
+        for component, observations in by_component.items():
+            found, missing, extra, values, properties = self.matches(component, observations)
+            left_missing = [m for m in missing if m not in found]
+            left_extra = [k for k in extra if k not in found.values()]
+            if len(left_missing) == 1 and len(left_extra) == 1 and \
+                    json_type(values[left_extra[0]]) in types_of(properties[left_missing[0]]):
+                pairs[component] = (left_missing[0], left_extra[0])
+        out, evidence_of = {}, {}
+        for (operation, component), observations in self.seen.items():
+            found, missing, extra, _, _ = self.matches(component, observations)
+            pair = pairs.get(component)
+            if pair and pair[0] in missing and pair[1] in extra:
+                found[pair[0]] = pair[1]
+            out.setdefault(operation, {})[component] = found      # {}: observed, named as the simulator's
+            if found:
+                evidence_of[operation] = observations[0][2]
+        return out, evidence_of
+
+    def matches(self, component, observations):
+        properties = self.deref({"$ref": f"#/components/schemas/{component}"}).get("properties", {})
+        keys, values = [], {}
+        for seen_keys, record, _ in observations:
+            for key in seen_keys:
+                if key not in keys:
+                    keys.append(key)
+                    values[key] = record[key]
+        missing = [p for p in properties if p not in keys]
+        extra = [k for k in keys if k not in properties]
+        found = {}
+        if "id" in missing:
+            ids = [k for k in extra if ID_KEY.search(k) and isinstance(values[k], (str, int))]
+            if len(ids) == 1:
+                found["id"] = ids[0]
+        for name in missing:
+            if name in found:
+                continue
+            left = {k: {"type": json_type(values[k])} for k in extra if k not in found.values()}
+            target = place(left, name, None, set())
+            if target:
+                found[name] = target
+        return found, missing, extra, values, properties
+
+    # -- the probes -----------------------------------------------------------------------------------------
+    def learn(self):
+        steps = (self.operations, self.partner_and_put, self.users, self.problems, self.webhooks, self.partners,
+                 self.account_types, self.accounts, self.records)
+        try:
+            for step in steps:
+                try:
+                    step()
+                except (NotOffered, NoSchema) as error:
+                    self.profile.setdefault("notes", []).append(f"{step.__name__}: {redact(error)}")
+        finally:
+            self.clean_up()
+        self.passive()
+        for name in profiles.CHOICES:
+            self.unknown(name, "no probe observed it (see notes)")
+        return self.profile
+
+    def clean_up(self):
+        for action in reversed(self.undo):
+            try:
+                action()
+            except Exception:       # noqa: BLE001 - clean-up is best effort on a shared target
+                pass
+        self.undo.clear()
+
+    def operations(self):
+        """Where each service operation lives in the target's document, and its request field names."""
+        found, missing = {}, []
+        for name, (method, path, sim_op) in sorted(self.sim_ops.items()):
+            if not path.startswith("/partner/v2") or "/pages/" in path or "/consent/" in path:
+                continue
+            try:
+                doc_method, template, spec = self.ops.locate(name)
+            except NotOffered:
+                missing.append(name)
+                continue
+            raw = next((p for m, p, s in self.ops.entries if s is spec and m == doc_method), template)
+            entry = {"method": doc_method, "path": raw, "operationId": spec.get("operationId") or name}
+            fields = self.field_names(name, sim_op)
+            if fields:
+                entry["fields"] = fields
+            found[name] = entry
+        changed = {n: e for n, e in found.items()
+                   if e["operationId"] != n or e["path"] != self.sim_ops[n][1] or e.get("fields")}
+        says = (f"{len(found)} operations found in the target's document; {len(changed)} named or placed "
+                f"otherwise than the simulator's" + (f"; not in it: {', '.join(missing)}" if missing else ""))
+        self.know("operations", found, says, {"document": "/openapi.json"})
+
+    def field_names(self, name, sim_op):
+        """The simulator's request property -> the target's, where they differ."""
+        schema = ((sim_op.get("requestBody") or {}).get("content") or {}).get("application/json", {}).get("schema")
+        properties = self.deref(schema or {}).get("properties") or {}
+        out = {}
+        for prop in properties:
+            try:
+                theirs = self.bodies.placement(name, prop)
+            except NoSchema:
+                return {}
+            if theirs and theirs != prop:
+                out[prop] = theirs
+        return out
+
+    def partner_and_put(self):
+        own, seen = self.call("GetOwnPartner")
+        self.observe("GetOwnPartner", own, seen)
+        if not own.ok or not isinstance(own.body, dict):
+            self.unknown("put", f"GetOwnPartner answered {own.status}")
+            return
+        email = own.body.get("email") or own.body.get(self.bodies.placement("UpdatePartner", "email") or "email")
+        probe_email = "ptas-profile@example.test"
+        partial, seen = self.call("UpdatePartner", build={"email": probe_email})
+        if partial.ok:
+            after, _ = self.call("GetOwnPartner")
+            name_key = next((k for k in ("name", "displayName") if k in own.body), "name")
+            kept = isinstance(after.body, dict) and after.body.get(name_key) == own.body.get(name_key)
+            value = {"mode": "merge" if kept else "replace", "partialStatus": partial.status}
+            says = ("PUT merges: properties left out of the body keep their values" if kept else
+                    "PUT replaces the record: properties left out of the body are cleared")
+        else:
+            value = {"mode": "replace", "partialStatus": partial.status}
+            says = f"PUT replaces the record: a body that leaves out a property is refused ({partial.status})"
+        self.know("put", value, says, seen)
+        if partial.ok:       # put the email back as it was, with the whole record
+            body = self.bodies.writable("UpdatePartner", {**own.body, "email": email}, nulls=True)
+            self.client.call("UpdatePartner", token=self.token, json=body)
+
+    def users(self):
+        made = []
+        for label in ("ptas profile A", "ptas profile B"):
+            reply, seen = self.call("CreateUser", build={"name": label})
+            if not reply.ok:
+                self.unknown("createStatus", f"CreateUser answered {reply.status}")
+                return
+            user_id = identifier(reply.body, *self.ops.hints("GetUser"))
+            made.append((user_id, reply, seen))
+            if user_id is not None:
+                self.undo.append(lambda uid=user_id: self.delete("DeleteUser", {"id": uid}, record=True))
+        (first, created, seen), (second, _, _) = made
+        self.status("createStatus", "CreateUser", created, seen)
+        token = created.body.get("token") if isinstance(created.body, dict) else None
+        if isinstance(token, str):
+            self.know("userToken", "string", "CreateUser answers the first user token as the token itself (a string)",
+                      seen)
+        elif isinstance(token, dict):
+            self.know("userToken", "object", "CreateUser answers the first user token as a token record", seen)
+            created.body.pop("token")     # its record is the Token component's: observed on its own
+            self.walk(self.sim_response("CreateUser")[1], created.body, seen, "CreateUser")
+            self.walk({"$ref": "#/components/schemas/Token"}, token, seen, "CreateUser")
+        self.ids(first, seen)
+        detail, seen_detail = self.call("GetUser", params={"id": first})
+        self.observe("GetUser", detail, seen_detail)
+        listed, seen_list = self.call("GetUsers")
+        self.list_shape("GetUsers", listed, seen_list)
+        self.observe("GetUsers", listed, seen_list)
+        order = [identifier(e, *self.ops.hints("GetUser")) for e in entries_of(listed.body) or []]
+        self.order("GetUsers", order, first, second, seen_list)
+        self.user = first
+
+    def ids(self, record_id, seen):
+        fmt = "uuid" if isinstance(record_id, str) and UUID.match(record_id) else "other"
+        malformed, seen_bad = self.call("GetUser", params={"id": "not-an-id"})
+        self.problem("malformed-id", malformed, seen_bad)
+        self.know("ids", {"format": fmt, "malformedStatus": malformed.status},
+                  f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}",
+                  seen, seen_bad)
+
+    def problems(self):
+        unknown, seen = self.call("GetUser", params={"id": str(uuid.UUID(int=0x5EED))})
+        self.problem("not-found", unknown, seen)
+        bad, seen_bad = self.call("CreateUser", json=self.invalid_user())
+        self.problem("invalid-body", bad, seen_bad)
+        if bad.status in (400, 422):
+            self.know("invalidBody", {"status": bad.status},
+                      f"an invalid request body answers {bad.status}", seen_bad)
+        else:
+            self.unknown("invalidBody", f"an invalid CreateUser body answered {bad.status}")
+        reply = self.client.request("GET", self.ops.resolve("GetOwnPartner")[1], token="not-a-token",
+                                    operation="GetOwnPartner")
+        self.problem("unauthorized", reply, evidence(reply))
+        problems = self.profile.get("_problems", {})
+        if problems:
+            members = sorted({m for p in problems.values() for m in p["members"]})
+            types = {k: p["type"] for k, p in problems.items() if p.get("type") is not None}
+            absolute = all(str(t).startswith(("http://", "https://")) for t in types.values())
+            self.know("problems", {"members": members, "types": types},
+                      f"ProblemDetails carry {', '.join(members)}; type URIs are "
+                      f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})",
+                      *[p["evidence"] for p in problems.values()][:4])
+        self.profile.pop("_problems", None)
+
+    def invalid_user(self):
+        name = self.bodies.placement("CreateUser", "name") or "name"
+        return {name: 12345}
+
+    def problem(self, situation, reply, seen):
+        body = reply.body if isinstance(reply.body, dict) else None
+        if reply.ok or body is None:
+            return
+        problems = self.profile.setdefault("_problems", {})
+        problems[situation] = {"status": reply.status, "members": sorted(body), "type": body.get("type"),
+                               "evidence": seen}
+
+    def webhooks(self):
+        made, seen = self.call("CreateWebhook", build={"callbackUrl": "https://partner.example/ptas-profile",
+                                                       "events": ["AccountCreated"]})
+        if not made.ok:
+            self.unknown("records", f"CreateWebhook answered {made.status}")
+            return
+        self.status("createStatus", "CreateWebhook", made, seen)
+        self.observe("CreateWebhook", made, seen)
+        hook = identifier(made.body, *self.ops.hints("GetWebhook"))
+        listed, seen_list = self.call("GetWebhooks")
+        self.list_shape("GetWebhooks", listed, seen_list)
+        self.observe("GetWebhooks", listed, seen_list)
+        if hook is not None:
+            one, seen_one = self.call("GetWebhook", params={"id": hook})
+            self.observe("GetWebhook", one, seen_one)
+            self.delete("DeleteWebhook", {"id": hook}, record=True)
+
+    def partners(self):
+        child, seen = self.call("CreatePartner", build={"name": "ptas profile child",
+                                                        "email": "ptas-profile@example.test"})
+        if not child.ok:
+            self.unknown("deployTokens", f"CreatePartner answered {child.status} (the token lacks partner:create?)")
+            return
+        self.status("createStatus", "CreatePartner", child, seen)
+        self.observe("CreatePartner", child, seen)
+        child_id = identifier(child.body, *self.ops.hints("GetPartner"))
+        if child_id is not None:
+            self.undo.append(lambda: self.delete("DeleteChildPartner", {"id": child_id}, record=True))
+        detail, seen_detail = self.call("GetPartner", params={"id": child_id})
+        self.observe("GetPartner", detail, seen_detail)
+        listed, seen_list = self.call("GetPartners")
+        self.list_shape("GetPartners", listed, seen_list)
+        self.observe("GetPartners", listed, seen_list)
+        deploy, seen_deploy = self.call("CreateOwnPartnerToken",
+                                        build={"name": "ptas profile deploy", "scope": "partner:create",
+                                               "expiresIn": 7200})
+        self.status("createStatus", "CreateOwnPartnerToken", deploy, seen_deploy)
+        self.observe("CreateOwnPartnerToken", deploy, seen_deploy)
+        secret = deploy.body.get("accessToken") if isinstance(deploy.body, dict) else None
+        token_id = identifier(deploy.body) if isinstance(deploy.body, dict) else None
+        if secret and child_id is not None:
+            attempt, seen_attempt = self.call("CreatePartnerToken", params={"id": child_id}, token=secret,
+                                              build={"name": "ptas profile", "scope": "partner:read",
+                                                     "expiresIn": 7200})
+            strict = attempt.status == 403
+            self.know("deployTokens", {"createsChildTokens": not strict, "status": attempt.status},
+                      "a deploy token creates child partners only, not their tokens (403)" if strict else
+                      "a deploy token may create tokens for the child partners it made", seen_attempt)
+            child_token = identifier(attempt.body) if attempt.ok and isinstance(attempt.body, dict) else None
+            if child_token is not None:
+                revoked, seen_revoked = self.call("RevokePartnerToken", params={"id": child_id,
+                                                                                "tokenId": child_token})
+                self.status("revokeStatus", "RevokePartnerToken", revoked, seen_revoked)
+        if token_id is not None:
+            revoked, seen_revoked = self.call("RevokePartnerOwnToken", params={"tokenId": token_id})
+            self.status("revokeStatus", "RevokePartnerOwnToken", revoked, seen_revoked)
+        tokens, seen_tokens = self.call("GetOwnPartnerTokens")
+        self.list_shape("GetOwnPartnerTokens", tokens, seen_tokens)
+        listed = [e.get("name") for e in entries_of(tokens.body) or [] if isinstance(e, dict)]
+        initial = next((n for n in listed if n != "ptas profile deploy"), None) if len(listed) == 2 else None
+        self.order("GetOwnPartnerTokens", listed, initial, "ptas profile deploy", seen_tokens)
+
+    def account_types(self):
+        listed, seen_list = self.call("GetAccountTypes")
+        self.list_shape("GetAccountTypes", listed, seen_list)
+        self.observe("GetAccountTypes", listed, seen_list)
+        first = (entries_of(listed.body) or [None])[0]
+        type_id = identifier(first, *self.ops.hints("GetAccountType"))
+        if type_id is not None:
+            one, seen_one = self.call("GetAccountType", params={"id": type_id})
+            self.observe("GetAccountType", one, seen_one)
+
+    def accounts(self):
+        """An account of the probe's user, from its account type's fields (Dummy where there is one)."""
+        user = getattr(self, "user", None)
+        types, _ = self.call("GetAccountTypes")
+        ids = [identifier(e, *self.ops.hints("GetAccountType")) for e in entries_of(types.body) or []]
+        type_id = "dummy" if "dummy" in ids else next((i for i in ids if i is not None), None)
+        if user is None or type_id is None:
+            return
+        detail, _ = self.call("GetAccountType", params={"id": type_id})
+        if not detail.ok or not isinstance(detail.body, dict):
+            return
+        made, seen = self.call("CreateAccount", build={"accountTypeId": type_id, "userId": user,
+                                                       "credentials": form_for(detail.body),
+                                                       "name": "ptas profile account"})
+        if not made.ok:
+            self.profile.setdefault("notes", []).append(f"accounts: CreateAccount answered {made.status}")
+            return
+        self.status("createStatus", "CreateAccount", made, seen)
+        self.observe("CreateAccount", made, seen)
+        account = identifier(made.body, *self.ops.hints("GetAccount"))
+        if account is None:
+            return
+        self.undo.append(lambda: self.delete("DeleteAccount", {"id": account}, record=True))
+        one, seen_one = self.call("GetAccount", params={"id": account})
+        self.observe("GetAccount", one, seen_one)
+        listed, seen_list = self.call("GetAccounts")
+        self.list_shape("GetAccounts", listed, seen_list)
+        self.observe("GetAccounts", listed, seen_list)
+
+    def records(self):
+        renames, evidence_of = self.renames()
+        if evidence_of:
+            self.know("records", renames, "records name these fields otherwise: " + "; ".join(
+                f"{op} {c} {', '.join(f'{a} as {b}' for a, b in r.items())}"
+                for op, by in sorted(renames.items()) for c, r in by.items() if r), *list(evidence_of.values())[:4])
+        else:
+            self.know("records", renames, "records use the simulator's field names",
+                      *[obs[0][2] for obs in list(self.seen.values())[:3]])
+        summaries = {}
+        for list_op, detail_op in LISTS.items():
+            _, items = self.list_key(list_op) if list_op in self.sim_ops else (None, None)
+            component = (items or {}).get("$ref", "").rsplit("/", 1)[-1]
+            in_list = self.seen.get((list_op, component), [])
+            detail = self.seen.get((detail_op, component), [])
+            if not in_list or not detail:
+                continue
+            listed_keys = set().union(*(set(o[0]) for o in in_list))
+            detail_keys = set().union(*(set(o[0]) for o in detail))
+            if listed_keys < detail_keys:
+                summaries[list_op] = {"keys": [k for k in in_list[0][0]]}
+        observed = [op for op in LISTS if any(key[0] == op for key in self.seen)]
+        if observed:
+            seen = [obs[0][2] for key, obs in self.seen.items() if key[0] in observed][:3]
+            self.know("listEntries", summaries, ("lists show summaries: " + "; ".join(
+                f"{op} {', '.join(v['keys'])}" for op, v in summaries.items())) if summaries else
+                f"lists show the whole record ({', '.join(observed)})", *seen)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def status(self, choice, name, reply, seen):
+        if not reply.ok:
+            return
+        entry = self.profile["choices"].setdefault(choice, {"value": {}, "says": "", "evidence": []})
+        entry["value"][name] = reply.status
+        entry["evidence"].append(seen)
+        entry["says"] = ", ".join(f"{op} {status}" for op, status in entry["value"].items())
+        self.profile["unknown"].pop(choice, None)
+
+    def delete(self, name, params, record=False):
+        reply, seen = self.call(name, params=params)
+        if record and reply.ok:
+            entry = self.profile["choices"].setdefault("deleteStatus", {"value": {}, "says": "", "evidence": []})
+            entry["value"][name] = {"status": reply.status, "body": reply.body is not None}
+            entry["evidence"].append(seen)
+            entry["says"] = ", ".join(f"{op} {v['status']}{' with a body' if v['body'] else ''}"
+                                      for op, v in entry["value"].items())
+        return reply
+
+    def order(self, name, listed, older, newer, seen):
+        """Where the newer of two entries a probe made stands in a list."""
+        if older not in listed or newer not in listed:
+            return
+        newest = listed.index(newer) < listed.index(older)
+        entry = self.profile["choices"].setdefault("listOrder", {"value": {}, "says": "", "evidence": []})
+        entry["value"][name] = "newest first" if newest else "oldest first"
+        entry["evidence"].append(seen)
+        entry["says"] = "; ".join(f"{op} shows the {way}" for op, way in entry["value"].items())
+        self.profile["unknown"].pop("listOrder", None)
+
+    def list_shape(self, name, reply, seen):
+        if not reply.ok or name not in self.sim_ops:
+            return
+        body = reply.body
+        if isinstance(body, list):
+            shape = {"shape": "array"}
+        elif isinstance(body, dict):
+            keys = [k for k, v in body.items() if isinstance(v, list)]
+            if len(keys) != 1:
+                return
+            shape = {"shape": "object", "key": keys[0]}
+        else:
+            return
+        entry = self.profile["choices"].setdefault("lists", {"value": {}, "says": "", "evidence": []})
+        entry["value"][name] = shape
+        entry["evidence"].append(seen)
+        entry["says"] = "; ".join(f"{op} answers {'a bare array' if s['shape'] == 'array' else repr(s['key'])}"
+                                  for op, s in entry["value"].items())
+        self.profile["unknown"].pop("lists", None)
+
+    def passive(self):
+        """What the probes saw without asking: a 429 or a page of entries, if the run met one."""
+        limited = next((r for r in self.client.replies if r.status == 429), None)
+        if limited is not None:
+            headers = sorted(k for k in limited.headers if k in HEADERS and k != "content-type")
+            self.know("rateLimit", {"status": 429, "headers": headers,
+                                    "members": sorted(limited.body) if isinstance(limited.body, dict) else []},
+                      f"a 429 carries {', '.join(headers) or 'no rate-limit header'}", evidence(limited))
+        else:
+            self.unknown("rateLimit", "the probes met no 429 (they stay under the limit on purpose; spending the "
+                                      "window of a shared staging environment is left to the @slow §8 scenario)")
+        self.unknown("paging", "the probes read no account with transactions: paging needs imported data, "
+                               "which a deployment makes in its own time")
+
+
+def entries_of(body):
+    if isinstance(body, list):
+        return body
+    if isinstance(body, dict):
+        lists = [v for v in body.values() if isinstance(v, list)]
+        return lists[0] if len(lists) == 1 else None
+    return None
+
+
+def types_of(schema):
+    kind = (schema or {}).get("type")
+    kinds = set(kind) if isinstance(kind, list) else ({kind} if kind else {"string", "object", "array", "integer",
+                                                                           "number", "boolean"})
+    return kinds | ({"number"} if "integer" in kinds else set())
+
+
+def learn(target, token=None):
+    """The profile of `target`; on a simulator without a token, a fresh world of its own is used."""
+    if token is None and target.simulator:
+        token, _ = target.new_world(target.client(), name="Profile probe")
+    return Learner(target, token).learn()
+
+
+def write(target, token, path, out):
+    """`--profile-out`: learn, write the file, and print the profile on one screen."""
+    print("ptas conform: learning the target's profile (where the spec is silent) ...", file=out, flush=True)
+    learned = learn(target, None if target.simulator else token)
+    profiles.dump(learned, path)
+    print(profiles.show(learned), file=out)
+    print(f"ptas conform: profile written to {path} (`ptas serve --profile {path}` serves it)", file=out, flush=True)
+    return learned

@@ -1,1 +1,0 @@
-"""Named sandbox worlds (data files, one JSON each), loaded by ptas_sandbox.simulator.scenarios."""

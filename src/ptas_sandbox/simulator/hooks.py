@@ -1,0 +1,81 @@
+"""The stages where parts of the simulator plug into a request and into the webhook outbox, in one typed object.
+
+The core (pipeline.py, app.py, the webhook outbox) calls the stages; areas and sandbox tools fill them from their
+`service.py` `attach(app, sandbox)`, so the core imports none of them. Each app has its own `Hooks` (on its
+`Simulator`): nothing is shared between apps of one process. The stages of one API request, in the order it
+meets them:
+
+    before        app.before_request   every request, before routing's handler: the journal opens its entry,
+                                       a snapshot load raises its body limit
+    authenticate  pipeline.admit       the bearer's verified claims become a Principal (the tokens area);
+                  pipeline.handle      for the control API, `authenticate_control` finds the world's root
+                                       partner that steers it (the tokens area)
+    intercept     pipeline.handle      a fault of the world may answer instead of the operation or shape its
+                                       answer (faults); before the request counts toward its rate limit
+    catch_up      Simulator.catch_up   the world's due work reaches its clock before the operation (imports,
+                                       retention), each with a cheap `due` read so an idle world writes nothing
+    after         app.after_request    every answer: the integration report's notes, the dispatcher's wake
+    record        app.after_request    last, so it holds what `after` noted: the journal writes its entry
+
+and of a webhook notification (webhooks/deliveries.py):
+
+    fan_out       an attempt-1 delivery row was written (faults duplicate, delay or reorder it)
+    signing       an attempt is signed (faults replace the signature)
+    delivery_log  the delivery log is read (faults mark the attempts they made)
+
+Within a stage, hooks run in the order they were added: the order `app.create_app` attaches the services in.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:       # annotations only: the hooks sit below every module that fills them
+    from flask import Request, Response
+
+    from .auth import Principal
+    from .context import Ctx
+    from .operations import Operation
+    from .sandbox import Simulator
+    from .store import Store
+
+Row = Mapping[str, Any]
+
+
+class Injection(Protocol):
+    """What an `intercept` hook hands back: `before` the operation (the context to go on with and an answer
+    instead of the operation, or None), `shape` on its response."""
+
+    def before(self, sandbox: "Simulator", ctx: "Ctx", environ: dict[str, Any]) -> tuple["Ctx", Any]: ...
+
+    def shape(self, response: "Response", environ: dict[str, Any]) -> "Response": ...
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """A catch-up stage: `run` brings the world's work up to its clock inside a write transaction; `due` says,
+    with reads only, whether there is any."""
+    run: "Callable[[Ctx], None]"
+    due: "Callable[[Ctx], bool]"
+
+
+def _no_authentication(ctx: "Ctx", claims: Mapping[str, Any]) -> Any:
+    raise RuntimeError("no area filled the authenticate stage (tokens/service.py does)")
+
+
+@dataclass
+class Hooks:
+    before: "list[Callable[[], None]]" = field(default_factory=list)
+    authenticate: "Callable[[Ctx, Mapping[str, Any]], Principal]" = _no_authentication
+    authenticate_control: "Callable[[Ctx, Mapping[str, Any]], str]" = _no_authentication    # the partner id
+    intercept: "list[Callable[[Simulator, Ctx, Operation, Mapping[str, Any], Request], Injection | None]]" = \
+        field(default_factory=list)
+    catch_up: list[CatchUp] = field(default_factory=list)
+    after: "list[Callable[[Response], None]]" = field(default_factory=list)
+    record: "list[Callable[[Response], None]]" = field(default_factory=list)
+    # f(store, attempt-1 row, insert): insert(row) writes one more delivery row
+    fan_out: "list[Callable[[Store, Row, Callable[[Row], None]], None]]" = field(default_factory=list)
+    # f(store, attempt row, headers) -> the headers it goes out with
+    signing: "list[Callable[[Store, Row, dict[str, str]], dict[str, str]]]" = field(default_factory=list)
+    # f(store, world id, entries): notes on the log's entries, in place
+    delivery_log: "list[Callable[[Store, str, list[dict[str, Any]]], None]]" = field(default_factory=list)

@@ -1,0 +1,238 @@
+"""What the domain sees of the store, whatever the engine: one/all/execute/insert/update inside
+transaction()s, reading(), savepoint(), lock()."""
+
+import json
+import os
+import re
+import threading
+from contextlib import contextmanager
+
+from .schema import StaleState, _defaulted, declared_columns, statements
+
+
+class Store:
+    """What domain code uses: one/all/execute/executemany/insert/update inside transaction()s."""
+
+    engine: str = ""
+    location: str = ""
+
+    # --- engine parts -------------------------------------------------------------------------------------
+
+    def _connection(self):
+        raise NotImplementedError
+
+    def _begin(self, db, read_only=False):
+        raise NotImplementedError
+
+    def _sql(self, sql):
+        return sql
+
+    def _params(self, params):
+        return params
+
+    def lock(self, key):
+        """Serialize this transaction with every other transaction taking the same key (say, one world's rate
+        limit), in every process; released at commit. SQLite's write transactions are serial already."""
+
+    # --- the interface ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, read_only=False):
+        """All or nothing: nested uses join the outer transaction; an exception rolls the whole of it back.
+        `read_only`: a transaction that only reads, where the engine has such (PostgresStore.reading)."""
+        with self._held() as local:
+            outer = local.depth == 0
+            if outer:
+                self._begin(local.db, read_only)
+            local.depth += 1
+            try:
+                yield self
+            except BaseException:
+                local.depth -= 1
+                if outer:
+                    local.db.rollback()
+                raise
+            local.depth -= 1
+            if outer:
+                local.db.commit()
+
+    RETRIES = 3
+
+    def retrying(self, work):
+        """`work()`, which runs its own transaction, again (up to RETRIES times in all) when the engine aborted
+        that transaction to break a deadlock: on PostgreSQL two transactions that each wait for a row the other
+        holds lose one of them, and without this the loser's request was a 500. The locks are taken in one
+        order (pipeline, LOCK ORDER), so this is the rare case the order does not cover (a DELETE and an UPDATE
+        meeting rows in different orders). Inside an outer transaction the error goes up to it: only the
+        outermost transaction can start again."""
+        for attempt in range(1, self.RETRIES + 1):
+            try:
+                return work()
+            except Exception as error:
+                if attempt == self.RETRIES or self.in_transaction or not self.transient(error):
+                    raise
+
+    def transient(self, error):
+        """Whether `error` aborted a transaction that would succeed if run again. SQLite: never (its writers
+        queue; a busy timeout after 60 s is not worth a second minute)."""
+        return False
+
+    @contextmanager
+    def savepoint(self):
+        """Inside a transaction: what the block writes is undone when it raises, and the transaction goes on (an
+        API write keeps its rate-limit hit when its handler fails; pipeline.handle)."""
+        if not self.in_transaction:
+            raise RuntimeError("a savepoint needs a transaction around it")
+        self.execute("SAVEPOINT ptas_operation")
+        try:
+            yield self
+        except BaseException:
+            self.execute("ROLLBACK TO SAVEPOINT ptas_operation")
+            self.execute("RELEASE SAVEPOINT ptas_operation")
+            raise
+        self.execute("RELEASE SAVEPOINT ptas_operation")
+
+    def reading(self):
+        """A transaction for an operation that only reads (an API GET): `transaction()`, unless the engine can
+        give one consistent view without a writer's turn (a SQLite file: SqliteStore.reading)."""
+        return self.transaction()
+
+    @property
+    def in_transaction(self):
+        return self._local().depth > 0
+
+    def execute(self, sql, params=()):
+        with self._held() as local:
+            return local.db.execute(self._sql(sql), self._params(params))
+
+    def executemany(self, sql, rows):
+        with self._held() as local:
+            return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
+
+    def all(self, sql, params=()):
+        with self._held() as local:
+            return local.db.execute(self._sql(sql), self._params(params)).fetchall()
+
+    def one(self, sql, params=()):
+        with self._held() as local:
+            return local.db.execute(self._sql(sql), self._params(params)).fetchone()
+
+    def insert(self, table, **values):
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        self.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values()))
+
+    def update(self, table, key, **values):
+        """UPDATE table SET values WHERE key; key is a dict of column: value."""
+        sets = ", ".join(f"{c} = ?" for c in values)
+        where = " AND ".join(f"{c} = ?" for c in key)
+        self.execute(f"UPDATE {table} SET {sets} WHERE {where}", (*values.values(), *key.values()))
+
+    def meta(self, key, default_factory):
+        """A server-wide setting kept in the store (the signing secret survives a restart with the state).
+        Several processes starting at once agree on the first value written."""
+        with self.transaction():
+            row = self.one("SELECT value FROM meta WHERE key = ?", (key,))
+            if row:
+                return json.loads(row["value"])
+            self.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                         (key, json.dumps(default_factory())))
+            return json.loads(self.one("SELECT value FROM meta WHERE key = ?", (key,))["value"])
+
+    def for_update(self):
+        """A clause for the end of a SELECT in a write transaction: lock the rows read, waiting for other
+        transactions holding them (PostgreSQL); nothing on SQLite."""
+        return ""
+
+    def skip_locked(self, alias=None):
+        """A clause for the end of a SELECT in a write transaction: lock the rows read and skip rows another
+        transaction has locked (PostgreSQL); SQLite's write transactions are serial, so nothing is needed."""
+        return ""
+
+    def tables_with_column(self, column):
+        """The tables having `column` (say `world`: the tables a world's wipe clears), whichever area made them."""
+        raise NotImplementedError
+
+    def ddl(self, statement):
+        """A CREATE statement of the schemas in this engine's words."""
+        return statement
+
+    def upgrade(self, schemas, upgrades=None):
+        """Bring the tables an older version wrote up to the declared columns, keeping their rows, before the
+        schemas' indexes name new columns. A column the old table lacks takes its declared default (or NULL),
+        or the expression over the old columns its area gives in `UPGRADE` ({table: {column: SQL}}); columns
+        no longer declared go. A table that cannot be brought up is left for `check_current` to refuse."""
+        upgrades = upgrades or {}
+        creates = {}
+        for statement in statements(schemas):
+            match = re.match(r"\s*CREATE TABLE IF NOT EXISTS (\w+)", statement, re.I)
+            if match:
+                creates[match.group(1)] = statement
+        for table, columns in declared_columns(schemas).items():
+            have = self.columns(table)
+            missing = [c for c in columns if have and c not in have]
+            fill = upgrades.get(table, {})
+            if not missing or not all(c in fill or _defaulted(columns[c]) for c in missing):
+                continue
+            kept = [c for c in columns if c in have]
+            filled = [c for c in missing if c in fill]
+            rows = self.all(f"SELECT {', '.join(kept + [fill[c] for c in filled])} FROM {table}"
+                            f"{self._insertion_order(table)}")
+            self.execute(f"DROP TABLE {table}")
+            self.execute(self.ddl(creates[table]))
+            names = kept + filled
+            self.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                             [tuple(row.values()) for row in rows])
+
+    def _insertion_order(self, table):
+        return ""
+
+    def check_current(self, schemas):
+        """Refuse a state file an older version wrote (CREATE TABLE IF NOT EXISTS leaves its tables as they
+        were): a clear error at start, not a 500 at the first request that reads a missing column."""
+        for table, wanted in declared_columns(schemas).items():
+            have = self.columns(table)
+            missing = [c for c in wanted if have and c not in have]     # a table not there yet is made
+            if missing:
+                raise StaleState(f"table {table} lacks {', '.join(missing)}: it was written by an older "
+                                 "ptas-sandbox; move it away (or serve another --state) to start afresh")
+
+    def columns(self, table):
+        """The columns of a table as {name: {"type": INTEGER|REAL|TEXT, "notnull", "default"}} (snapshots check
+        rows against them); PostgreSQL's generated `rowid` is not one."""
+        raise NotImplementedError
+
+    # --- connections --------------------------------------------------------------------------------------
+
+    def _init_local(self):
+        self._tls = threading.local()
+        self._opened = []
+        self._opened_lock = threading.Lock()
+
+    def _local(self):
+        local = self._tls
+        if not hasattr(local, "db"):
+            local.db = self._connection()
+            local.depth = 0
+            local.pid = os.getpid()
+            with self._opened_lock:
+                self._opened.append(local.db)
+        elif local.pid != os.getpid():          # a forked worker never shares its parent's connection
+            local.db = self._connection()
+            local.depth = 0
+            local.pid = os.getpid()
+        return local
+
+    @contextmanager
+    def _held(self):
+        yield self._local()
+
+    def close(self):
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for db in opened:
+            try:
+                db.close()
+            except Exception:       # a connection of another thread may be mid-statement; closing is best effort
+                pass
+        self._tls = threading.local()

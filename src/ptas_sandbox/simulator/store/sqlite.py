@@ -1,0 +1,165 @@
+"""The embedded engine: a SQLite file (WAL, a connection per thread, writers queued per process and by a
+`flock` between processes) or `:memory:` (one connection behind a lock)."""
+
+import fcntl
+import os
+import threading
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+from .base import Store
+from .schema import statements
+
+
+def _dict_row(cursor, row):
+    return dict(zip([d[0] for d in cursor.description], row))
+
+
+BUSY_TIMEOUT_S = 60
+
+
+class SqliteStore(Store):
+    engine = "sqlite"
+
+    def __init__(self, path=":memory:", schemas=(), upgrades=None):
+        import sqlite3
+        self._sqlite = sqlite3
+        self.location = self.path = path
+        self.memory = path == ":memory:"
+        self._init_local()
+        self._lock = threading.RLock()
+        if self.memory:
+            # One connection for every thread, behind a re-entrant lock held for a whole transaction.
+            self._shared = self._open(":memory:")
+            self._shared_local = SimpleNamespace(db=self._shared, depth=0)
+        else:
+            self._writer_pid = None
+            # Created owner-only: the state holds the token signing secret.
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+            db = self._open(path)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.close()
+        try:
+            with self.transaction():
+                self.upgrade(schemas, upgrades)
+                for statement in statements(schemas):
+                    self.execute(statement)
+        except self._sqlite.OperationalError:
+            self.check_current(schemas)     # an index on a column an older version did not have: say so
+            raise
+
+    def _open(self, path):
+        db = self._sqlite.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        db.row_factory = _dict_row
+        if path != ":memory:":
+            db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+
+    def _connection(self):
+        return self._open(self.path)
+
+    def _begin(self, db, read_only=False):
+        db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
+
+    def executemany(self, sql, rows):
+        with self._held() as local:     # rows as given: SQLite takes Python values as they are
+            return local.db.executemany(sql, rows)
+
+    def tables_with_column(self, column):
+        return [r["name"] for r in self.all(
+            "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' "
+            "AND c.name = ? ORDER BY m.name", (column,))]
+
+    def columns(self, table):
+        return {c["name"]: {"type": c["type"].upper() or "TEXT", "notnull": bool(c["notnull"]),
+                            "default": c["dflt_value"] is not None}
+                for c in self.all("SELECT * FROM pragma_table_info(?)", (table,))}
+
+    @contextmanager
+    def _held(self):
+        if self.memory:
+            with self._lock:
+                yield self._shared_local
+        else:
+            yield self._local()
+
+    @contextmanager
+    def transaction(self, read_only=False):
+        """In memory: the one connection's lock, held from BEGIN to COMMIT, so no other thread's statement lands
+        inside. On a file: the process's writer lock, so this process's writers queue and each is woken the moment
+        the one before commits, instead of polling SQLite's lock with sleeps of up to 100 ms (a queue of short
+        writers stays short); then, between processes (`ptas serve --workers`), the same queue on a `flock` of
+        `<state>-writer`. Writers outside ptas (the sqlite3 shell) still meet SQLite's busy timeout."""
+        if not self._lock.acquire(timeout=BUSY_TIMEOUT_S):
+            raise self._sqlite.OperationalError("database is locked (a write transaction waited 60 s)")
+        try:
+            if self.memory or self._local().depth:      # nested: the outer transaction holds the turn
+                with super().transaction() as store:
+                    yield store
+            else:
+                with self._turn_among_processes():
+                    with super().transaction() as store:
+                        yield store
+        finally:
+            self._lock.release()
+
+    @contextmanager
+    def reading(self):
+        """On a file: a deferred transaction, a snapshot of the last commit (WAL readers never wait), without the
+        writers' turn: a read no longer queues behind every writer of every world (three turns a GET, two now).
+        A write there would skip the turn and race other writers into "database is locked"; it is rolled back
+        and refused, always, so a GET that writes fails in tests (not `PRAGMA query_only`: setting it makes SQLite
+        prepare every statement again, half a GET's time). In memory, or inside a transaction: `transaction()`."""
+        if self.memory or self._local().depth:
+            with self.transaction() as store:
+                yield store
+            return
+        local = self._local()
+        changes = local.db.total_changes
+        local.db.execute("BEGIN")
+        local.depth += 1
+        try:
+            yield self
+        except BaseException:
+            local.depth -= 1
+            local.db.rollback()
+            raise
+        local.depth -= 1
+        if local.db.total_changes != changes:
+            local.db.rollback()
+            raise self._sqlite.OperationalError("a read transaction wrote (store.reading); writes need transaction()")
+        local.db.commit()       # ends the snapshot (cheaper than a rollback, which resets every cursor)
+
+    @contextmanager
+    def _turn_among_processes(self):
+        """Without it, a worker whose BEGIN IMMEDIATE finds another worker's transaction sleeps in SQLite's busy
+        handler (1, 2, 5, 10... ms) though the file may be free a microsecond later, and the process's lock keeps
+        its other threads waiting behind the sleeper: two workers served fewer requests than one. The kernel
+        wakes a `flock` waiter the moment the holder lets go (or dies)."""
+        if self._writer_pid != os.getpid():         # first use, or a forked process: a descriptor of its own
+            with self._opened_lock:
+                if self._writer_pid != os.getpid():
+                    self._writer_fd = os.open(self.path + "-writer", os.O_CREAT | os.O_RDWR, 0o600)
+                    self._writer_pid = os.getpid()
+        fcntl.flock(self._writer_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            try:
+                fcntl.flock(self._writer_fd, fcntl.LOCK_UN)
+            except OSError:     # closed by close() meanwhile: closing released the lock
+                pass
+
+    def _local(self):
+        return self._shared_local if self.memory else super()._local()
+
+    def close(self):
+        if self.memory:
+            with self._lock:
+                self._shared.close()
+        else:
+            super().close()
+            if self._writer_pid == os.getpid():
+                self._writer_pid = None
+                os.close(self._writer_fd)

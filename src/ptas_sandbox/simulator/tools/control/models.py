@@ -1,0 +1,113 @@
+"""Control rules: a new world with its root partner and initial token, and wiping a world."""
+
+from ... import events, scopes
+from ...partners import models as partners
+from ...timestamps import render
+from ...tokens import models as tokens
+from ...webhooks import models as webhooks
+from ..echo import models as echo
+
+
+def create_world(sandbox, values, scenario=None):
+    """A new world, its root partner and the initial partner token the support team would issue (spec §5 rule 2)."""
+    seed = values.get("seed")
+    world = sandbox.worlds.create(seed=None if seed is None else int(seed), start=values.get("start"),
+                                  frozen=values.get("frozen", False), scenario=scenario)
+    ctx = sandbox.ctx(world)
+    with sandbox.store.transaction():
+        partner = partners.create(ctx, {k: v for k, v in values.items() if k in ("name", "email")})
+        token = tokens.issue(ctx, partner_id=partner["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
+                             expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name="initial token")
+    return world, ctx, partners.record(partner), token
+
+
+def renew_token(sandbox, world, partner_id, token_id):
+    """The way back from a clock jump past every root token's expiry (DESIGN.md, the control API): a fresh
+    token with the calling token's scopes, living INITIAL_TOKEN_LIFETIME from the world's now. Nothing more
+    than the caller already holds, so renewing grants no new power."""
+    ctx = sandbox.ctx(world)
+    old = sandbox.store.one("SELECT scope, name FROM tokens WHERE id = ?", (token_id,))
+    return tokens.issue(ctx, partner_id=partner_id, kind="partner", scope=old["scope"].split(),
+                        expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"],
+                        name=f"renewed {old['name'] or 'token'}"[:100], created_by=token_id)
+
+
+def world_tables(store):
+    """Every table holding per-world rows (a `world` column), whichever area declared it."""
+    return store.tables_with_column("world")
+
+
+def wipe_world(sandbox, world, root_partner_id):
+    """Reset a world to its first moment: the root partner and its tokens stay, everything else goes.
+
+    The id sequences (`counters`) stay too: they drew the kept root partner's and tokens' ids, and restarting
+    them would hand those ids out again (a 500 on the UNIQUE key), and an id a client still holds from before
+    the reset would name a new, unrelated object.
+    """
+    store = sandbox.store
+    with store.transaction():
+        hold(sandbox, world.id)
+        events.hold_unfanned(store, world.id)
+        for table in world_tables(store):
+            if table == "counters":
+                continue
+            keep = ""
+            if table == "partners":
+                keep = " AND id != ?"
+            elif table == "tokens":
+                keep = " AND (partner_id != ? OR kind != 'partner')"
+            store.execute(f"DELETE FROM {table} WHERE world = ?{keep}",
+                          (world.id, root_partner_id) if keep else (world.id,))
+    sandbox.limiter.forget(world.id)
+
+
+def hold(sandbox, world_id):
+    """The locks of a world's writers and admissions, in their order (pipeline, LOCK ORDER), before deleting its
+    rows: a request of the world finishes first, or starts after the wipe, and never deadlocks with it."""
+    sandbox.worlds.lock(world_id)
+    sandbox.limiter.lock(world_id)
+
+
+def wipe_everything(sandbox):
+    store = sandbox.store
+    with store.transaction():
+        for row in store.all("SELECT id FROM worlds ORDER BY id"):
+            hold(sandbox, row["id"])
+        events.hold_unfanned(store)
+        for table in world_tables(store) + ["worlds"]:
+            store.execute(f"DELETE FROM {table}")
+        store.execute("DELETE FROM counters WHERE world != ''")
+        sandbox.worlds.forget()      # in the transaction: no request caches a world being deleted
+    sandbox.limiter.forget()
+
+
+def clock_of(sandbox, world):
+    return {"now": render(sandbox.worlds.now(world)), "frozen": world.frozen}
+
+
+def world_body(sandbox, world, partner, token):
+    return {"partner": partner, "accessToken": token["accessToken"], "token": token,
+            "world": {"id": world.id, "seed": world.seed, "clock": clock_of(sandbox, world)}}
+
+
+PRUNE_EVERY = 3600 * 1_000_000      # world time between two prunes of one world
+
+
+def prune_due(ctx, last_pruned):
+    """Whether the world is due a prune: no store read, so a request with nothing else due opens no write
+    transaction for the catch-up (Simulator.catch_up)."""
+    period = ctx.config.get("RETENTION_SECONDS")
+    return bool(period) and ctx.now - last_pruned.get(ctx.world.id, -PRUNE_EVERY) >= PRUNE_EVERY
+
+
+def prune_expired(ctx, last_pruned):
+    """Retention (the operator's --retention-days): outbox events already fanned out, finished delivery
+    attempts and echo captures older than the period on the world's clock go, so nothing grows until a reset.
+    Runs as a catch-up stage, at most once per hour of a world's time; `last_pruned` maps world id -> world time."""
+    if not prune_due(ctx, last_pruned):
+        return
+    period = ctx.config["RETENTION_SECONDS"]
+    last_pruned[ctx.world.id] = ctx.now
+    before = ctx.now - period * 1_000_000
+    webhooks.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts
+    echo.prune(ctx.store, ctx.world.id, before)

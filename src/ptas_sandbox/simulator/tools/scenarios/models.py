@@ -1,0 +1,56 @@
+"""Scenario rules: a named data file of scenarios/ becomes a new world with a frozen clock at a fixed start,
+its root partner, users, accounts (provider sizes included) and provider states, then the clock moves on so
+imports finish. The same scenario and seed give the same world, transactions included, byte for byte."""
+
+import json
+import re
+
+from ptas_sandbox.data import data
+
+from ...account_types import models as account_types
+from ...accounts import models as accounts
+from ...partners import models as partners
+from ...problems import not_found
+from ...timestamps import SECOND_US, parse
+from ...users import models as users
+from ..control import models as control
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+def names():
+    return sorted(p.name[:-5] for p in data("catalogue", "scenarios").iterdir() if p.name.endswith(".json"))
+
+
+def spec(name):
+    if not isinstance(name, str) or not NAME.match(name) or name not in names():
+        raise not_found("scenario", name)
+    return json.loads(data("catalogue", "scenarios", f"{name}.json").read_text())
+
+
+def catalogue():
+    """[(name, one-line summary)] of every scenario, for `ptas scenarios` and GET /_sandbox/scenarios."""
+    return [(name, spec(name)["summary"]) for name in names()]
+
+
+def load(sandbox, name, seed=None):
+    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens."""
+    plan = spec(name)
+    with sandbox.store.transaction():
+        world, ctx, partner, token = control.create_world(sandbox, {
+            **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
+            "start": parse(plan["start"]), "frozen": True}, scenario=name)
+        for type_id, state in plan.get("accountTypes", {}).items():
+            account_types.set_state(ctx, type_id, state)
+        partner_row = partners.require(ctx, partner["id"])
+        people = []
+        for person in plan.get("users", []):
+            user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
+            for account in person.get("accounts", []):
+                accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
+                                values={k: v for k, v in account.items() if k != "options"},
+                                options=account.get("options"))
+            people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
+        sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
+        sandbox.catch_up(world)
+    return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}

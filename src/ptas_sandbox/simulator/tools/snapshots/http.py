@@ -1,0 +1,77 @@
+"""HTTP layer of snapshots: `GET /_sandbox/snapshot` exports the caller's world, `POST /_sandbox/snapshots`
+loads a document into a new world (docs/chaos.md)."""
+
+from ... import scopes
+from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
+from ...partners import models as partners
+from ...problems import Forbidden
+from ...tokens import models as tokens
+from ..control.models import clock_of
+from . import models
+
+SNAPSHOT = {"type": "object", "description": "A world as one versioned document (docs/chaos.md)",
+                       "properties": {"format": {"const": models.FORMAT}, "version": {"enum": list(models.READS)},
+                                      "simulator": {"type": "string"}, "createdAt": {"type": "string"},
+                                      "world": {"type": "object"}, "counters": {"type": "object"},
+                                      "tables": {"type": "object"}},
+                       "required": ["format", "version", "world", "tables"]}
+component("Snapshot", SNAPSHOT)
+EXAMPLE = {"format": models.FORMAT, "version": models.VERSION, "world": {
+    "seed": 7, "clock": {"now": "2026-01-05T09:00:00.0000000Z", "frozen": True}}, "counters": {"partner": 1},
+    "tables": {"partners": [{"id": "00000000-0000-4000-8000-00000000000a", "parent_id": None, "name": "Acme",
+                             "email": "dev@acme.example", "redirect_urls": "[]", "user_token_expiry": 86400,
+                             "ui_settings": "{}", "created_at": 1767603600000000,
+                             "updated_at": 1767603600000000}]}}
+component("SnapshotLoaded", {"type": "object", "properties": {
+    "partner": {"type": "object"}, "accessToken": {"type": "string"},
+    "world": {"type": "object"}, "tokens": {"type": "object", "additionalProperties": {"type": "string"},
+                                            "description": "token id -> a fresh access token, for every live "
+                                                           "token of the snapshot"}},
+    "required": ["partner", "accessToken", "world", "tokens"]})
+
+
+@operation("SandboxGetSnapshot", "GET", "/_sandbox/snapshot", tokens=WORLD_AUTH, control=True,
+           responses={200: "Snapshot"})
+def get_snapshot(call):
+    """The caller's world as one versioned JSON document: clock, partners, users, tokens (ids and expiry),
+    accounts, transactions, webhooks, pending deliveries."""
+    if partners.root_of(call.sandbox.store, call.ctx.world.id) != call.principal:
+        raise Forbidden("Only a token of the world's root partner can export it.")
+    return models.export(call.sandbox.store, call.sandbox.hooks, call.ctx.world, call.ctx.now)
+
+
+def sign(ctx, row):
+    """A fresh access token for a token row of the snapshot: same id, subject, scope and expiry."""
+    return ctx.signer.issue(token_id=row["id"], subject=row.get("user_id") or row["partner_id"], kind=row["kind"],
+                            world=ctx.world.id, scope=row["scope"], issued_at=row["created_at"],
+                            expires_at=row["expires_at"])
+
+
+@operation("SandboxLoadSnapshot", "POST", "/_sandbox/snapshots", tokens=NO_AUTH, control=True, admin=True,
+           body=SNAPSHOT, example=EXAMPLE, responses={201: "SnapshotLoaded"})
+def load_snapshot(call):
+    """Load a snapshot (the JSON document of GET /_sandbox/snapshot) into a new world of this sandbox."""
+    world, root, access = models.load(call.sandbox, call.body, sign)
+    ctx = call.sandbox.ctx(world)
+    root_live = [t for t in document_tokens(ctx, root["id"]) if t["id"] in access]
+    if root_live:
+        token_id = max(root_live, key=lambda t: t["expires_at"])["id"]
+        token, secret = tokens.record(root_live_row(ctx, token_id), ctx.now), access[token_id]
+    else:
+        with call.sandbox.store.transaction():
+            issued = tokens.issue(ctx, partner_id=root["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
+                                  expires_in=call.sandbox.config["INITIAL_TOKEN_LIFETIME"], name="snapshot access")
+        token, secret = issued, issued["accessToken"]
+        access[token.get("id") or "snapshot access"] = secret
+    partner = partners.record(call.sandbox.store.one("SELECT * FROM partners WHERE id = ?", (root["id"],)))
+    return Answer(201, {"partner": partner, "accessToken": secret, "token": token, "tokens": access,
+                       "world": {"id": world.id, "seed": world.seed, "clock": clock_of(call.sandbox, world)}})
+
+
+def document_tokens(ctx, partner_id):
+    return ctx.store.all("SELECT * FROM tokens WHERE world = ? AND partner_id = ? AND kind = 'partner' "
+                         "AND revoked_at IS NULL", (ctx.world.id, partner_id))
+
+
+def root_live_row(ctx, token_id):
+    return ctx.store.one("SELECT * FROM tokens WHERE id = ?", (token_id,))

@@ -1,0 +1,277 @@
+"""The integration report (issue 14): each rule finds what it names, with evidence and a fix, and stays quiet
+when the partner does the right thing."""
+
+import dataclasses
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ptas_sandbox.simulator.tools.integration import models
+from tests.support.accounts import connect, imported, long_lived_user
+from tests.support.problems import assert_problem
+
+
+def report(world, **query):
+    response = world.api.get("/_sandbox/report", query_string=query)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.json
+
+
+def rules(world):
+    return [f["rule"] for f in report(world)["findings"]]
+
+
+def long_lived(world):
+    """The well-behaved start: a long-lived token, then the initial one revoked with it (spec §5)."""
+    scope = "partner:all user:all account:all transaction:all"
+    created = world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000,
+                                                            "scope": scope}).json
+    api = world.api.as_(created["accessToken"])
+    [initial] = [t for t in api.get("/partners/self/tokens").json["tokens"] if t["name"] == "initial token"]
+    assert api.delete(f"/partners/self/tokens/{initial['id']}").status_code == 200
+    return dataclasses.replace(world, api=api, token=created["accessToken"])
+
+
+def test_a_fresh_world_has_no_findings_and_lists_every_rule(world):
+    body = report(world)
+    assert body["findings"] == [] and body["summary"] == {"info": 0, "warning": 0, "error": 0}
+    assert {r["id"] for r in body["rules"]} == set(models.RULES)
+
+
+def test_the_initial_token_used_without_a_long_lived_one(world):
+    world.api.get("/users")
+    [found] = report(world)["findings"]
+    assert found["rule"] == "initial-token-in-use" and found["evidence"][0]["operationId"] == "GetUsers"
+    assert found["fix"] and found["severity"] == "warning"
+
+
+def test_the_initial_token_kept_and_used_after_a_long_lived_one_exists(world):
+    world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000, "scope": "partner:all"})
+    world.api.get("/users")
+    assert sorted(rules(world)) == ["initial-token-in-use", "initial-token-not-revoked"]
+
+
+def test_a_partner_that_moves_to_a_long_lived_token_has_no_token_findings(world):
+    world = long_lived(world)
+    api = world.api
+    api.get("/users")
+    assert rules(world) == []
+
+
+def test_removed_paths_and_deprecated_operations(world):
+    world = long_lived(world)
+    api = world.api
+    assert_problem(api.get("/users/someone/token"), 404)
+    user, user_api = long_lived_user(world)
+    account = connect(user_api)
+    user_api.get(f"/transactions/{account['id']}")
+    found = {f["rule"]: f for f in report(world)["findings"]}
+    assert found["removed-path"]["evidence"][0]["path"] == "/partner/v2/users/someone/token"
+    assert found["deprecated-operation"]["operationId"] == "GetTransactionsDeprecated"
+
+
+def test_deprecated_fields_and_their_replacement(world):
+    world = long_lived(world)
+    user, user_api = long_lived_user(world)
+    assert user_api.post("/accountui", json={"accountTypeId": "dummy"}).status_code == 201
+    assert user_api.post("/accountui", json={"accountTypeIds": ["dummy"]}).status_code == 201
+    [found] = report(world)["findings"]
+    assert (found["rule"], found["field"], found["count"]) == ("deprecated-field", "accountTypeId", 1)
+
+
+def test_requests_before_retry_after_passed(world, app):
+    world = long_lived(world)
+    api = world.api
+    app.extensions["ptas"].limiter.global_rule = (3, 60)
+    statuses = [api.get("/users").status_code for _ in range(5)]
+    assert statuses[-2:] == [429, 429]
+    [found] = report(world)["findings"]
+    assert found["rule"] == "retry-after-ignored" and found["severity"] == "error"
+    assert found["evidence"][0]["status"] == 429 and found["evidence"][0]["retryAfter"] > 0
+
+
+def test_waiting_out_retry_after_is_no_finding(world):
+    world = long_lived(world)
+    api = world.api
+    world.api.post("/_sandbox/faults", json={"effect": {"type": "status", "status": 503, "retryAfter": 20}})
+    assert api.get("/users").status_code == 503
+    world.api.advance(20)
+    assert api.get("/users").status_code == 200
+    assert rules(world) == []
+
+
+def test_an_injected_503_ignored_is_found_and_marked_injected(world):
+    world = long_lived(world)
+    api = world.api
+    world.api.post("/_sandbox/faults", json={"effect": {"type": "status", "status": 503, "retryAfter": 20}})
+    api.get("/users")
+    api.get("/users")
+    [found] = report(world)["findings"]
+    assert found["rule"] == "retry-after-ignored" and found["evidence"][0]["injected"] is True
+
+
+def test_a_create_repeated_after_a_500_without_looking(world):
+    world = long_lived(world)
+    api = world.api
+    world.api.post("/_sandbox/faults", json={"match": {"operationId": "CreateUser"},
+                                             "effect": {"type": "success-then-500"}})
+    api.post("/users", json={"name": "Jane"})
+    api.post("/users", json={"name": "Jane"})
+    [found] = report(world)["findings"]
+    assert found["rule"] == "blind-retry" and [e["status"] for e in found["evidence"]] == [500, 201]
+
+
+def test_a_create_repeated_after_checking_is_no_finding(world):
+    world = long_lived(world)
+    api = world.api
+    world.api.post("/_sandbox/faults", json={"match": {"operationId": "CreateUser"},
+                                             "effect": {"type": "status", "status": 502}})
+    api.post("/users", json={"name": "Jane"})
+    assert api.get("/users").json["users"] == []
+    api.post("/users", json={"name": "Jane"})
+    assert rules(world) == []
+
+
+def test_a_partner_token_in_an_end_user_page_url(world, client):
+    world = long_lived(world)
+    api = world.api
+    user, _ = long_lived_user(world)
+    session = api.post("/accountui", json={"userId": user["id"], "accountTypeIds": ["dummy"],
+                                           "redirectUrl": f"https://app.example/done?token={world.token}"}).json
+    client.get(session["url"] + f"?token={world.token}")
+    found = [f for f in report(world)["findings"] if f["rule"] == "partner-token-exposed"]
+    assert found and found[0]["count"] == 2
+
+
+def test_a_user_token_in_the_page_is_fine(world, client):
+    world = long_lived(world)
+    api = world.api
+    user, user_api = long_lived_user(world)
+    session = user_api.post("/accountui", json={"accountTypeIds": ["dummy"]}).json
+    client.get(session["url"] + f"?token={user_api.token}")
+    assert "partner-token-exposed" not in rules(world)
+    del api
+
+
+def test_user_tokens_used_after_expiry(world):
+    world = long_lived(world)
+    api = world.api
+    user = api.post("/users", json={"name": "Jane"}).json
+    user_api = api.as_(user["token"]["accessToken"])
+    world.api.advance(86400 + 1)
+    assert user_api.get("/accounts").status_code == 401
+    assert user_api.get("/accounts").status_code == 401
+    [found] = report(world)["findings"]
+    assert found["rule"] == "expired-user-token" and found["count"] == 2
+
+
+def test_renewing_a_user_token_at_the_first_401_is_fine(world):
+    world = long_lived(world)
+    api = world.api
+    user = api.post("/users", json={"name": "Jane"}).json
+    world.api.advance(86400 + 1)
+    assert api.as_(user["token"]["accessToken"]).get("/accounts").status_code == 401
+    fresh = api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400}).json
+    assert api.as_(fresh["accessToken"]).get("/accounts").status_code == 200
+    assert rules(world) == []
+
+
+def test_polling_transactions_while_a_webhook_says_when(world):
+    world = long_lived(world)
+    api = world.api
+    api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/imports",
+                                "events": ["TransactionsImported"]})
+    _, user_api = long_lived_user(world)
+    account = imported(world.api, user_api, seconds=5)
+    for _ in range(6):
+        user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1000")
+        world.api.advance(60)
+    found = [f for f in report(world)["findings"] if f["rule"] == "polling-instead-of-webhook"]
+    assert found and found[0]["accountId"] == account["id"] and found[0]["count"] == 6
+
+
+def test_pagination_ignored(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    account = imported(world.api, user_api, seconds=3600)
+    assert user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1").json["nextPageReference"]
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "pagination-ignored"]
+    assert found["evidence"][0]["operationId"] == "GetTransactions"
+
+
+def test_pagination_followed_to_the_end_is_fine(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    account = imported(world.api, user_api, seconds=3600)
+    reference, pages = "", 0
+    while reference is not None:
+        page = user_api.get(f"/accounts/{account['id']}/transactions?pageSize=50"
+                            + (f"&pageReference={reference}" if reference else "")).json
+        reference, pages = page["nextPageReference"], pages + 1
+    assert pages > 1 and rules(world) == []
+
+
+def test_a_failing_webhook_receiver(world):
+    world = long_lived(world)
+    api = world.api
+    api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/down?status=500",
+                                "events": ["AccountCreated"]})
+    api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/webhooks/flush")
+    [found] = report(world)["findings"]
+    assert found["rule"] == "webhook-receiver-failed" and found["evidence"][0]["status"] == 500
+
+
+def test_a_receiver_acknowledging_a_bad_signature(world):
+    world = long_lived(world)
+    api = world.api
+    api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/naive", "events": ["AccountCreated"]})
+    world.api.post("/_sandbox/faults", json={"effect": {"type": "bad-signature"}})
+    api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/webhooks/flush")
+    [found] = report(world)["findings"]
+    assert found["rule"] == "bad-signature-accepted" and found["severity"] == "error"
+
+
+def test_a_receiver_refusing_a_bad_signature_is_not_blamed_for_it(world):
+    world = long_lived(world)
+    api = world.api
+    api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/strict?status=401",
+                                "events": ["AccountCreated"]})
+    world.api.post("/_sandbox/faults", json={"effect": {"type": "bad-signature"}})
+    api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/webhooks/flush")
+    assert "bad-signature-accepted" not in rules(world)
+
+
+def test_slow_receivers_are_found_by_their_measured_duration():
+    row = {"id": "d1", "attempted_at": 0, "status": "succeeded", "response_status": 200, "duration_ms": 1500.0,
+           "webhook_id": "w1", "url": "http://x", "error": None, "event_type": "AccountCreated", "attempt": 1}
+    traffic = models.Traffic([], {}, set(), {}, [], None, [], {}, [row, {**row, "id": "d2", "duration_ms": 20.0}],
+                             {}, models.SLOW_MS)
+    [found] = list(models.webhook_receivers(traffic))
+    assert found["rule"] == "webhook-receiver-slow" and found["count"] == 1
+
+
+def test_text_and_junit_formats(world, app):
+    app.extensions["ptas"].limiter.global_rule = (1, 60)
+    for _ in range(3):
+        world.api.get("/users")
+    text = world.api.get("/_sandbox/report?format=text").get_data(as_text=True)
+    assert "retry-after-ignored" in text and "fix:" in text
+    xml = ET.fromstring(world.api.get("/_sandbox/report?format=junit&failOn=error").get_data())
+    failed = [c.get("name") for c in xml.iter("testcase") if c.find("failure") is not None]
+    assert failed == ["retry-after-ignored"]          # the warning (initial token) does not fail at failOn=error
+    xml = ET.fromstring(world.api.get("/_sandbox/report?format=junit").get_data())
+    assert {c.get("name") for c in xml.iter("testcase") if c.find("failure") is not None} == {
+        "retry-after-ignored", "initial-token-in-use"}
+
+
+@pytest.mark.parametrize("query", ["format=yaml", "failOn=fatal", "since=yesterday", "slowMs=0"])
+def test_bad_report_parameters(world, query):
+    assert_problem(world.api.get(f"/_sandbox/report?{query}"), 400)
+
+
+def test_only_the_world_sees_its_report(world, other_world):
+    world.api.get("/users")
+    assert report(other_world)["findings"] == []

@@ -1,0 +1,204 @@
+"""Deployment → profile → profiled simulator → the same answers, for every faithful variant (issue 27).
+
+Each faithful deployment (the matrix of tests/conformance/variants.py and the ones of variants.py here) is
+profiled through the harness as `ptas conform --profile-out` profiles a staging environment; a simulator serves
+the profile; a client written from the spec alone (spec_client.py) then makes the same requests of both and must
+observe the same answers, where the plain simulator answers otherwise. The @contract suites pass against every
+profiled simulator, and a profile learned from the plain simulator changes nothing.
+"""
+
+import io
+import json
+import re
+
+import pytest
+
+from ptas_sandbox.cli import main as ptas
+from ptas_sandbox.conformance import profile as profiles
+from ptas_sandbox.conformance import runner
+from ptas_sandbox.conformance.operations import parse_override
+from ptas_sandbox.conformance.profile_learn import learn
+from ptas_sandbox.conformance.targets import in_process
+from ptas_sandbox.simulator import create_app
+from tests.conformance.variants import VARIANTS
+
+from .spec_client import SpecClient
+from .variants import MORE
+
+FAITHFUL = VARIANTS + MORE
+
+
+def simulator(**config):
+    return create_app({"STATE": ":memory:", "START_SERVICES": False, **config})
+
+
+def overrides_of(deployment):
+    return deployment.overrides() if hasattr(deployment, "overrides") else []
+
+
+def learned_through(deployment):
+    target = in_process(deployment, overrides=dict(parse_override(o) for o in overrides_of(deployment)))
+    return learn(target)
+
+
+def world_token(app):
+    return app.test_client().post("/_sandbox/partners", json={"name": "Partner"}).json["accessToken"]
+
+
+def observed(app, token_of, overrides=()):
+    return SpecClient(app, token_of, overrides).run()
+
+
+@pytest.fixture
+def apps():
+    made = []
+
+    def make(**config):
+        app = simulator(**config)
+        made.append(app)
+        return app
+    yield make
+    for app in made:
+        app.extensions["ptas"].close()
+
+
+@pytest.fixture(scope="module")
+def plain_answers():
+    app = simulator()
+    try:
+        return observed(app, world_token(app))
+    finally:
+        app.extensions["ptas"].close()
+
+
+@pytest.mark.parametrize("variant", FAITHFUL, ids=[v.__name__ for v in FAITHFUL])
+def test_a_profiled_simulator_answers_as_the_deployment_it_was_learned_from(apps, variant, plain_answers):
+    inner = apps()
+    deployment = variant(inner)
+    profile = learned_through(deployment)
+    profiled = apps(PROFILE=profile)
+    overrides = overrides_of(deployment)
+    expected = observed(deployment, world_token(inner), overrides)
+    got = observed(profiled, world_token(profiled), overrides)
+    assert expected != plain_answers, f"{variant.name}: the deployment answers as the plain simulator does"
+    differences = [(want, have) for want, have in zip(expected, got) if want != have]
+    assert len(expected) == len(got) and not differences, \
+        f"{variant.name}: " + "\n".join(f"{w}\n  profiled: {h}" for w, h in differences[:3])
+
+
+# The matrix's variants change routes and names, which every scenario goes through: the whole @contract suite.
+# The others change statuses and shapes: the suite without the scope table (auth) and the version checks, which
+# send the same requests to every route and take half of its time.
+SUITES = [(v, "contract", 200) for v in VARIANTS] + [(v, "contract and not auth and not versioning", 80) for v in MORE]
+
+
+@pytest.mark.parametrize("variant, tags, at_least", SUITES, ids=[v.__name__ for v, _, _ in SUITES])
+def test_the_contract_suites_pass_against_a_profiled_simulator(apps, capsys, variant, tags, at_least):
+    """A profiled simulator is a faithful deployment too."""
+    deployment = variant(apps())
+    profiled = apps(PROFILE=learned_through(deployment))
+    status = runner.run(app=profiled, tags_expression=tags, operations=overrides_of(deployment))
+    output = capsys.readouterr().out
+    last = output.strip().splitlines()[-1]
+    passed, failed = map(int, re.match(r"(\d+) passed, (\d+) failed", last).groups())
+    assert status == 0 and failed == 0 and passed > at_least, f"{variant.name}: {output[-3000:]}"
+    assert "not offered by the target" not in output, f"{variant.name}: {output[-3000:]}"
+
+
+def test_a_profile_learned_from_the_plain_simulator_reproduces_it(apps, plain_answers):
+    profile = learned_through(apps())
+    profiled = apps(PROFILE=profile)
+    plain = apps()
+    assert profiled.test_client().get("/openapi.json").json == plain.test_client().get("/openapi.json").json
+    assert observed(profiled, world_token(profiled)) == plain_answers
+    assert profiles.known(profile, "put") == {"mode": "merge", "partialStatus": 200}
+    assert profiles.known(profile, "createStatus")["CreateUser"] == 201
+    assert profiles.known(profile, "ids") == {"format": "uuid", "malformedStatus": 404}
+
+
+def test_a_profile_says_each_choice_with_its_evidence_and_holds_no_token(apps):
+    profile = learned_through(apps())
+    text = json.dumps(profile)
+    assert profile["format"] == profiles.FORMAT and profile["version"] == profiles.VERSION
+    assert not re.search(r"eyJ[A-Za-z0-9_-]{6,}", text) and "whsec_" not in text
+    for name, entry in profile["choices"].items():
+        assert entry["says"], name
+        if name != "operations":
+            assert entry["evidence"] and all("request" in seen and "response" in seen
+                                              for seen in entry["evidence"]), name
+    assert set(profile["unknown"]) == {"rateLimit", "paging"}
+    assert all(why for why in profile["unknown"].values())
+
+
+def test_the_learned_choices_are_what_each_variant_chose(apps):
+    from tests.conformance.variants import (
+        FullReplacePut,
+        ListSummaries,
+        MalformedIds400,
+        NoIds,
+        OtherNames,
+        StrictDeployTokens,
+        StringUserToken,
+    )
+
+    from .variants import AbsoluteTypes, Creates200, DeleteWithBody, Invalid422, ItemsLists, NewestFirst
+    known = {v: learned_through(v(apps())) for v in (FullReplacePut, OtherNames, StringUserToken, ListSummaries,
+                                                     MalformedIds400, StrictDeployTokens, NoIds, Creates200,
+                                                     DeleteWithBody, Invalid422, AbsoluteTypes, NewestFirst,
+                                                     ItemsLists)}
+    value = lambda variant, name: profiles.known(known[variant], name)
+    assert value(FullReplacePut, "put") == {"mode": "replace", "partialStatus": 400}
+    assert value(OtherNames, "operations")["GetUsers"]["operationId"] == "svcGetUsersV2"
+    assert value(OtherNames, "operations")["CreateAccount"]["fields"]["accountTypeId"] == "accountType"
+    assert value(OtherNames, "records")["GetWebhook"]["Webhook"] == {"callbackUrl": "targetUrl",
+                                                                      "events": "eventTypes"}
+    assert value(StringUserToken, "userToken") == "string"
+    assert value(ListSummaries, "listEntries")["GetPartners"] == {"keys": ["id", "name"]}
+    assert value(MalformedIds400, "ids")["malformedStatus"] == 400
+    assert value(StrictDeployTokens, "deployTokens") == {"createsChildTokens": False, "status": 403}
+    assert value(NoIds, "records")["GetAccount"]["Account"] == {"id": "accountId"}
+    assert value(NoIds, "operations")["GetAccount"]["path"] == "/partner/v2/accounts/{accountId}"
+    assert set(value(Creates200, "createStatus").values()) == {200}
+    assert value(DeleteWithBody, "deleteStatus")["DeleteUser"] == {"status": 200, "body": True}
+    assert value(Invalid422, "invalidBody") == {"status": 422}
+    assert value(AbsoluteTypes, "problems")["types"]["not-found"] == "https://problems.partner-api.example/not-found"
+    assert "traceId" not in value(AbsoluteTypes, "problems")["members"]
+    assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}
+    assert value(ItemsLists, "lists")["GetUsers"] == {"shape": "object", "key": "items"}
+
+
+def test_conform_writes_the_profile_and_prints_it_on_one_screen(apps, tmp_path):
+    path = tmp_path / "staging.json"
+    out = io.StringIO()
+    status = runner.run(app=apps(), tags_expression="contract and users and not slow", out=out,
+                        profile_out=str(path))
+    text = out.getvalue()
+    assert status == 0 and path.exists(), text[-2000:]
+    summary = text[text.index("deployment profile of"):text.index("profile written to")]
+    assert len(summary.splitlines()) <= 25 and "PUT merges" in summary and "not known" in summary
+
+
+def test_profile_show_and_diff_in_plain_words(apps, tmp_path, capsys):
+    from tests.conformance.variants import FullReplacePut, MalformedIds400
+    staging, production = tmp_path / "staging.json", tmp_path / "production.json"
+    profiles.dump(learned_through(FullReplacePut(apps())), staging)
+    profiles.dump(learned_through(MalformedIds400(apps())), production)
+    assert ptas(["profile", "show", str(staging)]) == 0
+    shown = capsys.readouterr().out
+    assert "PUT replaces the record" in shown and "not known" in shown
+    assert ptas(["profile", "diff", str(staging), str(staging)]) == 0
+    assert "make the same choices" in capsys.readouterr().out
+    assert ptas(["profile", "diff", str(staging), str(production)]) == 1
+    differences = capsys.readouterr().out
+    assert "PUT: merge or replace" in differences and "a malformed id answers 400" in differences
+    assert "PUT replaces the record" in differences and "PUT merges" in differences
+
+
+def test_a_file_that_is_not_a_profile_is_refused_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"choices": {}}')
+    with pytest.raises(SystemExit) as exit:
+        ptas(["profile", "show", str(bad)])
+    assert exit.value.code == 2 and "not a deployment profile" in capsys.readouterr().err
+    with pytest.raises(profiles.ProfileError):
+        simulator(PROFILE=str(bad))

@@ -1,0 +1,122 @@
+"""More faithful deployments, beyond the matrix of tests/conformance/variants.py: each makes one more choice the
+spec leaves open, says so in its own document, and must be learned and served by a profile like the others."""
+
+import json
+
+from tests.conformance.variants import Variant, json_of
+
+SIM_TYPE = "urn:ptas-sandbox:problem:"
+
+
+def status_line(code):
+    return {200: "200 OK", 201: "201 Created", 204: "204 No Content", 422: "422 Unprocessable Content"}[code]
+
+
+class Creates200(Variant):
+    """A successful create answers 200, not 201."""
+
+    name = "creates answer 200"
+
+    def publish(self, document):
+        for item in document["paths"].values():
+            for op in item.values():
+                if isinstance(op, dict) and "201" in op.get("responses", {}):
+                    op["responses"]["200"] = op["responses"].pop("201")
+        return document
+
+    def response(self, operation, environ, status, headers, data):
+        created = status.startswith("201") and not operation.startswith("Sandbox")
+        return (status_line(200) if created else status), headers, data
+
+
+class DeleteWithBody(Variant):
+    """A successful DELETE answers 200 with the record as it was."""
+
+    name = "DELETE answers 200 with the record"
+
+    def request(self, operation, environ, body):
+        if environ["REQUEST_METHOD"] == "DELETE" and not operation.startswith("Sandbox"):
+            status, record = self.inner("GET", environ["PATH_INFO"], environ.get("HTTP_AUTHORIZATION", ""))
+            environ["ptas.before"] = record if status == 200 else None
+        return body
+
+    def __call__(self, environ, start_response):
+        return super().__call__(environ, start_response)
+
+    def response(self, operation, environ, status, headers, data):
+        record = environ.get("ptas.before")
+        if status.startswith("204") and record is not None:
+            headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
+            return status_line(200), headers + [("Content-Type", "application/json")], json.dumps(record).encode()
+        return status, headers, data
+
+
+class Invalid422(Variant):
+    """A request body that breaks the schema is 422 Unprocessable Content, not 400."""
+
+    name = "422 for an invalid body"
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if status.startswith("400") and isinstance(body, dict) and body.get("type") == SIM_TYPE + "invalid-body":
+            body["status"] = 422
+            return status_line(422), headers, json.dumps(body).encode()
+        return status, headers, data
+
+
+class AbsoluteTypes(Variant):
+    """ProblemDetails types are absolute URLs, without a trace id member."""
+
+    name = "absolute problem type URIs"
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if isinstance(body, dict) and str(body.get("type", "")).startswith(SIM_TYPE):
+            body["type"] = "https://problems.partner-api.example/" + body["type"][len(SIM_TYPE):]
+            body.pop("traceId", None)
+            return status, headers, json.dumps(body).encode()
+        return status, headers, data
+
+
+LISTS = ("GetUsers", "GetWebhooks", "GetPartners", "GetAccounts", "GetAccountTypes")
+CREATED = ("GetUsers", "GetWebhooks", "GetPartners", "GetAccounts", "GetOwnPartnerTokens", "GetPartnerTokens")
+
+
+class NewestFirst(Variant):
+    """Lists of what a partner creates show the newest entry first (the account type catalogue keeps its order)."""
+
+    name = "lists newest first"
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation in CREATED and isinstance(body, dict):
+            for key, value in body.items():
+                if isinstance(value, list):
+                    body[key] = value[::-1]
+            return status, headers, json.dumps(body).encode()
+        return status, headers, data
+
+
+class ItemsLists(Variant):
+    """Lists the spec does not show carry their entries under `items` (token lists keep spec §2's `tokens`)."""
+
+    name = "lists under items"
+
+    def publish(self, document):
+        for name in ("UserList", "WebhookList", "PartnerList", "AccountList", "AccountTypeList"):
+            schema = document["components"]["schemas"].get(name)
+            if schema:
+                (key, value), = schema["properties"].items()
+                schema["properties"] = {"items": value}
+                schema["required"] = ["items"]
+        return document
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation in LISTS and isinstance(body, dict) and len(body) == 1:
+            (value,) = body.values()
+            return status, headers, json.dumps({"items": value}).encode()
+        return status, headers, data
+
+
+MORE = (Creates200, DeleteWithBody, Invalid422, AbsoluteTypes, NewestFirst, ItemsLists)
