@@ -7,7 +7,7 @@ SERVE_STAMP := $(VENV)/.serve-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
 
-.PHONY: serve test check bench setup browser postgresql wrk clean
+.PHONY: serve test check openapi-lint bench setup browser postgresql wrk clean
 
 $(BIN)/python:
 	@echo "make: creating $(VENV) with $(PYTHON)"
@@ -48,6 +48,20 @@ postgresql:
 wrk:
 	$(call debian,wrk,command -v wrk,for the benchmarks)
 
+# Spectral (npm) lints /openapi.json with the `spectral:oas` ruleset (.spectral.yaml), as API teams lint theirs;
+# installed into .spectral/ once (Debian's npm when there is none), pinned to its major version.
+SPECTRAL := .spectral/node_modules/.bin/spectral
+$(SPECTRAL):
+	$(call debian,npm,command -v npm,for the OpenAPI lint (Spectral))
+	@echo "make: installing Spectral into .spectral/ (npm, first run only)"
+	@npm install --prefix .spectral --no-audit --no-fund --loglevel=error @stoplight/spectral-cli@6 >/dev/null
+
+openapi-lint: $(TEST_STAMP) $(SPECTRAL)
+	@$(BIN)/python -c 'from ptas_sandbox.simulator import create_app; import sys; \
+	  sys.stdout.write(create_app({"STATE": ":memory:", "START_SERVICES": False}).test_client() \
+	  .get("/openapi.json").get_data(as_text=True))' > .spectral/openapi.json
+	$(SPECTRAL) lint --quiet --fail-severity=warn --ruleset .spectral.yaml .spectral/openapi.json
+
 # The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE).
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo
@@ -61,12 +75,17 @@ check: $(TEST_STAMP)
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/mypy
 
-test: $(TEST_STAMP) browser postgresql check
-	$(BIN)/python -m pytest $(ARGS)
-	PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q $(STORE_TESTS) $(ARGS)
+# The last line sums up both passes (tests/support/summary.py); a first pass that fails stops before the second.
+JUNIT := .pytest_cache/junit
+test: $(TEST_STAMP) browser postgresql check openapi-lint
+	@rm -f $(JUNIT)-*.xml; mkdir -p .pytest_cache
+	@$(BIN)/python -m pytest --junitxml=$(JUNIT)-sqlite.xml $(ARGS) && \
+	  PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q --junitxml=$(JUNIT)-postgresql.xml $(STORE_TESTS) $(ARGS); \
+	  status=$$?; $(BIN)/python -m tests.support.summary "every test on SQLite=$(JUNIT)-sqlite.xml" \
+	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml"; exit $$status
 
 bench: $(TEST_STAMP) postgresql wrk
 	$(BIN)/python -m bench $(ARGS)
 
 clean:
-	rm -rf $(VENV) .ptas .pytest_cache build src/*.egg-info
+	rm -rf $(VENV) .ptas .pytest_cache .spectral build src/*.egg-info

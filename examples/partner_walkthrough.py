@@ -1,4 +1,5 @@
-"""A partner developer's first hour with the sandbox, over plain HTTP: python partner_walkthrough.py URL
+"""A partner developer's first hour with the sandbox, over plain HTTP:
+.venv/bin/python examples/partner_walkthrough.py URL
 
 World -> long-lived token -> user -> account from the type's accountFields -> time passes -> transaction pages
 -> OAuth2 account -> webhook on the built-in echo with a verified signature. Prints each step.
@@ -8,9 +9,13 @@ import re
 import sys
 from urllib.parse import parse_qs, urlparse
 
-import requests
+try:
+    import requests
 
-from ptas_sandbox.webhooks import verify
+    from ptas_sandbox.webhooks import verify
+except ModuleNotFoundError as missing:      # a Python without the project: say which one has it
+    sys.exit(f"{missing.name} is not installed for {sys.executable}: run this with the project's "
+             ".venv/bin/python (`make serve` installs it there)")
 
 
 class Sandbox:

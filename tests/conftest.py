@@ -69,9 +69,15 @@ def durable_store(request, tmp_path):
     return _pg_database(request) if STORE_ENGINE == "postgresql" else str(tmp_path / "sandbox.db")
 
 
+# One process owns a SQLite store, so its per-request state lives in memory (simulator/hotstate.py);
+# `PTAS_TEST_PATH=exact` runs the tests on the store-exact path that several workers (and PostgreSQL) take.
+SHARED_STORE = os.environ.get("PTAS_TEST_PATH") == "exact"
+
+
 @pytest.fixture
 def config(system_time, store_location):
-    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "STATE": store_location}
+    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "STATE": store_location,
+            "SHARED_STORE": SHARED_STORE}
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from ptas_sandbox.simulator.accountui import models
 from ptas_sandbox.simulator.oauth import models as oauth
-from ptas_sandbox.simulator.pages.http import ENV
+from ptas_sandbox.simulator.pages.html import ENV
 from tests.support.pages import post_form
 from tests.support.problems import assert_problem
 
@@ -135,7 +135,8 @@ def test_cancel_fails_the_session_and_redirects_with_the_result(client, world, u
     query = parse_qs(urlsplit(response.headers["Location"]).query)
     assert query["status"] == ["Failed"] and query["sessionId"] == [session["id"]]
     assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Failed"
-    assert client.get(path(session)).status_code == 409
+    page = client.get(path(session))
+    assert page.status_code == 409 and "This was cancelled" in page.get_data(as_text=True)
 
 
 def test_an_update_session_updates_the_given_account(client, world, user):
@@ -154,7 +155,9 @@ def test_session_expires_on_the_world_clock(client, world, user):
     session = open_session(world.api, accountTypeIds=["dummy"], userId=user["id"])
     world.api.advance(models.SESSION_LIFETIME_US // 1_000_000)
     assert world.api.get(f"/accountui/{session['id']}").json["status"] == "Expired"
+    page = client.get(path(session)).get_data(as_text=True)
     assert client.get(path(session)).status_code == 409
+    assert "<h1>This link has expired</h1>" in page and "already done" not in page
 
 
 def test_session_of_another_partner_or_user_is_not_found(world, other_world, user):
@@ -188,8 +191,9 @@ def test_scopes_account_create_to_open_and_account_read_to_read(world, user):
 
 
 def test_partner_styling_and_escaped_names_on_the_page(client, world, user):
-    world.api.put("/partners/self", json={"uiSettings": {"styling": {"primaryColor": "rgb(1, 2, 3)",
-                                                                     "borderRadius": "0;}body{display:none"}}})
+    world.api.put("/partners/self", json={"uiSettings": {"styling": {"primaryColor": "rgb(1, 2, 3)"}}})
+    assert world.api.put("/partners/self", json={"uiSettings": {"styling": {
+        "borderRadius": "0;}body{display:none"}}}).status_code == 400
     html = client.get(path(open_session(world.api, accountTypeIds=["dummy"], userId=user["id"]))).get_data(True)
     assert "--primary: rgb(1, 2, 3);" in html and "display:none" not in html
 

@@ -51,7 +51,15 @@ def test_alg_none_is_401(api, world):
 
 def test_token_signed_with_another_key_is_401(api, world):
     claims = jwt.decode(world.token, options={"verify_signature": False})
-    assert_problem(api.as_(jwt.encode(claims, "x" * 48, algorithm="HS256")).get("/partners/self"), 401)
+    problem = assert_problem(api.as_(jwt.encode(claims, "x" * 48, algorithm="HS256")).get("/partners/self"), 401)
+    assert "this sandbox did not sign it" in problem["detail"]
+
+
+@pytest.mark.parametrize("pasted", ["abc", "Bearer", "eyJhbGciOiJIUzI1NiJ9.e30", "a.b.c"])
+def test_a_token_that_is_no_jwt_is_explained_in_our_words_not_the_librarys(api, world, pasted):
+    problem = assert_problem(api.as_(pasted).get("/partners/self"), 401)
+    assert "not a JWT" in problem["detail"] and "accessToken" in problem["detail"]
+    assert "segments" not in problem["detail"].lower() and "padding" not in problem["detail"].lower()
 
 
 def test_token_of_another_sandbox_is_401(world, config):

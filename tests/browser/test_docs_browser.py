@@ -17,10 +17,17 @@ def test_docs_render_every_operation_offline(page, live):
     assert "OAS 3.1" in text
     assert "SandboxRequests" in text and "SandboxCountRequests" in text
     assert hosts == {urlsplit(live).netloc} and not errors
+    # The spec's areas first, the sandbox's own operations last, its pages (the inspector) not at all.
+    sections = [h.inner_text().split("\n")[0] for h in page.locator(".opblock-tag-section h3").all()]
+    assert sections[0] == "Partners" and sections[-1] == "Sandbox", sections
+    assert "SandboxInspectRequests" not in text
+    page.click("button.authorize")
+    schemes = [h.inner_text() for h in page.locator(".auth-container h4").all()]
+    assert schemes and schemes[0].startswith("bearerAuth"), schemes
 
 
 def test_an_operation_shows_its_working_example(page, live):
-    page.goto(f"{live}/docs#/journal/SandboxCountRequests")
+    page.goto(f"{live}/docs#/Sandbox/SandboxCountRequests")
     page.wait_for_selector("text=requestBody", timeout=60_000)
     assert "CreateUser" in page.inner_text("#swagger-ui")
 

@@ -81,6 +81,9 @@ def test_it_reads_well_at_1280_px_and_on_a_phone(page, remote):
         page.shots(f"1280-{tab}")
         assert overflow(page) <= 0, tab
     page.set_viewport_size({"width": 390, "height": 844})
+    # Every tab in sight: none scrolled off the edge of the screen with nothing to say it is there.
+    boxes = [tab.bounding_box() for tab in page.locator("nav.tabs a").all()]
+    assert len(boxes) >= 5 and all(0 <= box["x"] and box["x"] + box["width"] <= 390 for box in boxes), boxes
     for tab in ("Requests", "Tokens", "Accounts & imports"):
         page.click(f"nav.tabs >> text={tab}")
         page.shots(f"phone-{tab}")

@@ -1,7 +1,6 @@
 """The remote commands (`ptas clock/reset/trigger/requests/listen/inspect`) against a sandbox served over HTTP,
 and `ptas --version`: what they print, and one-line errors instead of tracebacks."""
 
-import json
 import os
 import re
 import subprocess
@@ -106,18 +105,30 @@ def test_inspect_prints_a_link_that_works_once(capsys, live, token):
     assert requests.get(url, timeout=10).status_code == 401
 
 
-def test_listen_forwards_signed_notifications(live, token):
-    receiver = Receiver()
+def listener(live, token, receiver, config, *more):
     process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "listen", "--forward-to", receiver.url,
-                                "--url", live, "--token", token, "--interval", "0.05", "--max-events", "1"],
+                                "--url", live, "--token", token, "--interval", "0.05", *more],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", "XDG_CONFIG_HOME": str(config)})
+    ready = process.stdout.readline()
+    assert ready.startswith("Ready"), ready + process.stdout.read()
+    secret = re.search(r"secret: (\S+)", process.stdout.readline()).group(1)
+    assert "this machine's clock" in process.stdout.readline()
+    return process, secret
+
+
+def hooks_of(live, token):
+    return requests.get(f"{live}/partner/v2/webhooks", headers={"Authorization": f"Bearer {token}"}, timeout=10).text
+
+
+def test_listen_forwards_notifications_signed_for_any_verifier(live, token, tmp_path):
+    receiver = Receiver()
+    auth = {"Authorization": f"Bearer {token}"}
+    # A world whose clock is a day ahead: its own signatures carry that day, a verifier's window is minutes.
+    requests.post(f"{live}/_sandbox/clock", json={"advance": 86400}, headers=auth, timeout=10)
+    process, secret = listener(live, token, receiver, tmp_path, "--max-events", "1")
     try:
-        ready = process.stdout.readline()
-        assert ready.startswith("Ready"), ready + process.stdout.read()
-        secret = re.search(r"secret: (\S+)", process.stdout.readline()).group(1)
-        requests.post(f"{live}/partner/v2/testevents/accountcreated", timeout=10,
-                      headers={"Authorization": f"Bearer {token}"})
+        requests.post(f"{live}/partner/v2/testevents/accountcreated", timeout=10, headers=auth)
         assert process.wait(30) == 0
         log = process.stdout.read()
     finally:
@@ -126,8 +137,106 @@ def test_listen_forwards_signed_notifications(live, token):
         receiver.close()
     assert "AccountCreated" in log and f"-> {receiver.url}  200" in log
     [got] = receiver.requests
-    assert json.loads(got["body"])["eventType"] == "AccountCreated"
     headers = {k.lower(): v for k, v in got["headers"].items()}
-    assert verify(secret, headers, got["body"], tolerance_seconds=None)["eventType"] == "AccountCreated"
-    hooks = requests.get(f"{live}/partner/v2/webhooks", headers={"Authorization": f"Bearer {token}"}, timeout=10)
-    assert "ptas listen" not in hooks.text          # its webhook is gone when it stops
+    assert verify(secret, headers, got["body"])["eventType"] == "AccountCreated"      # default tolerance: 5 min
+    assert "ptas listen" not in hooks_of(live, token)          # its webhook is gone when it stops
+
+
+def test_listen_keeps_one_secret_per_world_and_stops_cleanly_on_sigterm(live, token, tmp_path):
+    receiver = Receiver()
+    try:
+        first, secret = listener(live, token, receiver, tmp_path)
+        assert "ptas listen" in hooks_of(live, token)
+        first.terminate()                                      # SIGTERM, as a process manager stops it
+        assert first.wait(30) == 0 and "ptas listen" not in hooks_of(live, token)
+        again, secret_again = listener(live, token, receiver, tmp_path)
+        again.terminate()
+        again.wait(30)
+        other = requests.post(f"{live}/_sandbox/partners", json={"name": "Other"}, timeout=10).json()["accessToken"]
+        elsewhere, other_secret = listener(live, other, receiver, tmp_path)
+        elsewhere.terminate()
+        elsewhere.wait(30)
+    finally:
+        receiver.close()
+    assert secret_again == secret and other_secret != secret
+    assert oct(os.stat(tmp_path / "ptas-sandbox" / "listen-secrets.json").st_mode & 0o777) == "0o600"
+
+
+def test_clock_advance_backwards_is_refused_in_words(capsys, live, token):
+    status, _, err = ptas(capsys, "clock", "advance", "-1h", "--url", live, "--token", token)
+    assert status == 2 and err.count("\n") == 1 and "never runs backwards" in err
+
+
+@pytest.mark.parametrize("form", ["{host}", "{live}/partner/v2", "{live}/partner/v2/", "{live}/"])
+def test_the_url_is_taken_as_people_write_it(capsys, live, token, form):
+    url = form.format(live=live, host=live.removeprefix("http://"))
+    status, out, err = ptas(capsys, "clock", "--url", url, "--token", token)
+    assert status == 0 and out.endswith("(running)\n"), err
+
+
+def test_a_url_that_is_no_address_is_one_line(capsys, token):
+    status, _, err = ptas(capsys, "clock", "--url", "ftp://files.example", "--token", token)
+    assert status == 2 and err.count("\n") == 1 and "not a sandbox address" in err
+
+
+def test_scenarios_lists_this_installation_or_a_running_sandbox(capsys, live):
+    status, here, _ = ptas(capsys, "scenarios")
+    assert status == 0 and here.startswith("busy-merchant")
+    status, there, _ = ptas(capsys, "scenarios", "--url", live)
+    assert status == 0 and there == here
+    status, _, err = ptas(capsys, "scenarios", "--url", "http://127.0.0.1:9")
+    assert status == 2 and "cannot reach" in err
+
+
+def test_a_bad_fault_blames_the_field_that_is_wrong(capsys, live, token):
+    status, _, err = ptas(capsys, "faults", "add", "--effect", "status", "--status", "418", "--url", live,
+                          "--token", token)
+    assert status == 1 and "`effect.status`: 418 is not one of" in err and "effect.type" not in err
+
+
+def test_a_token_that_is_no_jwt_is_told_so_in_our_words(capsys, live):
+    status, _, err = ptas(capsys, "clock", "--url", live, "--token", "abc")
+    assert status == 1 and "not a JWT" in err and "segments" not in err
+
+
+def test_conform_without_its_extra_says_how_to_get_it():
+    # A `make serve` installation: the harness's packages are missing (None in sys.modules stops their import).
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['pytest'] = None\n"
+                           "from ptas_sandbox.cli import main; sys.exit(main(['conform']))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert "pip install -e '.[conform]'" in done.stderr and "ptas-sandbox[conform]" in done.stderr
+
+
+def test_the_banner_spells_ptas_as_this_shell_reaches_it(tmp_path):
+    # `make serve` runs .venv/bin/ptas, which is not on PATH: the banner's hints must say .venv/bin/ptas.
+    ptas_path = os.path.join(os.path.dirname(sys.executable), "ptas")
+    process = subprocess.Popen([os.path.relpath(ptas_path), "serve", "--port", "0", "--state", ":memory:",
+                                "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "PATH": "/usr/bin:/bin"})
+    try:
+        banner = "".join(process.stdout.readline() for _ in range(4))
+    finally:
+        process.terminate()
+        process.wait(30)
+    assert f"{os.path.relpath(ptas_path)} inspect | {os.path.relpath(ptas_path)} requests -f" in banner, banner
+
+
+def test_snapshot_load_replace_restores_the_world_it_was_saved_from(capsys, live, token, tmp_path):
+    auth = {"Authorization": f"Bearer {token}"}
+    saved = str(tmp_path / "world.json")
+    assert ptas(capsys, "snapshot", "save", saved, "--url", live, "--token", token)[0] == 0
+    made = requests.post(f"{live}/partner/v2/users", json={"name": "After"}, headers=auth, timeout=10).json()
+    status, _, err = ptas(capsys, "snapshot", "load", saved, "--url", live)
+    assert status == 1 and "409" in err and "--replace" in err
+    status, out, _ = ptas(capsys, "snapshot", "load", saved, "--replace", "--url", live, "--token", token)
+    assert status == 0 and out.startswith("replaced: loaded into world ")
+    fresh = {"Authorization": f"Bearer {out.split('partner token ')[1].strip()}"}
+    assert requests.get(f"{live}/partner/v2/users/{made['id']}", headers=fresh, timeout=10).status_code == 404
+    assert ptas(capsys, "reset", "--url", live, "--token", token)[0] == 0      # the world's token still steers it
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    done = subprocess.run(["bash", "-c", f"'{sys.executable}' -m ptas_sandbox.cli scenarios | head -c 1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "b" and done.stderr == ""

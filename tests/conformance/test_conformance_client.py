@@ -3,8 +3,8 @@
 import pytest
 
 from ptas_sandbox.conformance.client import Client, Throttle
-from ptas_sandbox.conformance.operations import Operations, UnknownOperation
 from ptas_sandbox.conformance.redact import mask, redact
+from ptas_sandbox.conformance.resolver import Operations, UnknownOperation
 from ptas_sandbox.conformance.targets import in_process
 
 DOCUMENT = {

@@ -3,7 +3,7 @@
 import pytest
 
 from ptas_sandbox.conformance.bodies import Bodies, NoSchema, identifier
-from ptas_sandbox.conformance.operations import NotOffered, Operations, UnknownOperation, parse_override
+from ptas_sandbox.conformance.resolver import NotOffered, Operations, UnknownOperation, parse_override
 
 
 def op(operation_id, schema=None, method="post"):

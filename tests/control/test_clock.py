@@ -93,3 +93,11 @@ def test_only_the_root_partner_resets_a_world(world):
     as_child = world.api.as_(world.api.post(f"/partners/{child['id']}/tokens", json={}).json["accessToken"])
     assert_problem(as_child.post("/_sandbox/reset"), 403)
     assert world.api.get(f"/partners/{child['id']}").status_code == 200
+
+
+@pytest.mark.parametrize("body", [{"advnce": 3600}, {"advance": 60, "frezee": True}])
+def test_a_word_the_clock_does_not_know_is_a_400_that_moves_nothing(world, body):
+    before = world.api.post("/_sandbox/clock", json={"freeze": True}).json
+    problem = assert_problem(world.api.post("/_sandbox/clock", json=body), 400)
+    assert "was unexpected" in problem["detail"]
+    assert world.api.get("/_sandbox/clock").json == before

@@ -99,9 +99,9 @@ def test_open_keeps_world_creation_free_and_no_key_keeps_a_laptop_sandbox_open(c
 
 def test_the_admin_key_is_documented_as_a_security_scheme(api):
     document = api.get("/openapi.json").json
-    assert document["components"]["securitySchemes"]["adminKey"]["name"] == "X-Sandbox-Admin-Key"
+    assert document["components"]["securitySchemes"]["sandboxAdminKey"]["name"] == "X-Sandbox-Admin-Key"
     create = document["paths"]["/_sandbox/partners"]["post"]
-    assert {"adminKey": []} in create["security"] and "401" in create["responses"]
+    assert {"sandboxAdminKey": []} in create["security"] and "401" in create["responses"]
 
 
 def test_worlds_are_capped(config):

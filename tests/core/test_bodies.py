@@ -43,5 +43,11 @@ def test_a_problem_reported_by_several_schema_branches_is_listed_once(world):
     user, as_user = world.user()
     response = as_user.post("/accounts", json={"accountTypeId": "dummy", "credentials": "x"})
     body = assert_problem(response, 400)
-    assert body["errors"] == [{"pointer": "/credentials", "detail": "'x' is not of type 'object'"}]
-    assert body["detail"] == "'x' is not of type 'object'"
+    assert body["errors"] == [{"pointer": "/credentials", "detail": "\"x\" is not of type 'object'"}]
+    assert body["detail"] == '"x" is not of type \'object\''
+
+
+def test_a_wrong_type_is_written_as_the_json_the_client_sent(world):
+    problem = assert_problem(world.api.post("/accountui", json={"accountTypeIds": ["dummy"], "redirectUrl": None}),
+                             400)
+    assert problem["detail"] == "null is not of type 'string'" and "None" not in str(problem)

@@ -1,6 +1,7 @@
 """What one request costs the store, counted rather than timed (timing tests fail on a busy machine; bench/ has
-the figures): how often it takes the writers' turn and how often it reads its world, on a SQLite file as
-`ptas serve` runs it. A cost that creeps back shows up here."""
+the figures): how often it takes the writers' turn, how often it reads its world, on a SQLite file as
+`ptas serve` runs it, one process owning it (hotstate: per-request state in memory) or shared by several
+(`--workers`: SHARED_STORE, every request's state in the store). A cost that creeps back shows up here."""
 
 import re
 
@@ -11,16 +12,17 @@ from tests.support.client import Api
 from tests.support.worlds import new_world
 
 
-@pytest.fixture
-def traced(tmp_path, system_time):
+@pytest.fixture(params=["owned", "shared"])
+def traced(request, tmp_path, system_time):
     """A world on a SQLite file, and the statements its requests run (the test client's requests run on this
     thread, so on this thread's connection)."""
-    app = create_app({"STATE": str(tmp_path / "cost.db"), "SYSTEM_TIME": system_time, "START_SERVICES": False})
+    app = create_app({"STATE": str(tmp_path / "cost.db"), "SYSTEM_TIME": system_time, "START_SERVICES": False,
+                      "SHARED_STORE": request.param == "shared"})
     world = new_world(Api(app.test_client()))
     world.api.get("/partners/self")             # the first request of a world may set things up
     statements = []
     app.extensions["ptas"].store._local().db.set_trace_callback(statements.append)
-    yield app, world, statements
+    yield request.param, app, world, statements
     app.extensions["ptas"].close()
 
 
@@ -28,26 +30,50 @@ def turns(statements):
     return sum(1 for s in statements if s.strip().upper().startswith("BEGIN IMMEDIATE"))
 
 
+def transactions(statements):
+    return sum(1 for s in statements if s.strip().upper().startswith("BEGIN"))
+
+
 def world_reads(statements):
     return sum(1 for s in statements if re.match(r"\s*SELECT \* FROM worlds WHERE", s))
 
 
 def window_hits(app):
-    return app.extensions["ptas"].store.one("SELECT hits FROM rate_windows WHERE rule = ''")["hits"]
+    """The §8 hits of the world's global window, as the store keeps them (what is written behind, written)."""
+    sandbox = app.extensions["ptas"]
+    sandbox.state.settle()
+    return sandbox.store.one("SELECT COUNT(*) AS n FROM rate_hits WHERE rule = ''")["n"]
 
 
-def test_an_api_read_takes_two_writer_turns_and_reads_its_world_once(traced):
-    _, world, statements = traced
+def test_an_api_read_costs_its_read_alone_when_the_process_owns_the_store(traced):
+    mode, _, world, statements = traced
     assert world.api.get("/partners/self").status_code == 200
-    assert turns(statements) == 2, "the admission (lastUsedAt, the §8 hit) and the journal entry"
-    assert world_reads(statements) == 1, "the journal and the pipeline share the world they read"
+    if mode == "owned":
+        assert (turns(statements), transactions(statements)) == (0, 1), "the read; the rest is in memory"
+        assert world_reads(statements) == 0, "the world is remembered until the worlds table is written"
+    else:
+        assert turns(statements) == 2, "the admission (lastUsedAt, the §8 hit) and the journal entry"
+        assert world_reads(statements) == 1, "the journal and the pipeline share the world they read"
 
 
-def test_an_api_write_takes_two_writer_turns_and_its_operation_one_of_them(traced):
-    _, world, statements = traced
+def test_an_api_write_is_one_transaction_when_the_process_owns_the_store(traced):
+    mode, _, world, statements = traced
     assert world.api.post("/users", json={"name": "Jane"}).status_code == 201
-    assert turns(statements) == 2, "the admission with the operation, and the journal entry"
-    assert world_reads(statements) == 1
+    if mode == "owned":
+        assert (turns(statements), transactions(statements)) == (1, 1), "the operation alone"
+        assert world_reads(statements) == 0
+    else:
+        assert turns(statements) == 2, "the admission with the operation, and the journal entry"
+        assert world_reads(statements) == 1
+
+
+def test_what_is_written_behind_reaches_the_store_in_one_transaction(traced):
+    mode, app, world, statements = traced
+    for _ in range(3):
+        world.api.get("/partners/self")
+    statements.clear()
+    app.extensions["ptas"].state.settle()
+    assert transactions(statements) == (1 if mode == "owned" else 0), "nothing waits on the exact path"
 
 
 @pytest.mark.parametrize("method, path, body, status", [
@@ -55,7 +81,7 @@ def test_an_api_write_takes_two_writer_turns_and_its_operation_one_of_them(trace
     ("delete", "/users/00000000-0000-0000-0000-000000000000", None, 404),   # the operation is refused
 ])
 def test_a_refused_write_still_counts_and_changes_nothing_else(traced, method, path, body, status):
-    app, world, _ = traced
+    _, app, world, _ = traced
     users = world.api.get("/users").json
     hits = window_hits(app)
     response = getattr(world.api, method)(path, **({"json": body} if body is not None else {}))

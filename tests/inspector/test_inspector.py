@@ -242,3 +242,23 @@ def test_looking_is_not_journaled(client, world):
 def test_odd_addresses_are_shown_as_nothing_found(client, world):
     for query in ("entry=99999999999999999999999", "before=99999999999999999999999", "entry=x", "status=4xx"):
         assert page(client, f"/_sandbox/inspect/requests?{query}", world)[0].status_code == 200
+
+
+@pytest.mark.parametrize("typed, said", [("soon", "'soon' is not a duration; write 90, 90s, 15m, 1h, 2d or 1w."),
+                                         ("1x", "'1x' is not a duration"), ("-1h", "never runs backwards")])
+def test_a_clock_value_it_cannot_use_is_explained_in_words(client, world, typed, said):
+    sign_in(client, world)
+    _, html = page(client, "/_sandbox/inspect/clock")
+    before = world.api.get("/_sandbox/clock").json["now"]
+    done = client.post("/_sandbox/inspect/actions/clock", data={"advance": typed, "csrf": csrf_of(html),
+                                                               "next": "/_sandbox/inspect/clock"})
+    _, shown = page(client, done.headers["Location"])
+    assert said.replace("'", "&#39;") in shown and "convert" not in shown
+    assert world.api.get("/_sandbox/clock").json["now"][:16] == before[:16]
+
+
+def test_the_report_counts_in_words(client, world):
+    sign_in(client, world)
+    response, html = page(client, "/_sandbox/inspect/report")
+    assert response.status_code == 200
+    assert re.search(r"\b0 errors\b", html) and not re.search(r"\b0 error\b", html)

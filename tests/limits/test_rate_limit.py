@@ -19,6 +19,19 @@ def test_the_101st_request_in_a_minute_is_429_with_retry_after(world):
     assert world.api.get("/partners/self").headers["Retry-After"] == "60"
 
 
+def test_a_429_on_a_frozen_world_says_the_window_waits_for_the_clock(world):
+    running = spend(world.api, 100) and assert_problem(world.api.get("/partners/self"), 429)
+    assert "frozen" not in running["detail"] and "worldClockFrozen" not in running
+    world.api.post("/_sandbox/clock", json={"freeze": True})
+    frozen = assert_problem(world.api.get("/partners/self"), 429, "rate-limited")
+    assert frozen["worldClockFrozen"] is True
+    assert "The world clock is frozen" in frozen["detail"] and "ptas clock thaw" in frozen["detail"]
+    wait = int(world.api.get("/partners/self").headers["Retry-After"])
+    assert f'{{"advance": {wait}}}' in frozen["detail"]
+    world.api.advance(wait)                     # what the 429 says to do is enough
+    assert world.api.get("/partners/self").status_code == 200
+
+
 def test_the_window_slides_with_the_world_clock(world):
     spend(world.api, 50)
     world.api.advance(30)
@@ -119,3 +132,32 @@ def test_a_window_kept_without_its_count_counts_its_log(store_location):
     with pytest.raises(TooManyRequests):
         limiter.hit("w", 61 * second, "Op")
     assert store.one("SELECT hits FROM rate_windows WHERE world = 'w'")["hits"] == 3
+
+
+def test_a_reset_forgetting_a_window_waits_for_no_count_that_waits_for_the_store():
+    """In memory (hotstate) a reset forgets its world's windows inside its transaction, which holds the store;
+    a count reading a window from the store meanwhile must not hold the windows' lock while it waits (they
+    deadlocked under concurrent load)."""
+    import threading
+
+    from ptas_sandbox.simulator import hotstate, ratelimit
+    from ptas_sandbox.simulator.ratelimit import RateLimiter
+    from ptas_sandbox.simulator.store import open_store
+    store = open_store(":memory:", [ratelimit.SCHEMA])
+    limiter = RateLimiter(store, limit=5, window_seconds=60, state=hotstate.HotState(store, background=False))
+    loading, load = threading.Event(), limiter.memory.load
+
+    def signalling(*key):
+        loading.set()
+        return load(*key)
+    limiter.memory.load = signalling
+    with store.transaction():       # `:memory:` has one connection: this holds it, as a reset's transaction does
+        counting = threading.Thread(target=limiter.hit, args=("w", 1_000_000, "Op"))
+        counting.start()
+        assert loading.wait(30)
+        forgetting = threading.Thread(target=limiter.forget, args=("w",))
+        forgetting.start()
+        forgetting.join(10)
+        assert not forgetting.is_alive(), "the reset waited for a count that waits for the reset's store"
+    counting.join(30)
+    assert not counting.is_alive() and [len(log) for log in limiter.memory.logs.values()] == [1]

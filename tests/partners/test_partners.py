@@ -33,6 +33,10 @@ def test_user_tokens_live_as_long_as_the_partner_says(world):
     {"redirectUrls": ["ftp://files.example/x"]}, {"redirectUrls": ["javascript:alert(1)"]},
     {"userTokenExpirySeconds": 0}, {"userTokenExpirySeconds": "600"}, {"name": ""}, {"name": 5},
     {"uiSettings": []}, {"uiSettings": {"styling": "red"}},
+    # styling a hosted page writes into <style>: nothing that could end the declaration is stored (or echoed)
+    {"uiSettings": {"styling": {"primaryColor": "red;}</style><script>alert(1)</script>"}}},
+    {"uiSettings": {"styling": {"fontFamily": "</style><script>alert(1)</script>"}}},
+    {"uiSettings": {"styling": {"borderRadius": 8}}}, {"uiSettings": {"styling": {"onload": "x"}}},
 ])
 def test_bad_settings_are_refused_and_nothing_changes(world, body):
     before = world.api.get("/partners/self").json

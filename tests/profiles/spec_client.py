@@ -10,7 +10,7 @@ import re
 
 from ptas_sandbox.conformance.bodies import Bodies, identifier
 from ptas_sandbox.conformance.client import Client, WsgiTransport, parse_json
-from ptas_sandbox.conformance.operations import Operations, parse_override
+from ptas_sandbox.conformance.resolver import Operations, parse_override
 from ptas_sandbox.conformance.steps.account_types import form_for
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

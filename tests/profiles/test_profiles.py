@@ -16,8 +16,8 @@ import pytest
 from ptas_sandbox.cli import main as ptas
 from ptas_sandbox.conformance import profile as profiles
 from ptas_sandbox.conformance import runner
-from ptas_sandbox.conformance.operations import parse_override
 from ptas_sandbox.conformance.profile_learn import learn
+from ptas_sandbox.conformance.resolver import parse_override
 from ptas_sandbox.conformance.targets import in_process
 from ptas_sandbox.simulator import create_app
 from tests.conformance.variants import VARIANTS

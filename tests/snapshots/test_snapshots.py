@@ -119,6 +119,40 @@ def test_loading_twice_into_one_sandbox_is_a_conflict_and_makes_nothing(world, b
     assert worlds(elsewhere) == before
 
 
+def test_replace_puts_the_snapshot_back_where_it_came_from(world, busy):
+    document = snapshot(world)
+    jane = world.api.get(f"/users/{busy['user']['id']}").json
+    later = world.api.post("/users", json={"name": "Made after the snapshot"}).json
+    world.api.post("/_sandbox/clock", json={"advance": 86400})
+    before = worlds(world.api)
+    assert_problem(world.api.post("/_sandbox/snapshots", json=document), 409)      # without replace: as before
+    replaced = world.api.post("/_sandbox/snapshots?replace=true", json=document)
+    assert replaced.status_code == 201, replaced.json
+    here = world.api.as_(replaced.json["accessToken"])
+    assert worlds(world.api) == before                       # in place of its world, not beside it
+    assert replaced.json["world"]["id"] == document["world"]["id"]
+    assert world.api.get(f"/users/{jane['id']}").json == jane            # the world's tokens keep working
+    assert here.get(f"/users/{jane['id']}").json == jane
+    assert here.get("/partners/self").json["id"] == world.partner["id"]
+    assert_problem(here.get(f"/users/{later['id']}"), 404)
+    assert here.get("/_sandbox/clock").json["now"] == document["world"]["clock"]["now"]
+    # Again, from the world the first replace made: "start every test run from the same state".
+    again = world.api.as_(replaced.json["accessToken"]).post("/_sandbox/snapshots?replace=true", json=document)
+    assert again.status_code == 201 and worlds(world.api) == before
+    assert world.api.as_(again.json["accessToken"]).get(f"/users/{jane['id']}").json == jane
+
+
+def test_replace_needs_the_worlds_root_token_and_changes_nothing_without_it(world, busy, other_world):
+    document = snapshot(world)
+    jane = world.api.get(f"/users/{busy['user']['id']}").json
+    before = worlds(world.api)
+    assert_problem(world.api.as_(None).post("/_sandbox/snapshots?replace=true", json=document), 401)
+    assert_problem(other_world.api.post("/_sandbox/snapshots?replace=true", json=document), 403)
+    narrow = world.new_token("partner:read")
+    assert_problem(world.api.as_(narrow).post("/_sandbox/snapshots?replace=true", json=document), 403)
+    assert worlds(world.api) == before and world.api.get(f"/users/{jane['id']}").json == jane
+
+
 def broken(document, change):
     document = copy.deepcopy(document)
     change(document)
@@ -149,6 +183,16 @@ def test_a_bad_snapshot_is_a_400_and_leaves_no_world(world, busy, elsewhere, nam
     assert_problem(elsewhere.post("/_sandbox/snapshots", json=document), 400)
     assert worlds(elsewhere) == before
     assert load(elsewhere, snapshot(world))["world"]           # nothing half-made blocks the good document
+
+
+@pytest.mark.parametrize("name", ["duplicate ids", "orphan imports", "wrong type"])
+def test_a_bad_replace_is_a_400_and_leaves_the_world_as_it_was(world, busy, name):
+    document = snapshot(world)
+    jane = world.api.get(f"/users/{busy['user']['id']}").json
+    later = world.api.post("/users", json={"name": "Made after the snapshot"}).json
+    assert_problem(world.api.post("/_sandbox/snapshots?replace=true", json=broken(document, BREAKAGES[name])), 400)
+    assert world.api.get(f"/users/{jane['id']}").json == jane
+    assert world.api.get(f"/users/{later['id']}").json["name"] == "Made after the snapshot"
 
 
 def test_a_snapshot_that_is_not_json_is_a_400(elsewhere):

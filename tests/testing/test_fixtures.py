@@ -122,3 +122,13 @@ def test_the_same_fixtures_run_against_a_served_sandbox(pytester, tmp_path):
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_a_ptas_url_where_nothing_answers_is_one_clear_error(pytester):
+    pytester.makepyfile(test_one="def test_one(ptas_partner):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--ptas-url", "127.0.0.1:9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == ["ERROR: --ptas-url http://127.0.0.1:9: no sandbox answers (nothing listens there); start one "
+                      "with `make serve` (or `ptas serve`), or leave --ptas-url out to run one in the test process"]
+    assert "Traceback" not in result.stdout.str()

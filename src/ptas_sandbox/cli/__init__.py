@@ -7,6 +7,7 @@ pytest.
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -25,8 +26,16 @@ def main(argv=None):
     subcommands = parser.add_subparsers(dest="command", required=True)
     for module in commands():
         module.add(subcommands)
-    args = parser.parse_args(argv)
-    return args.func(args) or 0
+    args, extra = parser.parse_known_args(argv)
+    # A subcommand may take a value that looks like a flag (`ptas clock advance -1h`), to explain it.
+    if extra and not getattr(args, "claim", lambda _args, _extra: False)(args, extra):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return args.func(args) or 0
+    except BrokenPipeError:
+        # `ptas requests | head`: the reader has all it wanted; no traceback, and no second one at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

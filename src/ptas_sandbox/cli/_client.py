@@ -2,10 +2,40 @@
 and one-line errors instead of tracebacks (exit 2 when the sandbox cannot be reached or asked, 1 when it refuses)."""
 
 import os
+import shutil
 import sys
+from urllib.parse import urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 PREFIX = "/partner/v2"
+
+
+def spelling():
+    """How this shell reaches the `ptas` that is running: `ptas` when it is the one on PATH, else the path it was
+    started by (`.venv/bin/ptas` after `make serve`), so a hint it prints can be typed as it stands."""
+    started = sys.argv[0]
+    if os.path.basename(started) != "ptas":
+        return "ptas"               # `python -m ptas_sandbox.cli`, or a test calling main()
+    on_path = shutil.which("ptas")
+    if on_path and os.path.realpath(on_path) == os.path.realpath(started):
+        return "ptas"
+    relative = os.path.relpath(started)
+    return relative if not relative.startswith("..") else os.path.abspath(started)
+
+
+def base_url(text):
+    """The sandbox's base URL from what a person types: `127.0.0.1:8080` gets `http://`, and an address of the
+    API itself (`.../partner/v2`, as the spec and /docs spell it) is cut back to the sandbox's base."""
+    text = text.strip().rstrip("/")
+    if "://" not in text:
+        text = "http://" + text
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise Failed(f"--url {text!r} is not a sandbox address; write e.g. {DEFAULT_URL}", 2)
+    path = parts.path.rstrip("/")
+    if path.endswith(PREFIX):
+        path = path[: -len(PREFIX)]
+    return f"{parts.scheme}://{parts.netloc}{path}"
 
 
 class Failed(Exception):
@@ -28,7 +58,7 @@ def run(name, function):
     """The command function behind argparse: errors become one line on stderr and an exit status."""
     def command(args):
         try:
-            return function(Sandbox(args), args) or 0
+            return function(SandboxClient(args), args) or 0
         except Failed as failure:
             print(f"ptas {name}: {failure}", file=sys.stderr)
             return failure.status
@@ -37,12 +67,12 @@ def run(name, function):
     return command
 
 
-class Sandbox:
+class SandboxClient:
     def __init__(self, args):
         # Late: `ptas serve` builds every subcommand's parser and never needs requests.
         import requests
 
-        self.url = args.url.rstrip("/")
+        self.url = base_url(args.url)
         self.token = getattr(args, "token", None)
         self.requests = requests
         self.session = requests.Session()
@@ -58,7 +88,8 @@ class Sandbox:
         try:
             response = self.session.request(method, url, headers=headers, timeout=30, **kw)
         except self.requests.ConnectionError:
-            raise Failed(f"cannot reach the sandbox at {self.url} (is `ptas serve` running? see --url)", 2) from None
+            raise Failed(f"cannot reach the sandbox at {self.url} (is it running? `make serve` starts one; "
+                         "see --url)", 2) from None
         except self.requests.RequestException as error:
             raise Failed(f"{method} {url} failed: {error}", 2) from None
         if response.status_code not in expect:

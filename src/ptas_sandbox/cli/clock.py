@@ -15,6 +15,9 @@ def duration(text):
 
 def clock(sandbox, args):
     action, value = args.action, args.value
+    if action == "advance" and value and value.startswith("-"):
+        raise Failed(f"the world clock never runs backwards: `advance` takes a positive duration, not {value!r} "
+                     "(to start over, `ptas reset` or a new world)", 2)
     if action is None:
         body = sandbox.call("GET", "/_sandbox/clock")
     else:
@@ -31,4 +34,12 @@ def add(commands):
     c.add_argument("action", nargs="?", choices=["advance", "set", "freeze", "thaw"])
     c.add_argument("value", nargs="?", help="advance: a duration (90s, 15m, 1h, 2d); set: an ISO 8601 instant")
     add_target(c)
-    c.set_defaults(func=run("clock", clock))
+    c.set_defaults(func=run("clock", clock), claim=negative)
+
+
+def negative(args, extra):
+    """`advance -1h` reaches `clock` (argparse takes `-1h` for an option) to be refused in words."""
+    if args.action == "advance" and args.value is None and len(extra) == 1:
+        args.value = extra[0]
+        return True
+    return False

@@ -2,6 +2,10 @@
 
 import argparse
 import os
+import sys
+
+# What the harness needs beyond serving: the `conform` extra of pyproject.toml (`make serve` leaves it out).
+EXTRA = ("pytest", "pytest_bdd", "freezegun")
 
 
 def add(commands):
@@ -44,5 +48,15 @@ def add(commands):
 
 
 def conform(args):
-    from ptas_sandbox.conformance.runner import main as run
+    try:
+        from ptas_sandbox.conformance.runner import main as run
+    except ModuleNotFoundError as error:
+        if error.name not in EXTRA:
+            raise
+        python = os.path.relpath(sys.executable)
+        python = python if not python.startswith("..") else sys.executable
+        print(f"ptas conform: needs the conformance extra ({error.name} is missing): in a checkout "
+              f"`{python} -m pip install -e '.[conform]'`, else `pip install 'ptas-sandbox[conform]'`",
+              file=sys.stderr)
+        return 2
     return run(args)

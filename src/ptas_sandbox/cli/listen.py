@@ -2,27 +2,65 @@
 
 The sandbox cannot reach a laptop behind NAT, so nothing is asked of the network: a webhook of the world points
 at the sandbox's own echo receiver (a fresh bin), and this command flushes due deliveries, reads the bin and
-re-sends each notification to `--forward-to` with the sandbox's headers (`webhook-id`, `webhook-timestamp`,
-`webhook-signature`) and exact body, so the signature verifies with the secret printed at start. The webhook
-is deleted when the command stops.
+re-sends each notification to `--forward-to` with its `webhook-id` and exact body. It signs them again with
+this machine's clock: the sandbox signs with the world clock, and after `ptas clock advance` every Standard
+Webhooks verifier would refuse that timestamp as a replay. The secret is one per world, kept across runs in
+the user's configuration folder (as `stripe listen` keeps its own), so a receiver configured once keeps
+verifying. The webhook is deleted when the command stops (Ctrl-C or SIGTERM).
 """
 
 import base64
 import json
+import os
 import secrets
+import signal
+import sys
 import time
 
 from ._client import Failed, add_target, run
 from .trigger import EVENTS, event_kind
 
-FORWARDED = ("content-type", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent")
+FORWARDED = ("content-type", "webhook-id", "user-agent")
+NAME = "ptas listen"
 
 
-def forward(capture, target):
-    """Send one captured notification on, as it came; the receiver's status (or the error) for the log."""
+def secrets_file():
+    """Where the per-world secrets live: $XDG_CONFIG_HOME/ptas-sandbox/listen-secrets.json (~/.config/...)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "ptas-sandbox", "listen-secrets.json")
+
+
+def world_secret(key):
+    """The signing secret of one world (`key`: sandbox URL and root partner), made on first use and kept (0600)."""
+    path = secrets_file()
+    try:
+        with open(path, encoding="utf-8") as kept:
+            known = json.load(kept)
+    except (OSError, ValueError):
+        known = {}
+    if key not in known:
+        known[key] = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            descriptor = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+                json.dump(known, out, indent=1)
+            os.replace(path + ".new", path)
+        except OSError as error:
+            raise Failed(f"cannot keep the world's signing secret in {path}: {error.strerror or error}", 2) from None
+    return known[key], path
+
+
+def forward(capture, target, secret):
+    """Send one captured notification on, signed again now with `secret`; the receiver's status for the log."""
+    from ptas_sandbox.webhooks import sign  # late: building the parser must stay light
+
     body = capture.get("body") or ""
     raw = base64.b64decode(body) if capture.get("bodyEncoding") == "base64" else body.encode()
     headers = {k: v for k, v in capture["headers"].items() if k.lower() in FORWARDED}
+    message_id = next((v for k, v in headers.items() if k.lower() == "webhook-id"), "")
+    stamp = int(time.time())        # this machine's clock, which the receiver's verifier compares against
+    headers.update({"webhook-timestamp": str(stamp), "webhook-signature": sign(secret, message_id, stamp, raw)})
     # Late, as in _client: building the `ptas` parser must not import requests (`ptas serve` never uses it).
     import requests
 
@@ -42,11 +80,22 @@ def event_of(capture):
 
 def listen(sandbox, args):
     kinds = [event_kind(k) for k in args.events.split(",")] if args.events else list(EVENTS)
+    partner = sandbox.call("GET", "/partners/self")
+    secret, kept_in = world_secret(f"{sandbox.url} {partner['id']}")
+    bins = f"{sandbox.url}/_sandbox/echo/listen-"
+    for stale in sandbox.call("GET", "/webhooks").get("webhooks", []):
+        # a run stopped by SIGKILL (or a lost connection) left its subscription: one listener per world
+        if stale.get("name") == NAME and stale.get("callbackUrl", "").startswith(bins):
+            sandbox.call("DELETE", f"/webhooks/{stale['id']}", expect=(200, 204))
     bin_ = f"listen-{secrets.token_hex(6)}"
     hook = sandbox.call("POST", "/webhooks", expect=(201,), json={
-        "name": "ptas listen", "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds})
+        "name": NAME, "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds, "secret": secret})
     print(f"Ready: forwarding {', '.join(kinds)} of this world to {args.forward_to}\n"
-          f"Webhook signing secret: {hook['secret']}  (Ctrl-C to stop)", flush=True)
+          f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
+          "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier accepts "
+          "it after the world clock moved.", flush=True)
+    # SIGTERM (a process manager, `kill`) stops as Ctrl-C does: through `finally`, which removes the webhook.
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     seen, forwarded = 0, 0
     try:
         while args.max_events is None or forwarded < args.max_events:
@@ -58,13 +107,14 @@ def listen(sandbox, args):
                 seen = capture["id"]
                 kind, event_id = event_of(capture)
                 print(f"{capture['receivedAt'][:23]}  {kind} {event_id}  -> {args.forward_to}  "
-                      f"{forward(capture, args.forward_to)}", flush=True)
+                      f"{forward(capture, args.forward_to, secret)}", flush=True)
                 forwarded += 1
                 if args.max_events is not None and forwarded >= args.max_events:
                     break
             else:
                 time.sleep(args.interval)   # polling a remote sandbox: nothing else tells us a delivery is due
     finally:
+        signal.signal(signal.SIGTERM, previous)
         try:
             sandbox.call("DELETE", f"/webhooks/{hook['id']}", expect=(200, 204))
         except Failed:

@@ -8,6 +8,8 @@ import signal
 import sqlite3
 import sys
 
+from ._client import spelling
+
 ENVIRONMENT = """environment:
   PTAS_ADMIN_KEY   the server's admin key: creating worlds and loading scenarios (unless --open), the
                    server-wide inspector view and resetting every world need it
@@ -118,7 +120,8 @@ def serve(args):
               "FLUSH_WAIT_SECONDS": args.flush_wait, "FLUSH_WAITERS_PER_WORLD": args.flush_waiters_per_world,
               "MAX_WORLDS": args.max_worlds, "ECHO_CAPTURES_PER_BIN": args.echo_captures_per_bin,
               "ECHO_CAPTURE_MAX_BYTES": args.echo_capture_max_bytes, "ECHO_TOTAL_BYTES": args.echo_total_bytes,
-              "RETENTION_SECONDS": round(args.retention_days * 86400)}
+              "RETENTION_SECONDS": round(args.retention_days * 86400),
+              "SHARED_STORE": args.workers > 1}      # several processes: per-request state stays in the store
     if args.rate_limit:
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
@@ -142,9 +145,10 @@ def serve(args):
     sandbox = app.extensions["ptas"]
     result = None
     if args.scenario:
-        from ptas_sandbox.simulator.tools.scenarios import load
+        from ptas_sandbox.simulator.tools.scenarios import load, resume
         with app.app_context():
-            result = load(sandbox, args.scenario, seed=args.seed)
+            # A restart on the same state file goes on with the world it loaded, rather than add another.
+            result = resume(sandbox, args.scenario, seed=args.seed) or load(sandbox, args.scenario, seed=args.seed)
     if args.workers > 1:
         # This process owns the launch (and the state file's lock); attempts cut off by a stop of an earlier
         # launch of a SQLite state went out again when the app above was made. Workers must not requeue: on a
@@ -174,12 +178,14 @@ def serve(args):
     base = f"http://{args.host}:{server.effective_port}"
     seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
     key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
+    ptas = spelling()       # the README's spelling after `make serve`: .venv/bin/ptas
     print(f"ptas-sandbox simulator on {base} (state: {state}; {seeded})\n"
           f"  create a world:  curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
-          f"  see a world:     ptas inspect | ptas requests -f  (--url {base} --token TOKEN)", flush=True)
+          f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
-        print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
+        kept = f" (world {result['world']['id']}, kept in {state})" if result.get("resumed") else ""
+        print(f"scenario {args.scenario}{kept}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.run()

@@ -13,7 +13,7 @@ Records are found the same way: `identifier` takes a record's id under the name 
 import re
 import uuid
 
-from .operations import NotOffered
+from .resolver import NotOffered
 
 # Words that mean the same in request schemas (lower case, one word each).
 SYNONYMS = {

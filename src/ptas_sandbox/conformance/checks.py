@@ -3,8 +3,8 @@
 import re
 
 from .bodies import identifier
+from .datetimes import parse
 from .redact import redact
-from .timestamps import parse
 
 DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 SEVEN_DIGITS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$")

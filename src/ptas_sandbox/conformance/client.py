@@ -10,8 +10,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from .operations import Operations
 from .redact import excerpt
+from .resolver import Operations
 
 NOTHING = object()
 # 429s in a row, each met again after waiting its Retry-After, that end the run: the target's window does not move
@@ -39,7 +39,7 @@ class RunState:
 
 
 @dataclass
-class Reply:
+class Exchange:
     method: str
     path: str
     status: int
@@ -178,7 +178,7 @@ class Client:
             pause = min(retry_after(response_headers), self.max_retry_after)
             state.waiting(pause, f"a 429 of {method} {path} (Retry-After)")
             self.sleep(pause)
-        reply = Reply(method, path, status, response_headers, text, parse_json(text), operation)
+        reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
         if record:
             self.replies.append(reply)
         return reply

@@ -20,8 +20,8 @@ import subprocess
 from html.parser import HTMLParser
 from urllib.parse import urlencode, urljoin, urlsplit
 
-from .client import Reply
-from .operations import NotOffered
+from .client import Exchange
+from .resolver import NotOffered
 
 HOOK_SECONDS = 300
 MAX_REDIRECTS = 5
@@ -133,7 +133,7 @@ def by_hook(command, redirect_url, decision, return_url):
 
 
 def response_of(text, url):
-    """A Reply from a status line and headers as the hook printed them."""
+    """An exchange from a status line and headers as the hook printed them."""
     status, headers = None, {}
     for line in text.splitlines():
         first = re.match(r"\s*HTTP/[\d.]+\s+(\d{3})", line)
@@ -144,7 +144,7 @@ def response_of(text, url):
             headers[name.strip().lower()] = value.strip()
     if status is None:
         status = 302 if "location" in headers else 200
-    return Reply("GET", urlsplit(url).path, status, headers, "", None, "OAuth2 return step")
+    return Exchange("GET", urlsplit(url).path, status, headers, "", None, "OAuth2 return step")
 
 
 def by_person(redirect_url, decision, return_url, terminal="/dev/tty"):
@@ -161,5 +161,5 @@ def by_person(redirect_url, decision, return_url, terminal="/dev/tty"):
     except OSError:
         raise NotOffered("--oauth-consent interactive needs a terminal, and this run has none") from None
     headers = {"location": landed} if landed else {}
-    return Reply("GET", urlsplit(redirect_url).path, 302 if landed else 200, headers, "", None,
+    return Exchange("GET", urlsplit(redirect_url).path, 302 if landed else 200, headers, "", None,
                  "OAuth2 return step (interactive: its headers are not seen)")

@@ -8,7 +8,7 @@ test run, which gets only the fixtures of `ptas_sandbox.testing.plugin`.
 import pytest
 
 from . import steps, tags
-from .operations import NotOffered
+from .resolver import NotOffered
 from .scene import Scene
 from .targets import open_target
 

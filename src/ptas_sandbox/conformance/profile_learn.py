@@ -14,8 +14,8 @@ import uuid
 
 from . import profile as profiles
 from .bodies import Bodies, NoSchema, identifier, json_type, place
-from .operations import NotOffered
 from .redact import excerpt, redact
+from .resolver import NotOffered
 from .steps.account_types import form_for
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")

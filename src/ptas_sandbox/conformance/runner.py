@@ -16,10 +16,10 @@ import pytest
 
 from . import FEATURES, tags
 from .harness import ChosenTarget
-from .operations import PATHLESS, parse_override
 from .profile_learn import write as write_profile
 from .redact import redact
 from .report import INTERRUPTED, Reporter
+from .resolver import PATHLESS, parse_override
 from .targets import TargetError, in_process, open_target
 from .waiting import DEFAULT_MAX_WAIT, Budget
 

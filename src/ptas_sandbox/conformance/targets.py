@@ -9,8 +9,8 @@ import os
 import time
 
 from .client import Client, HttpTransport, RunState, Throttle, WsgiTransport, parse_json
-from .operations import Operations, UnknownOperation, load_document
 from .redact import excerpt, mask, remember
+from .resolver import Operations, UnknownOperation, load_document
 from .waiting import Budget, Held
 
 # Requests per window the harness allows itself on a shared target: under the spec's 100 per 60 s (spec §8).

@@ -17,7 +17,7 @@ from .problems import BY_STATUS, Problem, Removed
 from .sandbox import Simulator, current_sandbox
 
 DEFAULTS = {
-    "PREFIX": "/partner/v2",            # DESIGN.md: every operation is served under the v2 prefix
+    "PREFIX": "/partner/v2",            # every operation is served under the v2 prefix
     "STATE": ":memory:",                # or a file path: the sandbox survives a restart
     "SECRET": None,                     # token signing key; None: a random one kept in the store
     "SEED": 0,                          # server seed: world ids and seeds derive from it
@@ -34,7 +34,7 @@ DEFAULTS = {
     "ECHO_CAPTURE_MAX_BYTES": 64 * 1024,  # a larger request to the echo receiver is a 413 (webhooks are small)
     "ECHO_TOTAL_BYTES": 16 * 1024 * 1024,  # all captures of the server together; the oldest go first
     "RETENTION_SECONDS": 7 * 86400,     # outbox events, deliveries and captures older than this (world clock) go
-    "INITIAL_TOKEN_LIFETIME": 7 * 86400,  # DESIGN.md: over one hour, so it has an id and can be revoked
+    "INITIAL_TOKEN_LIFETIME": 7 * 86400,  # over one hour, so it has an id and can be revoked
     "USER_TOKEN_LIFETIME": 86400,       # a new partner's userTokenExpirySeconds
     "START_SERVICES": True,             # background services (webhook dispatcher)
     "JOURNAL_LIMIT": 1000,              # request journal: entries kept per world (journal/models.py)
@@ -44,6 +44,7 @@ DEFAULTS = {
     "FLUSH_WAIT_SECONDS": None,         # longest a flush waits for its attempts; None: 3 x the webhook timeout
     "FLUSH_WAITERS_PER_WORLD": 2,       # flushes of one world waiting at once; more answer without waiting
     "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
+    "SHARED_STORE": False,              # other processes use the store too: no per-request state in memory (hotstate)
 }
 
 # Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape
@@ -61,9 +62,8 @@ class IdConverter(BaseConverter):
 
 class LazyBuildRule(Rule):
     """A route whose URL builder (for `url_for`) is compiled when first used, not when the route is added:
-    werkzeug writes and compiles two Python functions per rule, which for our hundred routes was a third of
-    `create_app` and a tenth of the time from process start to the first answer (issue 12: under 0.3 s). Nothing
-    in the simulator builds URLs from routes today, so the builders are never compiled."""
+    werkzeug writes and compiles two Python functions per rule, a large share of `create_app` and of the time to
+    the first answer. Nothing in the simulator builds URLs from routes, so the builders are never compiled."""
 
     def _compile_builder(self, append_unknown=True):
         compiled = None
@@ -81,8 +81,9 @@ def is_removed(prefix, method, path):
 
 
 def areas():
-    """The packages the app is made of, as dotted names below simulator: the spec's areas (the packages of
-    simulator/ but the store), then the sandbox tools in `tools.ORDER`."""
+    """The packages the app is made of, as dotted names below simulator: the packages of simulator/ (the spec's
+    areas, the hosted pages they share and the import catch-up; not the store, not the tools), then the sandbox
+    tools in `tools.ORDER`. Their `models`, `http` and `service` modules are imported, where they have them."""
     package = importlib.import_module(__package__)
     spec = [m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg and m.name not in ("tools", "store")]
     on_disk = {m.name for m in pkgutil.iter_modules(tools.__path__) if m.ispkg}
@@ -148,7 +149,8 @@ def route(app):
         rule = re.sub(r"{(\w+)}", r"<id:\1>", full_path(op, prefix))
         app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(_op, params),
                          methods=[op.method], provide_automatic_options=False)
-    app.add_url_rule("/openapi.json", endpoint="openapi", view_func=lambda: document(prefix),
+    app.add_url_rule("/openapi.json", endpoint="openapi",
+                     view_func=lambda: document(prefix, request.host_url.rstrip("/")),
                      provide_automatic_options=False)
 
 

@@ -54,7 +54,20 @@ class Signer:
                               options={"verify_exp": False, "verify_nbf": False, "verify_iat": False,
                                        "require": REQUIRED}))
         except jwt.PyJWTError as error:
-            raise Unauthorized(f"The bearer token is not valid: {error}.") from None
+            raise Unauthorized(f"The bearer token is not valid: {in_our_words(jwt, error)}") from None
+
+
+def in_our_words(jwt, error):
+    """Why a token was refused, for a person who pasted it: PyJWT's "Not enough segments" tells them nothing."""
+    if isinstance(error, jwt.InvalidSignatureError):
+        return "this sandbox did not sign it (a token of another sandbox or state, or changed on the way)."
+    if isinstance(error, jwt.InvalidAlgorithmError):
+        return f"it is signed with an algorithm this sandbox does not accept (only {', '.join(ALGORITHMS)})."
+    if isinstance(error, jwt.DecodeError):
+        return "it is not a JWT (three base64url parts joined by dots); send the whole accessToken."
+    if isinstance(error, (jwt.InvalidIssuerError, jwt.MissingRequiredClaimError)):
+        return "this sandbox did not issue it."
+    return "this sandbox cannot read it."
 
 
 BEARER = re.compile(r"(?i:bearer)\s+(\S+)")

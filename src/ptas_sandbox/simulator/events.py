@@ -48,7 +48,7 @@ def take_emitted():
 
 
 def mark_fanned(store, seq):
-    """The outbox has written the event's deliveries (webhooks.models.fan_out): it is not fanned out again."""
+    """The outbox has written the event's deliveries (webhooks.deliveries.fan_out): it is not fanned out again."""
     store.execute("UPDATE events SET fanned = 1 WHERE seq = ?", (seq,))
 
 

@@ -7,7 +7,8 @@ meets them:
 
     before        app.before_request   every request, before routing's handler: the journal opens its entry,
                                        a snapshot load raises its body limit
-    authenticate  pipeline.admit       the bearer's verified claims become a Principal (the tokens area);
+    authenticate  pipeline.admit       the bearer's verified claims become a Principal (the tokens area;
+                                       `read_token` and `token_used` when the process owns its store);
                   pipeline.handle      for the control API, `authenticate_control` finds the world's root
                                        partner that steers it (the tokens area)
     intercept     pipeline.handle      a fault of the world may answer instead of the operation or shape its
@@ -57,6 +58,7 @@ class CatchUp:
     with reads only, whether there is any."""
     run: "Callable[[Ctx], None]"
     due: "Callable[[Ctx], bool]"
+    reads: tuple[str, ...] | None = None   # the tables whose rows decide `due` (None: any): hotstate remembers it
 
 
 def _no_authentication(ctx: "Ctx", claims: Mapping[str, Any]) -> Any:
@@ -66,8 +68,12 @@ def _no_authentication(ctx: "Ctx", claims: Mapping[str, Any]) -> Any:
 @dataclass
 class Hooks:
     before: "list[Callable[[], None]]" = field(default_factory=list)
-    authenticate: "Callable[[Ctx, Mapping[str, Any]], Principal]" = _no_authentication
+    authenticate: "Callable[..., Principal]" = _no_authentication     # (ctx, claims[, row read already])
     authenticate_control: "Callable[[Ctx, Mapping[str, Any]], str]" = _no_authentication    # the partner id
+    # hotstate (one process owns the store): the row `authenticate(ctx, claims, row)` judges, read without
+    # recording a use, and where a use goes instead (written behind)
+    read_token: "Callable[[Ctx, Mapping[str, Any]], Row | None]" = _no_authentication
+    token_used: "Callable[[Ctx, Principal], None]" = _no_authentication
     intercept: "list[Callable[[Simulator, Ctx, Operation, Mapping[str, Any], Request], Injection | None]]" = \
         field(default_factory=list)
     catch_up: list[CatchUp] = field(default_factory=list)

@@ -4,7 +4,6 @@ import re
 
 from ptas_sandbox import __version__
 
-from . import scopes
 from .operations import COMPONENTS, NO_AUTH, REGISTRY, ref
 
 SPEC_VERSION = "2.12.1"   # spec §9.1: the main interface version the simulator implements
@@ -20,15 +19,54 @@ ERRORS = {"400": "Bad input", "401": "Missing or invalid bearer token", "403": "
           "413": "Body too large", "415": "Body is not JSON", "429": "Rate limit exceeded"}
 
 
+# The document's tags, in the order /docs shows them: the spec's areas (operations' `area`) as a partner reads the
+# spec, then every sandbox tool under one tag at the end. (Scheme names sort bearer first: Flask sorts keys.)
+TAGS = (
+    ("partners", "Partners", "Your partner settings (redirectUrls, userTokenExpirySeconds, uiSettings) and child "
+     "partners (spec §1, §2, §4.2)."),
+    ("tokens", "Tokens", "Partner and user tokens: create, list, revoke (spec §3, §4.1, §5). Create a long-lived "
+     "partner token first and revoke the initial one."),
+    ("users", "Users", "The people whose accounts you connect: create (with their first user token), read, update, "
+     "delete (spec §2, §4.2)."),
+    ("account_types", "Account types", "The providers an account can be on, and the fields (`accountFields`) the "
+     "form for each asks for (spec §1, §2)."),
+    ("accounts", "Accounts", "A user's connections to a provider: create from `accountFields`, read, update, "
+     "refresh, validate, delete (spec §1, §2, §4.3)."),
+    ("transactions", "Transactions", "The imported transactions of an account, in pages (spec §1, §2, §4.3)."),
+    ("reports", "Reports", "Settlement reports of accounts whose type has `hasPspReports` (spec §2, §4.3)."),
+    ("dataimports", "Data imports", "The imports that fetch an account's data from its provider (spec §2, §4.3)."),
+    ("oauth", "OAuth2 account connection", "Accounts on providers that sign the person in themselves: the redirect "
+     "URL, the consent page and the return (spec §1)."),
+    ("accountui", "Account UI", "A hosted page where a user connects an account: sessions and the page (spec §1)."),
+    ("userui", "User UI", "A hosted page where a person registers as a user: sessions and the page (spec §1)."),
+    ("webhooks", "Webhooks and events", "Subscriptions, test events and the notifications they bring (spec §4.2, "
+     "§6)."),
+)
+SANDBOX = ("Sandbox", "The sandbox's own control API under /_sandbox, not part of the specification: worlds, the "
+           "world clock, reset, scenarios, faults, the request journal, the echo receiver, snapshots and the "
+           "integration report. A world's root partner token holding partner:update or partner:all steers it "
+           "(expired or not); server-wide operations take the admin key when the operator set one.")
+TAG_OF = {area: name for area, name, _ in TAGS}
+BEARER, ADMIN = "bearerAuth", "sandboxAdminKey"
+
+
 def full_path(op, prefix):
     return op.path if op.control else prefix + op.path
 
 
-def document(prefix):
+def documented(op):
+    """Whether /openapi.json describes `op`: every operation but the sandbox's own web pages (the inspector, /docs
+    and their assets), which a browser opens and no client calls."""
+    answers = [a for status, a in (op.responses or {200: None}).items() if int(status) < 300]
+    return not (op.control and answers and all(isinstance(a, str) and a.startswith("text/") for a in answers))
+
+
+def document(prefix, base="http://127.0.0.1:8080"):
     paths = {}
     for op in REGISTRY.values():
-        item = paths.setdefault(full_path(op, prefix), {})
-        item[op.method.lower()] = describe(op)
+        if documented(op):
+            item = paths.setdefault(full_path(op, prefix), {})
+            item[op.method.lower()] = describe(op)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Payment Transactions Aggregation Service (ptas-sandbox simulator)",
@@ -36,20 +74,25 @@ def document(prefix):
                  "description": f"ptas-sandbox {__version__}: every operation of the interface specification, "
                                 "plus the sandbox control API under /_sandbox. Request examples of operations a user "
                                 "may call (accounts, OAuth2, Account UI) are written for a user token; with a partner "
-                                "token add the user's `userId`."},
+                                "token add the user's `userId`.",
+                 "contact": {"name": "ptas-sandbox", "url": f"{base}/"},
+                 "license": {"name": "MIT", "identifier": "MIT"}},
+        "servers": [{"url": base, "description": "this sandbox"}],
+        "tags": [{"name": name, "description": text} for _, name, text in TAGS]
+        + [{"name": SANDBOX[0], "description": SANDBOX[1]}],
         "paths": paths,
         "components": {
             "schemas": {"ProblemDetails": PROBLEM, **COMPONENTS},
-            "securitySchemes": {"bearer": {
+            "securitySchemes": {BEARER: {
                 "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-                "description": "Spec §5: `Authorization: Bearer <JWT>`. Each operation's `security` lists the scopes "
-                               "that let a token call it (any one of them), as does `x-required-scopes` per token "
-                               "kind and the operation's description."},
-                "adminKey": {"type": "apiKey", "in": "header", "name": "X-Sandbox-Admin-Key",
-                             "description": "the operator's admin key (PTAS_ADMIN_KEY), needed for server-wide "
-                                            "operations when one is set"}},
+                "description": "Spec §5: `Authorization: Bearer <JWT>`, a partner or user token. An HTTP bearer "
+                               "scheme declares no scopes, so each operation names those it requires in its "
+                               "description and in `x-required-scopes` (per token kind; any one of them)."},
+                ADMIN: {"type": "apiKey", "in": "header", "name": "X-Sandbox-Admin-Key",
+                        "description": "the operator's admin key (PTAS_ADMIN_KEY), needed for server-wide "
+                                       "operations when one is set"}},
         },
-        "security": [{"bearer": []}],
+        "security": [{BEARER: []}],
     }
 
 
@@ -61,16 +104,22 @@ def bounded(schema):
 
 
 def describe(op):
-    doc = {"operationId": op.id, "summary": op.summary, "tags": [op.area]}
+    tag = SANDBOX[0] if op.control else TAG_OF.get(op.area, op.area)
+    doc = {"operationId": op.id, "summary": op.summary, "tags": [tag]}
     if op.deprecated:
         doc["deprecated"] = True
     if op.callbacks:
         doc["callbacks"] = op.callbacks
+    told = " ".join((op.handler.__doc__ or op.summary).split())      # the handler's docstring, on one line
     if op.tokens == NO_AUTH:
-        doc["security"] = [{}, {"adminKey": []}] if op.admin else []
-    elif not op.control:
-        doc["security"], doc["x-required-scopes"], line = required_scopes(op)
-        doc["description"] = line
+        doc["security"] = [{}, {ADMIN: []}] if op.admin else []
+        who = "The admin key when the operator set one; else anyone." if op.admin else "No credentials."
+    elif op.control:
+        who = ("A root partner token of the world holding partner:update or partner:all, expired or not "
+               "(never revoked).")
+    else:
+        doc["security"], doc["x-required-scopes"], who = required_scopes(op)
+    doc["description"] = f"{told} {who}".strip()
     parameters = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
                   for n in re.findall(r"{(\w+)}", op.path)]
     parameters += [{"name": n, "in": "query", "required": False, "schema": bounded(s)} for n, s in op.query.items()]
@@ -106,22 +155,16 @@ def describe(op):
 
 
 def required_scopes(op):
-    """What a token must hold to call `op`: OpenAPI security requirements (alternatives, each naming the scopes
-    it needs), `x-required-scopes` per token kind, and one readable line. A scope's `resource:all` also grants
-    it (spec §5 table), so it is listed as an alternative of its own."""
+    """What a token must hold to call `op`: the security requirement (the bearer scheme: an HTTP scheme declares
+    no scopes), `x-required-scopes` per token kind, and one readable line. A scope's `resource:all` also grants it
+    (spec §5 table)."""
     kinds = op.tokens if isinstance(op.tokens, tuple) else ()
     per_kind = {kind: list(op.scopes_for(kind)) for kind in kinds}
-    alternatives = []
-    for needed in per_kind.values():
-        for scope in needed:
-            for granting in (scope, scope.rpartition(":")[0] + ":all"):
-                if granting not in alternatives and granting in scopes.TABLE:
-                    alternatives.append(granting)
     if not any(per_kind.values()):
-        security, line = [{"bearer": []}], f"Needs a {' or '.join(kinds)} token; no particular scope."
+        line = f"Needs a {' or '.join(kinds)} token; no particular scope."
     else:
-        security = [{"bearer": [scope]} for scope in alternatives]
         parts = [f"a {kind} token with {' or '.join(needed)}" if needed else f"any {kind} token"
                  for kind, needed in per_kind.items()]
         line = f"Required scopes: {'; or '.join(parts)} (a resource's `:all` scope grants each of its actions)."
-    return security, {kind: needed for kind, needed in per_kind.items()}, line
+    return [{BEARER: []}], {kind: needed for kind, needed in per_kind.items()}, line
+

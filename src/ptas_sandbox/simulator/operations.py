@@ -88,8 +88,8 @@ def ref(name):
 
 @dataclass
 class Answer:
-    """A handler's answer when 200 with a JSON body is not the whole story (a client's received response is
-    a `Reply`: ptas_sandbox.testing, conformance.client)."""
+    """A handler's answer when 200 with a JSON body is not the whole story (what a client receives is a
+    `Reply` in ptas_sandbox.testing, an `Exchange` in the conformance client)."""
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)

@@ -1,8 +1,11 @@
-"""The path of one API request, in the order DESIGN.md draws it, in one place.
+"""The path of one API request in one place, with the hook stages (hooks.py) where they run:
 
-verify the bearer's signature → authenticate (expiry, revocation, lastUsedAt) → authorize (token kind, scope
-table) → rate limit (world clock; only what authenticated and may call the operation counts) → catch up (the
-world's imports reach its clock: `Simulator.catch_up`) → parse input → domain operation (one transaction) → render.
+[before: app.py] → the admin key (server-wide operations) → verify the bearer's signature → [intercept: a fault
+may answer instead] → admit: [authenticate] (expiry, revocation, lastUsedAt), authorize (token kind, scope
+table), rate limit (world clock; only what authenticated and may call the operation counts) → catch up
+[catch_up: the world's due work reaches its clock] → parse input → the operation (one transaction) → render →
+[after, then record: app.py]. The control API's calls go from the signature to [authenticate_control] (the
+world's root partner), then to the operation.
 
 LOCK ORDER. On PostgreSQL a transaction waits for locks that another holds, so every transaction takes them in one
 order: its world's lock (`world/<id>`: writes, clock moves, catch-ups, resets), then the world's rate lock
@@ -46,10 +49,12 @@ def handle(op, params):
             injection, ctx, answer = intercept(sandbox, ctx, op, claims)
             if answer is not None:
                 return answer
-            if op.atomic and op.method != "GET":
+            if op.atomic and op.method != "GET" and not sandbox.state.hot:
                 return finish(write_operation(sandbox, ctx, claims, op, params), injection)
             principal = sandbox.store.retrying(lambda: admit(sandbox, ctx, claims, op))
             sandbox.store.retrying(lambda: sandbox.catch_up(world))
+    if sandbox.state.settles(op):      # it reads what is written behind (hotstate), its own use too: write it
+        sandbox.state.settle()
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         # An API read (GET with a token) needs one consistent view (a snapshot: store.reading), neither a writer's
@@ -76,12 +81,23 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
     """Authenticate, authorize and count the request: call inside a transaction. Only a request that
     authenticated and holds the scope counts toward the §8 budget: refusals (forged, revoked, expired, wrong
     kind or scope) must not let anyone use up a partner's budget. A 429 rolls back with the rest, so it leaves
-    `lastUsedAt` as it was."""
+    `lastUsedAt` as it was. When the process owns its store (hotstate), all of it is in memory: the token's row
+    as last read, the §8 windows, `lastUsedAt` written behind; an API write is then the operation's transaction
+    alone (`handle`), the request counted whatever the operation does."""
+    state = sandbox.state
+    if state.hot:
+        row = state.remember(("token", ctx.world.id, claims["jti"]), ("tokens",),
+                             lambda: sandbox.hooks.read_token(ctx, claims))
+        principal = sandbox.hooks.authenticate(ctx, claims, row)
+        authorize(op, principal)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
+        sandbox.hooks.token_used(ctx, principal)
+        return principal
     with sandbox.store.transaction():
         sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
         principal = sandbox.hooks.authenticate(ctx, claims)
         authorize(op, principal)
-        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
     return principal
 
 
@@ -200,7 +216,7 @@ def parse_body(op):
     if request.mimetype != "application/json":
         raise UnsupportedMediaType("Send the body as Content-Type application/json, "
                                    f"not {request.mimetype or 'none'!r}.")
-    # Counted before they are made: eight bodies of 1 MiB of `{},` at once took the server to 340 MB.
+    # Counted before they are made: each costs far more memory parsed than its bytes in the body.
     if raw.count(b"{") + raw.count(b"[") > current_app.config["MAX_JSON_CONTAINERS"]:
         raise InvalidBody(f"The body holds more than {current_app.config['MAX_JSON_CONTAINERS']} JSON objects and "
                           "arrays; no request needs as many.")
@@ -232,8 +248,21 @@ def parse_body(op):
 def explained(error):
     """jsonschema's words, or for a combinator (anyOf, oneOf, not) the schema's own `x-problem` sentence:
     "{} is not valid under any of the given schemas" tells a client nothing."""
-    if error.validator in ("anyOf", "oneOf", "not"):
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        # The one branch the body chose by its `const` (a fault's `effect.type`): that branch's own error, so a
+        # bad status of a status effect blames the status, not the type.
+        branches = {e.relative_schema_path[0] for e in error.context}
+        chosen = branches - {e.relative_schema_path[0] for e in error.context if e.validator == "const"}
+        if len(chosen) == 1 and len(branches) > 1:
+            inner = min((e for e in error.context if e.relative_schema_path[0] in chosen),
+                        key=lambda e: len(e.path))
+            where = ".".join(map(str, inner.absolute_path))
+            return f"`{where}`: {explained(inner)}" if where else explained(inner)
+    if error.validator in ("anyOf", "oneOf", "not", "pattern"):     # a pattern is no sentence either
         return error.schema.get("x-problem", error.message)
+    if error.validator == "type":       # jsonschema writes the value as Python ("None"), the client sent JSON
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{json.dumps(error.instance)[:80]} is not of type {' or '.join(map(repr, wanted))}"
     return error.message
 
 

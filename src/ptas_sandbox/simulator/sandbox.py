@@ -13,8 +13,10 @@ from flask import current_app
 from .auth import Signer
 from .context import Ctx
 from .hooks import Hooks
+from .hotstate import state_for
 from .ratelimit import RateLimiter
 from .store import open_store
+from .timestamps import SECOND_US
 from .worlds import World, Worlds
 
 
@@ -29,11 +31,12 @@ class Simulator:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = open_store(config["STATE"], schemas, upgrades)
-        self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"))
+        self.state = state_for(self.store, config)      # per-request state: in memory, or in the store
+        self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"), self.state)
         secret = config.get("SECRET") or self.store.meta("signing-secret", lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
-                                   config["OPERATION_LIMITS"])
+                                   config["OPERATION_LIMITS"], self.state)
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
         self.hooks = Hooks()            # the stages areas and tools fill (their service.py): hooks.py
@@ -50,6 +53,11 @@ class Simulator:
         stages = self.hooks.catch_up
         if stages:
             ctx = self.ctx(world)
+            # Remembered until the tables that decide it change: nothing is due before this instant.
+            key = ("catch-up", world.id)
+            if ctx.now < self.state.remember(key, self._due_reads(), lambda: self._quiet_until(ctx), True):
+                return
+            self.state.drop(key)        # looked at again next time (and the stages' own state may move)
             if not any(stage.due(ctx) for stage in stages):
                 return
             with self.store.transaction():
@@ -57,12 +65,29 @@ class Simulator:
                 for stage in stages:
                     stage.run(ctx)
 
+    def _due_reads(self) -> tuple[str, ...]:
+        """The tables whose rows decide whether a catch-up is due (each stage's `reads`); () when a stage does
+        not say: any table."""
+        reads = [stage.reads for stage in self.hooks.catch_up]
+        return () if any(r is None for r in reads) else tuple(sorted({t for r in reads for t in r or ()}))
+
+    def _quiet_until(self, ctx: Ctx) -> int:
+        """An instant before which no catch-up is due unless the store changes: a minute or a second of world
+        time ahead when nothing is due by then (what is due at T is due at any later T), else now."""
+        if self.state.hot:
+            for ahead_us in (60 * SECOND_US, SECOND_US):
+                ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.signer, ctx.config)
+                if not any(stage.due(ahead) for stage in self.hooks.catch_up):
+                    return ahead.now
+        return ctx.now
+
     def trace_id(self) -> str:
         return f"{next(self._traces):016x}"
 
     def close(self) -> None:
         for service in reversed(self.services):
             service.stop()
+        self.state.close()          # what is written behind goes to the store before it closes
         self.store.close()
 
 

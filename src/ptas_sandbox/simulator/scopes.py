@@ -20,7 +20,7 @@ TABLE = {
 }
 ACTIONS = ("all", "read", "create", "update", "delete")
 
-# DESIGN.md: the initial token of a root partner holds every partner scope and the user-facing ones.
+# docs/design.md: the initial token of a root partner holds every partner scope and the user-facing ones.
 ROOT_SCOPE = ("partner:all user:all account:all transaction:all user.token:all userui:create userui:read")
 # Spec §4.2 note 1: a new user's first token, unless the partner says otherwise.
 DEFAULT_USER_SCOPE = "account:all transaction:all"

@@ -4,9 +4,9 @@ answers in ProblemDetails too.
 Waitress answers some requests itself, before the app sees them: a malformed request line or header, a bad
 Content-Length or chunked encoding, headers over `max_request_header_size`, a body over `max_request_body_size`
 (all 400/413/431), and a 500 when the app breaks the WSGI protocol. By default those are text/plain; here they
-are RFC 9457 bodies like every other error of the simulator (DESIGN.md, errors and bad input).
+are RFC 9457 bodies like every other error of the simulator (docs/design.md).
 
-Bounds against callers from outside (issue 11): a body larger than the largest the app takes (a snapshot,
+Bounds against callers from outside: a body larger than the largest the app takes (a snapshot,
 `BODY_LIMIT`) is refused while it arrives, not spooled to disk up to waitress's 1 GiB; and one peer address
 holds at most `connections_per_address` connections (300 half-sent requests from one address took all of
 waitress's 100 and health waited). Behind a reverse proxy every connection comes from the proxy: raise the cap

@@ -47,11 +47,11 @@ def derived_id(*parts):
     return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
-def next_in_sequence(store, world, kind):
-    """The next number of a per-world sequence: one upsert, so concurrent writers (of any process) never draw
-    the same number."""
-    return store.one("INSERT INTO counters (world, kind, value) VALUES (?, ?, 1) ON CONFLICT (world, kind) "
-                     "DO UPDATE SET value = counters.value + 1 RETURNING value", (world, kind))["value"]
+def next_in_sequence(store, world, kind, count=1):
+    """The next number of a per-world sequence (with `count`, the last of the next `count`): one upsert, so
+    concurrent writers (of any process) never draw the same number."""
+    return store.one("INSERT INTO counters (world, kind, value) VALUES (?, ?, ?) ON CONFLICT (world, kind) "
+                     "DO UPDATE SET value = counters.value + ? RETURNING value", (world, kind, count, count))["value"]
 
 
 @dataclass
@@ -75,24 +75,29 @@ def _world(row):
 
 
 class Worlds:
-    """Creates, finds and moves the clocks of worlds. Nothing is cached: the clock is one indexed read per
-    request, so every worker of every machine sees a clock move at once."""
+    """Creates, finds and moves the clocks of worlds. A world is read from the store, so every worker of every
+    machine sees a clock move at once; a process that owns its store remembers it until the worlds table is
+    written (hotstate: it alone writes it)."""
 
-    def __init__(self, store, system_time, server_seed=0, max_worlds=None):
+    def __init__(self, store, system_time, server_seed=0, max_worlds=None, state=None):
         self.store = store
+        self.state = state
         self.system_time = system_time
         self.server_seed = server_seed
         self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
 
-    def create(self, seed=None, start=None, frozen=False, scenario=None):
+    def create(self, seed=None, start=None, frozen=False, scenario=None, world_id=None):
+        """A new world; `world_id` reuses the id of a world just deleted in this transaction (a snapshot loaded
+        in its place), so the tokens signed for it keep working."""
         with self.store.transaction():
             if self.max_worlds and self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"] >= self.max_worlds:
                 raise Conflict(f"This sandbox holds its maximum of {self.max_worlds} worlds (the operator's "
                                "--max-worlds); reset a world you no longer need, or ask the operator.",
                                maxWorlds=self.max_worlds)
-            n = next_in_sequence(self.store, "", "world")
-            world_id = derived_id("world", self.server_seed, n)
-            seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
+            if world_id is None or seed is None:
+                n = next_in_sequence(self.store, "", "world")
+                world_id = world_id or derived_id("world", self.server_seed, n)
+                seed = seed if seed is not None else int(derived_id("seed", self.server_seed, n)[:8], 16)
             if start is not None:
                 check_within_range(start)
             system = self.system_time()
@@ -103,11 +108,28 @@ class Worlds:
         return World(world_id, seed, offset, frozen_at, scenario)
 
     def get(self, world_id):
+        if self.state is not None:
+            return self.state.remember(("world", world_id), ("worlds",), lambda: self._read(world_id))
+        return self._read(world_id)
+
+    def _read(self, world_id):
         row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
         return None if row is None else _world(row)
 
     def all(self):
         return [_world(r) for r in self.store.all("SELECT * FROM worlds ORDER BY rowid")]
+
+    def delete(self, world_id):
+        """Remove the world's row; its other rows go first (control.delete_world), in the same transaction."""
+        self.store.execute("DELETE FROM worlds WHERE id = ?", (world_id,))
+
+    def of_scenario(self, name, seed=None):
+        """The first world loaded from scenario `name` (with `seed`, when given), or None."""
+        where, args = "scenario = ?", [name]
+        if seed is not None:
+            where, args = where + " AND seed = ?", [*args, seed]
+        row = self.store.one(f"SELECT * FROM worlds WHERE {where} ORDER BY created_at, id LIMIT 1", tuple(args))
+        return None if row is None else _world(row)
 
     def now(self, world):
         return world.now(self.system_time())
@@ -146,4 +168,5 @@ class Worlds:
         return target
 
     def forget(self, world_id=None):
-        """Nothing to forget: worlds are read from the store on every request (kept for callers)."""
+        """Nothing to forget: a remembered world goes stale with any write of the worlds table (kept for
+        callers)."""

@@ -23,6 +23,23 @@ def pytest_addoption(parser):
                     help="the sandbox's admin key, where creating worlds needs it (or PTAS_ADMIN_KEY)")
 
 
+def pytest_configure(config):
+    """A `--ptas-url` where no sandbox answers is one line before any test runs, not an error per test."""
+    url = config.getoption("ptas_url", None)
+    if not url:
+        return
+    import requests  # late, as the simulator: a run that does not ask for a served sandbox never needs it
+    if "://" not in url:
+        url = "http://" + url
+    config.option.ptas_url = url = url.rstrip("/").removesuffix("/partner/v2")
+    try:
+        requests.get(f"{url}/_sandbox/health", timeout=10).raise_for_status()
+    except requests.RequestException as error:
+        reason = "nothing listens there" if isinstance(error, requests.ConnectionError) else type(error).__name__
+        raise pytest.UsageError(f"--ptas-url {url}: no sandbox answers ({reason}); start one with `make serve` "
+                                "(or `ptas serve`), or leave --ptas-url out to run one in the test process") from None
+
+
 # Prefixed so they never clash with a project's own fixtures.
 @pytest.fixture(scope="session")
 def ptas_sandbox(pytestconfig):

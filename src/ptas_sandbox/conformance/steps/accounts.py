@@ -5,7 +5,7 @@ import pytest
 from pytest_bdd import given, then, when
 
 from ..checks import reports_problems
-from ..operations import NotOffered
+from ..resolver import NotOffered
 from ..scene import check
 from . import acting, phrase
 from .account_types import account_type, form_for

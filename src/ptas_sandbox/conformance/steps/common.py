@@ -5,8 +5,8 @@ from datetime import datetime, timedelta, timezone
 from pytest_bdd import given, then, when
 
 from .. import checks
+from ..datetimes import parse
 from ..scene import check
-from ..timestamps import parse
 from . import phrase
 
 

@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS account_type_states (
 );
 """
 
-# Spec §3: the values of `state` are not shown; the simulator's choice (DESIGN.md decision table).
+# Spec §3: the values of `state` are not shown; the simulator's choice (docs/design.md).
 STATES = ("Operational", "Degraded", "Outage", "Discontinued")
 CLOSED_TO_NEW_ACCOUNTS = ("Discontinued",)
 FIELD_TYPES = ("Text", "Secret", "Number", "Choice", "File", "Auth")

@@ -7,7 +7,7 @@ from .. import scopes
 from ..account_types import models as account_types
 from ..oauth.http import consent_url
 from ..operations import ANY_TOKEN, NO_AUTH, Answer, component, operation
-from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
+from ..pages.html import FORM, PAGE, hosted, page, redirect, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden
 from ..users import models as users
@@ -169,7 +169,7 @@ def submit_account_ui_page(call, look):
         elif uses_sign_in(account_type) and not row["target_account_id"]:
             raise BadRequest(f"Please sign in at {account_type['name']} first, with the button "
                              f"“Authorize at {account_type['name']}”.")
-        with savepoint(ctx.store):
+        with ctx.store.savepoint():
             row = models.submit(ctx, row, account_type, values)
     except (BadRequest, Conflict) as problem:
         models.fail(ctx, row, problem.detail)

@@ -12,9 +12,9 @@ import json
 from ..account_types import models as account_types
 from ..accounts import models as accounts
 from ..oauth import models as oauth
-from ..pages.models import page_key
+from ..pages.models import closed, page_key
 from ..partners.models import absolute_url
-from ..problems import BadRequest, Conflict, not_found
+from ..problems import BadRequest, not_found
 from ..timestamps import SECOND_US, render
 
 SCHEMA = """
@@ -110,9 +110,9 @@ def get_by_key(store, key):
 def open_session(ctx, row):
     status = status_of(ctx, row)
     if status != "Pending":
-        raise Conflict({"Completed": "This account connection is already complete.",
-                        "Failed": "This account connection was cancelled; ask for a new one.",
-                        "Expired": "This link has expired; ask for a new one."}[status])
+        raise closed(status, {"Completed": "This account connection is already complete.",
+                              "Failed": "This account connection was cancelled; ask for a new one.",
+                              "Expired": "This link has expired; ask for a new one."}[status])
 
 
 def form_fields(account_type):

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from ..account_types import models as account_types
 from ..operations import ANY_TOKEN, NO_AUTH, Answer, component, operation
-from ..pages.http import FORM, PAGE, mine, page, redirect, shown, url, with_query, world_ctx
+from ..pages.html import FORM, PAGE, mine, page, redirect, shown, url, with_query, world_ctx
 from ..partners import models as partners
 from ..pipeline import json_body
 from ..problems import BadRequest, Conflict, NotFound

@@ -5,6 +5,22 @@ import hashlib
 import hmac
 
 from ..partners import models as partners
+from ..problems import Conflict
+
+
+class Closed(Conflict):
+    """A hosted page's session that can no longer be acted on (409), with the heading its page shows: an
+    expired link is not "already done"."""
+
+    def __init__(self, detail, heading):
+        super().__init__(detail)
+        self.heading = heading
+
+
+def closed(status, detail):
+    """The Closed of a session in `status` (Completed, Failed, Expired)."""
+    return Closed(detail, {"Completed": "This is already done", "Failed": "This was cancelled",
+                           "Expired": "This link has expired"}[status])
 
 
 def page_key(ctx, purpose, ident):

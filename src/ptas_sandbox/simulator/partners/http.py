@@ -6,9 +6,13 @@ DeleteChildPartner is in users/http.py: deleting a partner deletes its users, an
 from ..operations import PARTNER_ONLY, Answer, component, operation
 from . import models
 
+STYLING = {"type": "object", "additionalProperties": False, "description": "the hosted pages' look",
+           "properties": {key: {"type": "string", "maxLength": 120, "pattern": shape.pattern,
+                                "description": f"e.g. {models.EXAMPLES[shape]}",
+                                "x-problem": f"`{key}` must be like {models.EXAMPLES[shape]}."}
+                          for key, shape in models.STYLING.items()}}
 UI_SETTINGS = {"type": "object", "properties": {
-    "styling": {"type": "object", "description": "the hosted pages' look: primaryColor, backgroundColor, "
-                "textColor, buttonTextColor, fontFamily (e.g. \"Open Sans\", sans-serif), borderRadius"},
+    "styling": STYLING,
     "frameAncestors": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": models.ORIGIN.pattern},
                        "description": "origins that may show the hosted pages in a frame (CSP frame-ancestors); "
                                       "none by default"}}}

@@ -58,6 +58,38 @@ def absolute_url(url):
 
 
 # uiSettings.frameAncestors: the origins that may frame the partner's hosted pages (CSP frame-ancestors).
+# uiSettings.styling: the properties a partner may set, and the value shapes accepted for them. The hosted pages
+# write them into <style> as they are, so none of these shapes holds <, >, &, ;, {, }, \\ or a newline.
+COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\(\s*[\d.%\s,]+\))$")
+LENGTH = re.compile(r"^\d{1,3}(\.\d{1,2})?(px|em|rem|%)?$")
+# Font families: names of letters, digits, spaces and hyphens, bare or in single or double quotes, separated by
+# commas (`"Open Sans", sans-serif`).
+FAMILY = r"""(?:[A-Za-z0-9][A-Za-z0-9 -]*|"[A-Za-z0-9 -]+"|'[A-Za-z0-9 -]+')"""
+FONT = re.compile(rf"^\s*{FAMILY}\s*(,\s*{FAMILY}\s*)*$")
+STYLING = {"primaryColor": COLOR, "backgroundColor": COLOR, "textColor": COLOR, "buttonTextColor": COLOR,
+           "fontFamily": FONT, "borderRadius": LENGTH}
+EXAMPLES = {COLOR: "#0b5fff or rgb(11, 95, 255)", LENGTH: "8px", FONT: '"Open Sans", sans-serif'}
+
+
+def safe_style(key, value):
+    """Whether `value` is a styling value of `key` that a page may write into its <style> as it is."""
+    shape = STYLING.get(key)
+    return shape is not None and isinstance(value, str) and len(value) <= 120 and bool(shape.match(value.strip()))
+
+
+def styling(given):
+    """uiSettings.styling as given, or BadRequest naming the key: an unknown key or a value that could end its CSS
+    declaration is refused when it is set, not stored to be dropped (or echoed) later."""
+    for key, value in given.items():
+        if key not in STYLING:
+            raise BadRequest(f"`uiSettings.styling.{key}` is not a styling property; the properties are "
+                             f"{', '.join(STYLING)}.")
+        if not safe_style(key, value):
+            raise BadRequest(f"`uiSettings.styling.{key}` must be like {EXAMPLES[STYLING[key]]}: "
+                             "letters, digits, quotes, commas and parentheses, at most 120 characters.")
+    return given
+
+
 ORIGIN = re.compile(r"^https?://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$")
 MAX_FRAME_ANCESTORS = 20
 
@@ -89,6 +121,7 @@ def settings(values):
         columns["user_token_expiry"] = int(values["userTokenExpirySeconds"])   # JSON Schema: 600.0 is an integer
     if "uiSettings" in values:
         ui = {"styling": {}, **values["uiSettings"]}
+        ui["styling"] = styling(ui["styling"])
         if "frameAncestors" in ui:
             ui["frameAncestors"] = frame_ancestors(ui["frameAncestors"])
         columns["ui_settings"] = json.dumps(ui)
@@ -110,6 +143,12 @@ def require(ctx: Ctx, partner_id: str) -> PartnerRow:
     if row is None:
         raise not_found("partner", partner_id)
     return row
+
+
+def world_of(store: Store, partner_id: str) -> str | None:
+    """The id of the world holding partner `partner_id`, in any world (a snapshot loaded over its source), or None."""
+    row = store.one("SELECT world FROM partners WHERE id = ?", (partner_id,))
+    return None if row is None else row["world"]
 
 
 def root_of(store: Store, world_id: str) -> str | None:

@@ -1,7 +1,8 @@
-"""The store: every piece of state of every world, behind one interface (`base.Store`) with two engines.
+"""The store: every piece of state of every world, behind one interface (`interface.Store`) with two engines.
 
-schema.py reads the areas' tables and brings an older state up to date; base.py is what the domain uses;
-sqlite.py and postgres.py are the engines; `open_store` picks one for a location.
+interface.py is what the domain sees; schema.py reads the areas' tables and brings an older state up to date;
+base.py is what both engines share (`Engine`); sqlite.py and postgres.py are the engines; `open_store` picks
+one for a location.
 
 - SQLite (the embedded default): a file (WAL mode, one connection per thread, so readers never wait for a
   writer and writers queue on `BEGIN IMMEDIATE`), or `:memory:` (one connection behind a lock: a private
@@ -15,17 +16,19 @@ columns, `rowid` as an identity column). Rows come back as plain dicts on both e
 an operation atomic: nested uses join the outer transaction; an exception rolls the whole of it back.
 """
 
-from .base import Store
+from .base import Engine
+from .interface import Store
 from .postgres import PostgresStore
 from .schema import StaleState, declared_columns, statements
 from .sqlite import SqliteStore
 
-__all__ = ["PostgresStore", "SqliteStore", "StaleState", "Store", "declared_columns", "open_store", "statements"]
+__all__ = ["Engine", "PostgresStore", "SqliteStore", "StaleState", "Store", "declared_columns", "open_store",
+           "statements"]
 
 
 def open_store(location=":memory:", schemas=(), upgrades=None):
     """The engine for a location: a PostgreSQL URL, `:memory:` or a SQLite file path. `upgrades` says how the
-    rows of an older version's tables fill columns it did not have (`Store.upgrade`)."""
+    rows of an older version's tables fill columns it did not have (`Engine.upgrade`)."""
     if str(location).startswith(("postgresql://", "postgres://")):
         return PostgresStore(location, schemas, upgrades)
     return SqliteStore(location, schemas, upgrades)

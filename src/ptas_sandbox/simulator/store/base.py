@@ -1,5 +1,5 @@
-"""What the domain sees of the store, whatever the engine: one/all/execute/insert/update inside
-transaction()s, reading(), savepoint(), lock()."""
+"""What both engines share: the domain's interface (interface.py) on a connection per thread, and the core's
+parts (schema upgrades, retries of aborted transactions, the server's settings)."""
 
 import json
 import os
@@ -10,11 +10,13 @@ from contextlib import contextmanager
 from .schema import StaleState, _defaulted, declared_columns, statements
 
 
-class Store:
-    """What domain code uses: one/all/execute/executemany/insert/update inside transaction()s."""
+class Engine:
+    """What both engines share: the domain's interface (interface.Store) and the core's (schema upgrades, retries
+    of aborted transactions, the server's settings in `meta`)."""
 
     engine: str = ""
     location: str = ""
+    versions = None     # hotstate.Versions: told of every statement and transaction end, when a process owns it
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -51,10 +53,14 @@ class Store:
                 local.depth -= 1
                 if outer:
                     local.db.rollback()
+                    if self.versions is not None:
+                        self.versions.ended()
                 raise
             local.depth -= 1
             if outer:
                 local.db.commit()
+                if self.versions is not None:
+                    self.versions.ended()
 
     RETRIES = 3
 
@@ -80,7 +86,9 @@ class Store:
     @contextmanager
     def savepoint(self):
         """Inside a transaction: what the block writes is undone when it raises, and the transaction goes on (an
-        API write keeps its rate-limit hit when its handler fails; pipeline.handle)."""
+        API write keeps its rate-limit hit when its handler fails, pipeline.write_operation; a hosted page's
+        refused form attempt leaves no trace while the page records the error it shows). Savepoints nest: each
+        ROLLBACK TO and RELEASE names the newest savepoint of that name."""
         if not self.in_transaction:
             raise RuntimeError("a savepoint needs a transaction around it")
         self.execute("SAVEPOINT ptas_operation")
@@ -102,18 +110,26 @@ class Store:
         return self._local().depth > 0
 
     def execute(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params))
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
 
     def all(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchall()
 
     def one(self, sql, params=()):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchone()
 

@@ -2,7 +2,7 @@
 
 import re
 
-from .base import Store
+from .base import Engine
 from .schema import statements
 
 _PLACEHOLDER = re.compile(r"%|\?")
@@ -27,7 +27,7 @@ def postgres_ddl(statement):
     return statement
 
 
-class PostgresStore(Store):
+class PostgresStore(Engine):
     engine = "postgresql"
 
     def __init__(self, url, schemas=(), upgrades=None):

@@ -7,7 +7,7 @@ import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from .base import Store
+from .base import Engine
 from .schema import statements
 
 
@@ -18,7 +18,7 @@ def _dict_row(cursor, row):
 BUSY_TIMEOUT_S = 60
 
 
-class SqliteStore(Store):
+class SqliteStore(Engine):
     engine = "sqlite"
 
     def __init__(self, path=":memory:", schemas=(), upgrades=None):
@@ -63,6 +63,8 @@ class SqliteStore(Store):
         db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
 
     def executemany(self, sql, rows):
+        if self.versions is not None:
+            self.versions.statement(sql)
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
             return local.db.executemany(sql, rows)
 
@@ -107,7 +109,7 @@ class SqliteStore(Store):
     @contextmanager
     def reading(self):
         """On a file: a deferred transaction, a snapshot of the last commit (WAL readers never wait), without the
-        writers' turn: a read no longer queues behind every writer of every world (three turns a GET, two now).
+        writers' turn, so a read never queues behind the writers of every world.
         A write there would skip the turn and race other writers into "database is locked"; it is rolled back
         and refused, always, so a GET that writes fails in tests (not `PRAGMA query_only`: setting it makes SQLite
         prepare every statement again, half a GET's time). In memory, or inside a transaction: `transaction()`."""

@@ -34,7 +34,7 @@ def create_request(kind):
         "scope": {"type": "string", "pattern": scopes.pattern(kind), "description": "space-separated scopes"}}}
 
 
-LONGEST_S = 100 * 365 * 86400   # a documented bound, so a huge expiresIn is refused up front (DESIGN.md)
+LONGEST_S = 100 * 365 * 86400   # a documented bound, so a huge expiresIn is refused up front (docs/design.md)
 CREATE = create_request("partner")
 OWN_EXAMPLE = {"name": "backend (long-lived)", "expiresIn": 31536000,
                "scope": "partner:all user:all account:all transaction:all"}

@@ -130,15 +130,17 @@ def revoke_all(ctx, *, partner_id=None, user_id=None):
                       (ctx.now, ctx.world.id, value))
 
 
-def authenticate(ctx, claims):
+def authenticate(ctx, claims, row=None):
     """The principal of verified JWT claims, on the world clock: 401 when expired, revoked or unknown.
 
-    Records `lastUsedAt` (spec §2) in the same statement that reads the token: call it inside a transaction,
-    which a refusal rolls back, so a refused token's `lastUsedAt` stays as it was. A deleted user or child
+    Without `row`, records `lastUsedAt` (spec §2) in the same statement that reads the token: call it inside a
+    transaction, which a refusal rolls back, so a refused token's `lastUsedAt` stays as it was. With the row
+    `read_token` gave, it only judges it (the caller records the use: hotstate). A deleted user or child
     partner has no valid tokens: deleting one revokes them (`revoke_all`), so the tokens table alone answers.
     """
-    row = ctx.store.one("UPDATE tokens SET last_used_at = ? WHERE id = ? AND world = ? RETURNING *",
-                        (ctx.now, claims["jti"], ctx.world.id))
+    if row is None:
+        row = ctx.store.one("UPDATE tokens SET last_used_at = ? WHERE id = ? AND world = ? RETURNING *",
+                            (ctx.now, claims["jti"], ctx.world.id))
     if row is None or row["kind"] != claims["knd"]:
         raise Unauthorized("The bearer token is not known to this service.")
     if row["revoked_at"] is not None:
@@ -146,6 +148,24 @@ def authenticate(ctx, claims):
     if ctx.now >= row["expires_at"]:
         raise Unauthorized("The bearer token has expired.")
     return Principal(row["id"], row["kind"], row["partner_id"], row["user_id"], frozenset(row["scope"].split()))
+
+
+def read_token(ctx, claims):
+    """The token row of verified claims, or None; what `authenticate` judges, read without recording a use."""
+    return ctx.store.one("SELECT id, kind, partner_id, user_id, scope, revoked_at, expires_at FROM tokens "
+                         "WHERE id = ? AND world = ?", (claims["jti"], ctx.world.id))
+
+
+def record_uses(store, uses):
+    """Written behind: each token's latest `lastUsedAt` of `uses` ((token id, world, world-clock instant)); a
+    later use already stored is kept."""
+    latest: dict[tuple[str, str], int] = {}
+    for token_id, world, at in uses:
+        if at > latest.get((token_id, world), at - 1):
+            latest[token_id, world] = at
+    store.executemany("UPDATE tokens SET last_used_at = ? WHERE id = ? AND world = ? "
+                      "AND (last_used_at IS NULL OR last_used_at < ?)",
+                      [(at, token_id, world, at) for (token_id, world), at in latest.items()])
 
 
 CONTROL_SCOPES = ("partner:update",)     # or partner:all, which covers it

@@ -1,7 +1,7 @@
 """HTTP layer of User UI sessions: POST/GET /userui for the partner, the hosted registration page for a person."""
 
 from ..operations import NO_AUTH, NOT_BLANK, PARTNER_ONLY, Answer, component, operation
-from ..pages.http import FORM, PAGE, hosted, page, redirect, savepoint, shown, url, with_query
+from ..pages.html import FORM, PAGE, hosted, page, redirect, shown, url, with_query
 from ..partners import models as partners
 from ..problems import BadRequest
 from . import models
@@ -79,7 +79,7 @@ def submit_user_ui_page(call, look):
             raise BadRequest("Please enter a name.")
         if len(values["name"]) > 200 or len(values["email"]) > 254:
             raise BadRequest("The name or e-mail address is too long.")
-        with savepoint(ctx.store):
+        with ctx.store.savepoint():
             row = models.register(ctx, row, values["name"], values["email"])
     except BadRequest as problem:
         return form_page(call, look, 400, problem.detail, values)

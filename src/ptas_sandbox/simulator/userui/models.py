@@ -5,9 +5,9 @@ States (the spec shows none; the simulator's choice): Pending → Completed (a u
 Expired (SESSION_LIFETIME_US passed on the world clock while Pending).
 """
 
-from ..pages.models import page_key
+from ..pages.models import closed, page_key
 from ..partners import models as partners
-from ..problems import Conflict, not_found
+from ..problems import not_found
 from ..timestamps import SECOND_US, render
 from ..users import models as users
 
@@ -67,8 +67,8 @@ def open_session(ctx, row):
     """The session a page may still act on: Pending and not expired, else a 409 the page shows."""
     status = status_of(ctx, row)
     if status != "Pending":
-        raise Conflict("This registration is already complete." if status == "Completed"
-                       else "This registration link has expired; ask for a new one.")
+        raise closed(status, "This registration is already complete." if status == "Completed"
+                     else "This registration link has expired; ask for a new one.")
 
 
 def register(ctx, row, name, email):

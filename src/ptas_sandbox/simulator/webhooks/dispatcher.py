@@ -9,8 +9,8 @@ is held while a request is on the wire. World clocks decide when an attempt is d
 `WEBHOOK_POLL_SECONDS` of real time to look. `flush(world)` does the same work on demand and waits for it,
 which is what tests and harnesses use instead of sleeping.
 
-A waiting flush holds a server thread, so no caller may make many of them wait (issue 11: eight flushes of one
-world with a slow receiver held every thread, and other worlds and health waited): a flush waits at most
+A waiting flush holds a server thread, so no caller may make many of them wait (a few flushes of one world with a slow
+receiver would hold every thread, and other worlds and health would wait): a flush waits at most
 `FLUSH_WAIT_SECONDS`, and at most `FLUSH_WAITERS_PER_WORLD` flushes of one world wait at a time; a flush
 beyond them starts what is due and answers at once. Either way the answer says what is still in flight.
 """
@@ -24,7 +24,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
-from . import models
+from . import deliveries
 from .sender import BODY_KEPT, Outcome, Sender, destination
 
 log = logging.getLogger("ptas.webhooks")
@@ -67,7 +67,7 @@ class Dispatcher:
         self.lease_us = int((self.timeout * 3 + 30) * 1_000_000)
         if config.get("REQUEUE_ON_START", True):     # a launch owning its state alone: at once
             with self.store.transaction():
-                models.requeue_interrupted(self.store)
+                deliveries.requeue_interrupted(self.store)
 
     # --- lifecycle ------------------------------------------------------------------------------------------
 
@@ -113,14 +113,14 @@ class Dispatcher:
         """Fan out new events and start every due attempt (of `world_ids`, or all worlds); returns futures."""
         jobs = []
         with self.store.transaction():
-            models.fan_out(self.store, self.sandbox.hooks)
+            deliveries.fan_out(self.store, self.sandbox.hooks)
             system_now = self.sandbox.system_time()
-            for world_id in (world_ids if world_ids is not None else models.pending_worlds(self.store, system_now)):
+            for world_id in (world_ids if world_ids is not None else deliveries.pending_worlds(self.store, system_now)):
                 world = self.sandbox.worlds.get(world_id)
                 if world is None:
                     continue
                 with self._idle:
-                    claimed = models.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
+                    claimed = deliveries.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
                                            self.per_webhook, self._hosts, self.per_destination, self._host_of,
                                            hooks=self.sandbox.hooks, system_now=system_now,
                                            lease_us=self.lease_us, holder=self.holder)
@@ -175,8 +175,8 @@ class Dispatcher:
         """Wait (until `until`) while other processes have attempts of `world` on the wire; True if there were
         any. Their progress is only visible in the store, so it is polled."""
         waited = False
-        while models.in_flight(self.store, world.id, self.sandbox.system_time()) or \
-                models.due_waiting(self.store, world.id, self.sandbox.worlds.now(world)):
+        while deliveries.in_flight(self.store, world.id, self.sandbox.system_time()) or \
+                deliveries.due_waiting(self.store, world.id, self.sandbox.worlds.now(world)):
             if time.monotonic() > until:
                 return False
             waited = True
@@ -194,7 +194,7 @@ class Dispatcher:
             world = self.sandbox.worlds.get(job["world"])
             if world is not None:
                 with self.store.transaction():
-                    models.record_outcome(self.store, job, self.sandbox.worlds.now(world), outcome.status,
+                    deliveries.record_outcome(self.store, job, self.sandbox.worlds.now(world), outcome.status,
                                           outcome.body, outcome.error, duration_ms, outcome.headers)
         except Exception:
             log.exception("could not record webhook attempt %s", job["id"])

@@ -23,7 +23,7 @@ FIELDS = {
 }
 WEBHOOK = component("Webhook", {
     "type": "object",
-    "description": "A subscription (DESIGN.md field names); notifications are signed with `secret`.",
+    "description": "A subscription; notifications are signed with `secret`.",
     "properties": {"id": {"type": "string"}, **FIELDS, "createdAt": {"type": "string", "format": "date-time"},
                    "updatedAt": {"type": "string", "format": "date-time"}},
     "required": ["id", "name", "callbackUrl", "events", "isActive", "secret", "createdAt", "updatedAt"],
@@ -32,7 +32,7 @@ component("WebhookList", {"type": "object", "properties": {"webhooks": {"type": 
                           "required": ["webhooks"]})
 component("Notification", {
     "type": "object",
-    "description": "The body POSTed to callback URLs (DESIGN.md); a test event answers with it.",
+    "description": "The body POSTed to callback URLs; a test event answers with it.",
     "properties": {"id": {"type": "string"}, "eventType": {"type": "string"},
                    "createdAt": {"type": "string", "format": "date-time"}, "isTest": {"type": "boolean"},
                    "data": {"type": "object"}},
@@ -112,19 +112,35 @@ def send_test(call, kind):
                        "isTest": True, "data": data})
 
 
-def declare_test_event(kind):
-    """One operation per active kind (spec §4.2): POST /testevents/{kind in lower case}."""
-    name = f"SendTest{kind}"
-    path = f"/testevents/{kind.lower()}"
-
-    @operation(name, "POST", path, tokens=PARTNER_ONLY, scopes=WRITE, responses={202: "Notification"},
-               summary=f"Send a test {kind} notification to the webhooks subscribed to it.")
-    def handler(call):
-        return send_test(call, kind)
-
-    handler.__name__ = handler.__qualname__ = "send_test_" + kind.lower()
-    return handler
+# One operation per active kind (spec §4.2): POST /testevents/{kind in lower case}, in the order of events.ACTIVE.
+TEST_EVENT = {"tokens": PARTNER_ONLY, "scopes": WRITE, "responses": {202: "Notification"}}
 
 
-for _kind in events.ACTIVE:
-    globals()[f"send_test_{_kind.lower()}"] = declare_test_event(_kind)
+@operation("SendTestTransactionsImported", "POST", "/testevents/transactionsimported", **TEST_EVENT,
+           summary="Send a test TransactionsImported notification to the webhooks subscribed to it.")
+def send_test_transactionsimported(call):
+    return send_test(call, "TransactionsImported")
+
+
+@operation("SendTestAccountCreated", "POST", "/testevents/accountcreated", **TEST_EVENT,
+           summary="Send a test AccountCreated notification to the webhooks subscribed to it.")
+def send_test_accountcreated(call):
+    return send_test(call, "AccountCreated")
+
+
+@operation("SendTestAccountUpdated", "POST", "/testevents/accountupdated", **TEST_EVENT,
+           summary="Send a test AccountUpdated notification to the webhooks subscribed to it.")
+def send_test_accountupdated(call):
+    return send_test(call, "AccountUpdated")
+
+
+@operation("SendTestAccountDeleted", "POST", "/testevents/accountdeleted", **TEST_EVENT,
+           summary="Send a test AccountDeleted notification to the webhooks subscribed to it.")
+def send_test_accountdeleted(call):
+    return send_test(call, "AccountDeleted")
+
+
+@operation("SendTestAccountTypeUpdated", "POST", "/testevents/accounttypeupdated", **TEST_EVENT,
+           summary="Send a test AccountTypeUpdated notification to the webhooks subscribed to it.")
+def send_test_accounttypeupdated(call):
+    return send_test(call, "AccountTypeUpdated")

@@ -1,6 +1,6 @@
 """Sending one webhook attempt: the HTTP I/O of delivery, apart from the outbox and its claims (dispatcher).
 
-Three rules a shared sandbox needs (issue 11):
+Three rules a shared sandbox needs:
 - A whole-attempt deadline. Connecting, sending, the status line, the headers and the part of the body we keep
   all fit in `deadline` seconds, however the receiver paces its bytes: a watchdog shuts the socket down when
   the time is up (a per-read timeout let a receiver trickling a byte a second hold an attempt for minutes).

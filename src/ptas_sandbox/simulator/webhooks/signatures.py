@@ -1,12 +1,12 @@
 """Receiver-side helper for partner developers: check that a notification really came from the sandbox.
 
-Notifications are signed in the Standard Webhooks style (DESIGN.md): headers `webhook-id`,
+Notifications are signed in the Standard Webhooks style (docs/design.md): headers `webhook-id`,
 `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256>` over
 `{id}.{timestamp}.{body}`, several space-separated when secrets rotate). The key is the webhook's `secret`:
 base64-decoded when it starts with `whsec_`, its UTF-8 bytes otherwise. See docs/webhooks.md.
 
 Depends on the standard library only, so a receiver can copy this file as it is. Partner code imports it as
-`ptas_sandbox.webhooks`; the simulator signs with it (webhooks/models.py).
+`ptas_sandbox.webhooks`; the simulator signs with it (webhooks/deliveries.py).
 """
 
 import base64

@@ -1,1 +1,1 @@
-"""The sandbox control API (DESIGN.md): health, worlds, the world clock, reset. Outside the service prefix."""
+"""The sandbox control API (docs/design.md): health, worlds, the world clock, reset. Outside the service prefix."""

@@ -67,6 +67,8 @@ def get_clock(call):
                            "description": "seconds to move forward"},
                "set": {"type": "string", "format": "date-time",
                        "description": "an instant not before now and not after 9990-01-01"}},
+               # A typo (`advnce`) must not be a 200 that did nothing: the control API knows every word it takes.
+               "additionalProperties": False,
                "not": {"required": ["advance", "set"]}, "minProperties": 1,
                "x-problem": "Either advance the clock or set it, not both."},
            example={"advance": 3600}, responses={200: "Clock"})

@@ -4,7 +4,7 @@ from ... import events, scopes
 from ...partners import models as partners
 from ...timestamps import render
 from ...tokens import models as tokens
-from ...webhooks import models as webhooks
+from ...webhooks import deliveries
 from ..echo import models as echo
 
 
@@ -22,7 +22,7 @@ def create_world(sandbox, values, scenario=None):
 
 
 def renew_token(sandbox, world, partner_id, token_id):
-    """The way back from a clock jump past every root token's expiry (DESIGN.md, the control API): a fresh
+    """The way back from a clock jump past every root token's expiry (docs/design.md, the control API): a fresh
     token with the calling token's scopes, living INITIAL_TOKEN_LIFETIME from the world's now. Nothing more
     than the caller already holds, so renewing grants no new power."""
     ctx = sandbox.ctx(world)
@@ -58,6 +58,19 @@ def wipe_world(sandbox, world, root_partner_id):
                 keep = " AND (partner_id != ? OR kind != 'partner')"
             store.execute(f"DELETE FROM {table} WHERE world = ?{keep}",
                           (world.id, root_partner_id) if keep else (world.id,))
+    sandbox.limiter.forget(world.id)
+
+
+def delete_world(sandbox, world):
+    """Remove a world with every row of it, id sequences included, so that a snapshot of it can take its place
+    (`POST /_sandbox/snapshots?replace=true`). Joins the caller's transaction: the load replaces, or nothing."""
+    store = sandbox.store
+    with store.transaction():
+        hold(sandbox, world.id)
+        events.hold_unfanned(store, world.id)
+        for table in world_tables(store):
+            store.execute(f"DELETE FROM {table} WHERE world = ?", (world.id,))
+        sandbox.worlds.delete(world.id)
     sandbox.limiter.forget(world.id)
 
 
@@ -109,5 +122,5 @@ def prune_expired(ctx, last_pruned):
     period = ctx.config["RETENTION_SECONDS"]
     last_pruned[ctx.world.id] = ctx.now
     before = ctx.now - period * 1_000_000
-    webhooks.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts
+    deliveries.prune(ctx.store, ctx.world.id, before)        # fanned-out events and finished attempts
     echo.prune(ctx.store, ctx.world.id, before)

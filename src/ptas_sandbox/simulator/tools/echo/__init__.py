@@ -1,1 +1,1 @@
-"""The sandbox side of webhooks (DESIGN.md control API): echo capture, delivery log, flush, inspector."""
+"""The sandbox side of webhooks (docs/design.md, the control API): echo capture, delivery log, flush, inspector."""

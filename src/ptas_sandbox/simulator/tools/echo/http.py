@@ -6,7 +6,7 @@ from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ...pipeline import admin_key_given, bearer_world
 from ...problems import InvalidParameter, PayloadTooLarge, Unauthorized
 from ...timestamps import render
-from ...webhooks import models as webhooks
+from ...webhooks import deliveries as delivery_log
 from . import models
 
 ECHO_STATUSES = (200, 201, 202, 500, 502, 503, 504)   # what a receiver typically answers, success or failure
@@ -89,7 +89,7 @@ def stale_before(sandbox):
 
 
 def readable_worlds(sandbox, headers):
-    """Whose captures the caller may read (DESIGN.md, the control API): a partner token of a world reads that
+    """Whose captures the caller may read (docs/design.md, the control API): a partner token of a world reads that
     world's; the admin key reads all (None); those of no world are the operator's, or anyone's when the sandbox
     has no admin key (a laptop sandbox stays open)."""
     if admin_key_given(sandbox, headers):
@@ -122,10 +122,10 @@ def deliveries(call):
     """The delivery log of the caller's world: every attempt, oldest first."""
     store = call.sandbox.store
     with store.transaction():
-        webhooks.fan_out(store, call.sandbox.hooks)
-    return {"deliveries": webhooks.log(store, call.sandbox.hooks, call.ctx.world.id, call.query.get("webhookId"),
-                                       call.query.get("eventId")),
-            "backoffSeconds": list(webhooks.BACKOFF_S)}
+        delivery_log.fan_out(store, call.sandbox.hooks)
+    return {"deliveries": delivery_log.log(store, call.sandbox.hooks, call.ctx.world.id, call.query.get("webhookId"),
+                                           call.query.get("eventId")),
+            "backoffSeconds": list(delivery_log.BACKOFF_S)}
 
 
 @operation("SandboxFlushWebhooks", "POST", "/_sandbox/webhooks/flush", tokens=WORLD_AUTH, control=True,

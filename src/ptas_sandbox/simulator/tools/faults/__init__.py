@@ -1,1 +1,1 @@
-"""Fault injection per world (issue 14): make the API or the webhook outbox misbehave on purpose."""
+"""Fault injection per world: make the API or the webhook outbox misbehave on purpose."""

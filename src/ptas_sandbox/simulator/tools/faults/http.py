@@ -145,7 +145,7 @@ class ConnectionDropped(ConnectionResetError):
 
 class WallWaits:
     """Calls of each world waiting out a wall-clock latency: each holds a server thread, so a world's ten
-    concurrent calls under a 30 s latency fault held every thread and health waited (issue 11). At most `cap`
+    concurrent calls under a 30 s latency fault would hold every thread and starve health. At most `cap`
     of a world's calls wait at once; a further one goes through without the wait."""
 
     def __init__(self):
@@ -229,8 +229,9 @@ def dropped(environ):
 
 def intercept(sandbox, ctx, op, claims, request, waits=None):
     """The pipeline's hook: the fault to inject into this call (counted and logged), or None. A world without
-    API faults costs one read, no write transaction."""
-    if not models.has_live(sandbox.store, ctx.world.id, "api"):
+    API faults costs one read (none while the process remembers it: hotstate), no write transaction."""
+    if not sandbox.state.remember(("faults", ctx.world.id, "api"), ("faults",),
+                                  lambda: models.has_live(sandbox.store, ctx.world.id, "api"), inserts=True):
         return None
     with sandbox.store.transaction():
         fault = models.for_call(sandbox.store, ctx.world.id, ctx.now, op.id, request.method, request.path,

@@ -106,7 +106,7 @@ def path_pattern(pattern):
 
     Wildcards are whole segments and `**` comes once: `[^/]+` then cannot backtrack past a `/`, and one `.*`
     costs a pass per position. Python's `re` holds the interpreter while it backtracks, and `/*a*a*a*a*a*a*a*!`
-    (eight wildcards in one segment) held every request of every world for minutes (issue 11)."""
+    (eight wildcards in one segment) would hold every request of every world for minutes."""
     segments = pattern.split("/")
     if sum(s == "**" for s in segments) > 1:
         raise BadRequest(f"The path pattern {pattern!r} has `**` more than once; it stands for the rest of a path.")

@@ -5,6 +5,7 @@ file served from here, so the Content-Security-Policy allows no inline script at
 with `register_tab` (the chaos area's report), before the app is created.
 """
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -55,16 +56,10 @@ TABS = []
 
 def register_tab(key, title, render):
     """Add a tab: `render(page)` gets a Page (its .ctx, .query, .url(...), .csrf) and returns Markup or
-    (template name, values); the template may extend "tab.html". Call it at import time of an http module."""
+    (template name, values); the template may extend "tab.html". Its page is an operation of its own
+    (`SandboxInspect<Key>`, below), served by `show_tab`."""
     tab = Tab(key, title, render)
     TABS.append(tab)
-
-    @operation(f"SandboxInspect{key.title().replace('-', '')}", "GET", f"{BASE}/{key}", tokens=NO_AUTH,
-               control=True, responses=PAGES, summary=f"The inspector's {title} tab (an HTML page).")
-    def show(call):
-        return show_tab(call, tab)
-
-    show.__name__ = show.__qualname__ = f"inspect_{key.replace('-', '_')}"
     return tab
 
 
@@ -184,14 +179,51 @@ def requests_tab(page):
     return "requests.html", {**views.requests(page.ctx, page.query), "problem": problem}
 
 
-register_tab("requests", "Requests", requests_tab)
-register_tab("webhooks", "Webhooks",
-             lambda page: ("webhooks.html", views.webhooks_tab(page.ctx, page.query, current_sandbox().hooks)))
-register_tab("accounts", "Accounts & imports",
-             lambda page: ("accounts.html", views.accounts_tab(page.ctx, page.query)))
-register_tab("tokens", "Tokens", lambda page: ("tokens.html", views.tokens_tab(page.ctx, page.query)))
-register_tab("clock", "Clock", lambda page: ("clock.html", views.clock_tab(page.ctx, page.query)))
-register_tab("report", "Report", lambda page: ("report.html", {"report": report.report_of(page.ctx)}))
+REQUESTS = register_tab("requests", "Requests", requests_tab)
+WEBHOOKS = register_tab("webhooks", "Webhooks", lambda page: (
+    "webhooks.html", views.webhooks_tab(page.ctx, page.query, current_sandbox().hooks)))
+ACCOUNTS = register_tab("accounts", "Accounts & imports",
+                        lambda page: ("accounts.html", views.accounts_tab(page.ctx, page.query)))
+TOKENS = register_tab("tokens", "Tokens", lambda page: ("tokens.html", views.tokens_tab(page.ctx, page.query)))
+CLOCK = register_tab("clock", "Clock", lambda page: ("clock.html", views.clock_tab(page.ctx, page.query)))
+REPORT = register_tab("report", "Report", lambda page: ("report.html", {"report": report.report_of(page.ctx)}))
+TAB_PAGE = {"tokens": NO_AUTH, "control": True, "responses": PAGES}
+
+
+@operation("SandboxInspectRequests", "GET", f"{BASE}/requests", **TAB_PAGE,
+           summary="The inspector's Requests tab (an HTML page).")
+def inspect_requests(call):
+    return show_tab(call, REQUESTS)
+
+
+@operation("SandboxInspectWebhooks", "GET", f"{BASE}/webhooks", **TAB_PAGE,
+           summary="The inspector's Webhooks tab (an HTML page).")
+def inspect_webhooks(call):
+    return show_tab(call, WEBHOOKS)
+
+
+@operation("SandboxInspectAccounts", "GET", f"{BASE}/accounts", **TAB_PAGE,
+           summary="The inspector's Accounts & imports tab (an HTML page).")
+def inspect_accounts(call):
+    return show_tab(call, ACCOUNTS)
+
+
+@operation("SandboxInspectTokens", "GET", f"{BASE}/tokens", **TAB_PAGE,
+           summary="The inspector's Tokens tab (an HTML page).")
+def inspect_tokens(call):
+    return show_tab(call, TOKENS)
+
+
+@operation("SandboxInspectClock", "GET", f"{BASE}/clock", **TAB_PAGE,
+           summary="The inspector's Clock tab (an HTML page).")
+def inspect_clock(call):
+    return show_tab(call, CLOCK)
+
+
+@operation("SandboxInspectReport", "GET", f"{BASE}/report", **TAB_PAGE,
+           summary="The inspector's Report tab (an HTML page).")
+def inspect_report(call):
+    return show_tab(call, REPORT)
 
 
 @operation("SandboxInspect", "GET", BASE, tokens=NO_AUTH, control=True, responses={**PAGES, 303: None},
@@ -254,12 +286,18 @@ def asset(call):
 
 
 # -- actions (forms; CSRF-protected) --------------------------------------------------------------------------
+DURATION = re.compile(r"(\d{1,9}(?:\.\d{1,6})?)([smhdw]?)")
+
+
 def seconds(text):
-    """`90`, `90s`, `15m`, `1h`, `2d`, `1w` as seconds; ValueError otherwise."""
+    """`90`, `90s`, `15m`, `1h`, `2d`, `1w` as seconds; ValueError in words otherwise (the page shows it)."""
     text = (text or "").strip().lower()
-    if text[-1:] in UNITS:
-        return float(text[:-1]) * UNITS[text[-1]]
-    return float(text)
+    if text.startswith("-"):
+        raise ValueError("the world clock never runs backwards; give a positive duration such as 1h.")
+    match = DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration; write 90, 90s, 15m, 1h, 2d or 1w.")
+    return float(match.group(1)) * UNITS[match.group(2) or "s"]
 
 
 def act(call, viewer, action, form):

@@ -12,6 +12,7 @@ from ...accounts import models as accounts
 from ...dataimports import models as dataimports
 from ...timestamps import render
 from ...tokens import models as tokens
+from ...webhooks import deliveries as delivery_log
 from ...webhooks import models as webhooks
 from ..echo import models as echo
 from ..journal import models as journal
@@ -67,7 +68,7 @@ def subscriptions(ctx):
 def deliveries(ctx, hooks, webhook_id=None):
     """Notifications, newest first, each with its attempts in order."""
     by_event = OrderedDict()
-    for attempt in reversed(webhooks.log(ctx.store, hooks, ctx.world.id, webhook_id=webhook_id or None, limit=300)):
+    for attempt in reversed(delivery_log.log(ctx.store, hooks, ctx.world.id, webhook_id=webhook_id or None, limit=300)):
         key = (attempt["eventId"], attempt["webhookId"])
         by_event.setdefault(key, {"eventId": attempt["eventId"], "webhookId": attempt["webhookId"],
                                   "eventType": attempt["eventType"], "isTest": attempt["isTest"],

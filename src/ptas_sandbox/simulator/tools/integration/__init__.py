@@ -1,1 +1,1 @@
-"""The integration report (issue 14): a world's recorded traffic judged against the spec and good practice."""
+"""The integration report: a world's recorded traffic judged against the spec and good practice."""

@@ -98,7 +98,7 @@ def observe(store, world, rule, at, method, path, detail, operation=None, status
 # --- evidence ----------------------------------------------------------------------------------------------
 
 @dataclass
-class Call:
+class Entry:
     """A journal entry with its world-clock instant as a number."""
     entry: dict
     at: int
@@ -366,7 +366,7 @@ class Traffic:
 
 def gather(store, world, deprecated, since=None, slow_ms=SLOW_MS):
     """Everything the rules read, from the stores of the areas that keep it (read only)."""
-    calls = [Call(e, parse(e["at"])) for e in journal.entries(store, world, order="asc", limit=None, since=since)]
+    calls = [Entry(e, parse(e["at"])) for e in journal.entries(store, world, order="asc", limit=None, since=since)]
     observations = {}
     for row in store.all("SELECT * FROM report_observations WHERE world = ? AND at >= ? ORDER BY seq",
                          (world, since or 0)):

@@ -20,6 +20,9 @@ NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
 
 def attach(app, sandbox):
     config = app.config
+    # Entries go to the store now, or written behind in batches when the process owns its store (hotstate):
+    # the journal's readers are operations that settle it first.
+    entries = sandbox.state.write_behind(record_batch)
 
     def start_entry():
         op = REGISTRY.get(request.endpoint)
@@ -41,7 +44,7 @@ def attach(app, sandbox):
             return
         models.PENDING_MARKS.set(None)
         try:
-            write(sandbox, config, entry, response)
+            write(sandbox, config, entry, response, entries)
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
 
@@ -49,7 +52,19 @@ def attach(app, sandbox):
     sandbox.hooks.record.append(finish_entry)      # last: it keeps the marks the `after` stage noted
 
 
-def write(sandbox, config, entry, response):
+def record_batch(store, items):
+    """Entries written behind, each world's in one go (or one entry as it is made)."""
+    worlds = {}
+    for world, fields in items:
+        worlds.setdefault(world, []).append(fields)
+    for world, fields in worlds.items():
+        if len(fields) == 1:
+            models.record(store, world, **fields[0])
+        else:
+            models.record_many(store, world, fields)
+
+
+def write(sandbox, config, entry, response, entries):
     world_id = entry.get("world")
     if world_id is None and entry["op"].id == "SandboxCreatePartner" and response.status_code == 201:
         world_id = (response.get_json(silent=True) or {}).get("world", {}).get("id")
@@ -61,8 +76,8 @@ def write(sandbox, config, entry, response):
     at = entry.get("at", sandbox.worlds.now(world))
     limit = config["JOURNAL_BODY_LIMIT"]
     streamed = response.is_streamed or response.direct_passthrough
-    models.record(
-        sandbox.store, world.id, at=at, wall=entry["wall"], operation=entry["op"].id, method=request.method,
+    entries.add((world.id, dict(
+        at=at, wall=entry["wall"], operation=entry["op"].id, method=request.method,
         path=request.path, query=request.query_string.decode("latin-1"), status=response.status_code,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"),
@@ -70,4 +85,4 @@ def write(sandbox, config, entry, response):
                                    limit),
         response=models.body_record(response.mimetype, b"" if streamed else response.get_data(), limit),
         marks=entry["marks"], limit=config["JOURNAL_LIMIT"],
-        retention_seconds=config["JOURNAL_RETENTION_SECONDS"])
+        retention_seconds=config["JOURNAL_RETENTION_SECONDS"])))

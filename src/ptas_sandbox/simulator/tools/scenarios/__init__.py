@@ -1,5 +1,6 @@
-"""Named, seeded sandbox worlds (DESIGN.md scenarios/): `load` one into a new world, `catalogue` lists them."""
+"""The scenarios tool: `load` a named, seeded world (its data: ptas_sandbox/catalogue/scenarios/) into a new
+world, `catalogue` lists them."""
 
-from .models import catalogue, load
+from .models import catalogue, load, resume
 
-__all__ = ["catalogue", "load"]
+__all__ = ["catalogue", "load", "resume"]

@@ -11,7 +11,9 @@ from ...account_types import models as account_types
 from ...accounts import models as accounts
 from ...partners import models as partners
 from ...problems import not_found
+from ...scopes import ROOT_SCOPE
 from ...timestamps import SECOND_US, parse
+from ...tokens import models as tokens
 from ...users import models as users
 from ..control import models as control
 
@@ -54,3 +56,19 @@ def load(sandbox, name, seed=None):
         sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
         sandbox.catch_up(world)
     return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}
+
+
+def resume(sandbox, name, seed=None):
+    """The world of scenario `name` (and `seed`, when given) this state already holds, with a fresh root partner
+    token (a token's string is never stored, so the first one cannot be shown again); None when there is none.
+    `ptas serve --scenario` on a state file thus keeps one world across restarts instead of adding one each."""
+    world = sandbox.worlds.of_scenario(name, seed)
+    if world is None:
+        return None
+    ctx = sandbox.ctx(world)
+    with sandbox.store.transaction():
+        root = partners.require(ctx, partners.root_of(sandbox.store, world.id))
+        token = tokens.issue(ctx, partner_id=root["id"], kind="partner", scope=ROOT_SCOPE.split(),
+                             expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name=f"ptas serve --scenario {name}")
+        body = control.world_body(sandbox, world, partners.record(root), token)
+    return {**body, "scenario": name, "resumed": True}

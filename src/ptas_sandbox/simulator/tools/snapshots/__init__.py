@@ -1,1 +1,1 @@
-"""World snapshots (issue 14): export a world as one versioned JSON document, import it as a new world."""
+"""World snapshots: export a world as one versioned JSON document, import it as a new world."""

@@ -4,6 +4,7 @@ loads a document into a new world (docs/chaos.md)."""
 from ... import scopes
 from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ...partners import models as partners
+from ...pipeline import admin_key_given, bearer_world
 from ...problems import Forbidden
 from ...tokens import models as tokens
 from ..control.models import clock_of
@@ -48,10 +49,15 @@ def sign(ctx, row):
 
 
 @operation("SandboxLoadSnapshot", "POST", "/_sandbox/snapshots", tokens=NO_AUTH, control=True, admin=True,
+           query={"replace": {"type": "boolean", "description": "put the snapshot in place of the world that "
+                              "holds its root partner (the one it was saved from, or loaded into before), with the "
+                              "same ids; needs a root partner token of that world (Authorization) or the admin key"}},
            body=SNAPSHOT, example=EXAMPLE, responses={201: "SnapshotLoaded"})
 def load_snapshot(call):
-    """Load a snapshot (the JSON document of GET /_sandbox/snapshot) into a new world of this sandbox."""
-    world, root, access = models.load(call.sandbox, call.body, sign)
+    """Load a snapshot (the JSON document of GET /_sandbox/snapshot) into a new world of this sandbox, or with
+    `replace=true` in place of the world it came from."""
+    replace = (lambda world_id: replaceable(call, world_id)) if call.query.get("replace") else None
+    world, root, access = models.load(call.sandbox, call.body, sign, replace=replace)
     ctx = call.sandbox.ctx(world)
     root_live = [t for t in document_tokens(ctx, root["id"]) if t["id"] in access]
     if root_live:
@@ -66,6 +72,21 @@ def load_snapshot(call):
     partner = partners.record(call.sandbox.store.one("SELECT * FROM partners WHERE id = ?", (root["id"],)))
     return Answer(201, {"partner": partner, "accessToken": secret, "token": token, "tokens": access,
                        "world": {"id": world.id, "seed": world.seed, "clock": clock_of(call.sandbox, world)}})
+
+
+def replaceable(call, world_id):
+    """The world a snapshot may replace: the admin key's to replace, or the caller's when its bearer token is a
+    root partner token of that world that may steer it (as the control API asks); else 401/403, nothing lost."""
+    sandbox = call.sandbox
+    world = sandbox.worlds.get(world_id)
+    if admin_key_given(sandbox, call.request.headers):
+        return world
+    claims, ctx = bearer_world(sandbox, call.request.headers)
+    if ctx.world.id != world_id:
+        raise Forbidden("Replacing a world needs a root partner token of the world that holds the snapshot's "
+                        "partners (or the admin key).")
+    sandbox.hooks.authenticate_control(ctx, claims)
+    return world
 
 
 def document_tokens(ctx, partner_id):

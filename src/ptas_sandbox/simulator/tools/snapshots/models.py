@@ -15,17 +15,18 @@ import zlib
 
 from ptas_sandbox import __version__
 
+from ...partners import models as partners
 from ...problems import BadRequest, Conflict
 from ...timestamps import LATEST, parse, render
-from ...webhooks import models as webhooks
+from ...webhooks import deliveries
 from ...worlds import EARLIEST_CLOCK, LATEST_CLOCK
-from ..control.models import world_tables
+from ..control.models import delete_world, world_tables
 
 FORMAT = "ptas-sandbox-snapshot"
 VERSION = 2
 READS = (1, 2)      # version 1 carried a row per delivered transaction: redundant with accounts.delivered, dropped
-# What a load may take of the server's memory (issue 11): a world's snapshot is kilobytes now that transactions
-# and reports are drawn, not stored; parsing JSON costs up to ~25x its size in Python objects, and a packed
+# What a load may take of the server's memory: a world's snapshot is kilobytes, as transactions and reports
+# are drawn, not stored; parsing JSON costs up to ~25x its size in Python objects, and a packed
 # table's gzip could unpack to gigabytes (32 MiB of `{},` peaked the server at 1 GiB; a gzip bomb, beyond).
 MAX_BYTES = 4 * 1024 * 1024             # a document larger than this is refused (config SNAPSHOT_MAX_BYTES)
 MAX_UNPACKED = 8 * 1024 * 1024          # bytes all packed tables of a document unpack to, together
@@ -89,7 +90,7 @@ def unpack(value, table, budget=None):
 
 def export(store, hooks, world, now):
     """The world as one document; fan-out first so events not yet turned into deliveries travel as pending ones."""
-    webhooks.fan_out(store, hooks)
+    deliveries.fan_out(store, hooks)
     tables = {}
     for table in exported_tables(store):
         where = "world = ?" + (" AND status IN ('pending', 'sending')" if table == "webhook_deliveries" else "")
@@ -183,32 +184,45 @@ def checked_row(table, row, cols):
     return row
 
 
-def load(sandbox, document, tokens_issue):
+def load(sandbox, document, tokens_issue, replace=None):
     """A new world holding the document's state; its root partner's token and fresh access tokens for every
-    live token. `tokens_issue(ctx, row)` signs one. Nothing of it remains if any part fails."""
+    live token. `tokens_issue(ctx, row)` signs one. Nothing of it remains if any part fails.
+
+    `replace(world_id)`, when given, is asked about the world that already holds the snapshot's root partner
+    (the world it was saved from, or loaded into before): it answers that World, checked as the caller's to
+    replace, and the load takes its place in one transaction, under the same world id (the world's tokens keep
+    working). The snapshot's ids stay as they are."""
     store = sandbox.store
     now, world_doc, counters, tables = checked(document, store)
+    root = next(p for p in tables["partners"] if p.get("parent_id") is None)
+    holder = partners.world_of(store, root["id"]) if replace is not None else None
+    replacing = replace(holder) if holder is not None else None
     for table, rows in tables.items():
         key = "id" if "id" in columns(store, table) and table not in ("webhook_outbox_cursor",) else None
         ids = [r["id"] for r in rows if key and r.get("id") is not None]
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            taken = store.one(f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(chunk))}) LIMIT 1", chunk)
+            other = " AND world != ?" if replacing is not None else ""
+            taken = store.one(f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(chunk))}){other} LIMIT 1",
+                              [*chunk, replacing.id] if replacing is not None else chunk)
             if taken:
                 raise Conflict(f"This sandbox already holds {table} {taken['id']!r} of the snapshot (was it loaded "
-                               "here before, or taken here?). Load it into another sandbox, e.g. a fresh "
-                               "`ptas serve --state :memory:`.")
+                               "here before, or taken here?). Load it with `replace=true` (`ptas snapshot load "
+                               "--replace`) to put it in place of the world it came from, or into another "
+                               "sandbox, e.g. a fresh `ptas serve --state :memory:`.")
     created = None
     try:
         with store.transaction():
+            if replacing is not None:
+                delete_world(sandbox, replacing)
             world = sandbox.worlds.create(seed=world_doc["seed"], start=now, frozen=world_doc["clock"]["frozen"],
-                                          scenario=world_doc.get("scenario"))
+                                          scenario=world_doc.get("scenario"),
+                                          world_id=replacing.id if replacing is not None else None)
             created = world
             insert_tables(store, world.id, tables)
             for kind, value in counters.items():
                 store.insert("counters", world=world.id, kind=kind, value=value)
             ctx = sandbox.ctx(world)
-            root = next(p for p in tables["partners"] if p.get("parent_id") is None)
             access = {row["id"]: tokens_issue(ctx, row) for row in tables.get("tokens", [])
                       if row.get("revoked_at") is None and row["expires_at"] > ctx.now}
     except BadRequest:
@@ -218,7 +232,8 @@ def load(sandbox, document, tokens_issue):
     except Exception as error:       # a constraint the checks did not foresee: the world is rolled back
         if created is not None:
             sandbox.worlds.forget(created.id)
-        if type(error).__name__ in ("IntegrityError", "OperationalError", "DataError"):
+        # by name, for either engine: psycopg raises subclasses (UniqueViolation is an IntegrityError)
+        if any(kind.__name__ in ("IntegrityError", "OperationalError", "DataError") for kind in type(error).__mro__):
             raise BadRequest(f"The snapshot's rows do not fit together: {error}.") from None
         raise
     return world, root, access
@@ -239,7 +254,7 @@ def insert_tables(store, world_id, tables):
                                      "does not hold.")
                 row[column] = seqs[row[column]]
             if table == "webhooks":
-                row["after_seq"] = webhooks.last_event(store)          # no event of the past reaches it again
+                row["after_seq"] = deliveries.last_event(store)          # no event of the past reaches it again
             names = ", ".join(["world", *row])
             sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * (len(row) + 1))})"
             if table == "accounts":

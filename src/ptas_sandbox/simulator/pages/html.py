@@ -8,17 +8,18 @@ Every form carries a token bound to a cookie the page sets (double submit): a po
 neither, and one whose Origin or Sec-Fetch-Site names another site is refused too.
 """
 
+import functools
 import hashlib
 import hmac
 import re
 import secrets
-from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from flask import Response, current_app, g, request
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from ..partners import models as partners
 from ..partners.models import ORIGIN
 from ..problems import NotFound, Problem
 from . import models
@@ -42,18 +43,9 @@ HEADERS = {
 PAGE = {200: "text/html", 400: "text/html", 403: "text/html", 404: "text/html", 409: "text/html"}
 FORM = {**PAGE, 302: None}
 
-# uiSettings.styling: the properties a partner may set, and the value shapes accepted for them.
-COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\(\s*[\d.%\s,]+\))$")
-LENGTH = re.compile(r"^\d{1,3}(\.\d{1,2})?(px|em|rem|%)?$")
-# Font families: names of letters, digits, spaces and hyphens, bare or in single or double quotes, separated by
-# commas (`"Open Sans", sans-serif`). No character that could end a declaration, a rule or the <style> element.
-FAMILY = r"""(?:[A-Za-z0-9][A-Za-z0-9 -]*|"[A-Za-z0-9 -]+"|'[A-Za-z0-9 -]+')"""
-FONT = re.compile(rf"^\s*{FAMILY}\s*(,\s*{FAMILY}\s*)*$")
-STYLES = {
-    "primaryColor": ("--primary", COLOR), "backgroundColor": ("--background", COLOR),
-    "textColor": ("--text", COLOR), "fontFamily": ("--font", FONT), "borderRadius": ("--radius", LENGTH),
-    "buttonTextColor": ("--button-text", COLOR),
-}
+# uiSettings.styling: the CSS custom property of each property a partner may set (shapes: partners.models).
+STYLES = {"primaryColor": "--primary", "backgroundColor": "--background", "textColor": "--text",
+          "fontFamily": "--font", "borderRadius": "--radius", "buttonTextColor": "--button-text"}
 
 
 def safe_styling(styling):
@@ -61,9 +53,10 @@ def safe_styling(styling):
     if not isinstance(styling, dict):
         return {}
     css = {}
-    for key, (variable, shape) in STYLES.items():
+    for key, variable in STYLES.items():
         value = styling.get(key)
-        if isinstance(value, str) and len(value) <= 120 and shape.match(value.strip()):
+        # Refused when set (partners.styling); checked again here for a state written before that.
+        if partners.safe_style(key, value):
             # Checked against a shape with no <, >, &, ;, {, }, \ or newline, so it is written into <style> as
             # is: HTML-escaping there turned the quotes of "Open Sans" into &#34;, which CSS does not read.
             css[variable] = Markup(value.strip())
@@ -143,7 +136,7 @@ HEADINGS = {400: "Something is not right", 403: "This form was not accepted", 40
 def error_page(problem, headers=None, styling=None):
     """A Problem shown to a person: the same status, a plain heading (not the API's problem title), the detail
     as text."""
-    heading = HEADINGS.get(problem.status, "Something went wrong")
+    heading = getattr(problem, "heading", None) or HEADINGS.get(problem.status, "Something went wrong")
     return page("error.html", problem.status, headers, title=heading, detail=problem.detail,
                 status_code=problem.status, styling=styling or {})
 
@@ -151,13 +144,13 @@ def error_page(problem, headers=None, styling=None):
 def shown(handler):
     """A page operation's handler answers every Problem as an HTML error page (a person reads it), styled
     with what the handler put in `look["styling"]` before the problem arose."""
+    @functools.wraps(handler)       # the registry and the operation index name the handler, not this wrapper
     def run(call):
         look = {"styling": None}
         try:
             return handler(call, look)
         except Problem as problem:
             return error_page(problem, styling=look["styling"])
-    run.__name__, run.__doc__, run.__module__ = handler.__name__, handler.__doc__, handler.__module__
     return run
 
 
@@ -195,20 +188,6 @@ def world_ctx(sandbox, world_id):
     if world is None:
         raise NotFound("This page no longer exists (its sandbox world was reset).")
     return sandbox.ctx(world)
-
-
-@contextmanager
-def savepoint(store):
-    """A form attempt inside the request's transaction: a refused attempt leaves no trace, the page still
-    records what it must (the error shown) and answers 400 instead of rolling the whole request back."""
-    store.execute("SAVEPOINT page_form")
-    try:
-        yield
-    except BaseException:
-        store.execute("ROLLBACK TO page_form")
-        store.execute("RELEASE page_form")
-        raise
-    store.execute("RELEASE page_form")
 
 
 def with_query(url, **values):

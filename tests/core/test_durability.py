@@ -1,0 +1,132 @@
+"""What a crash may lose (simulator/hotstate.py, docs/durability.md): when one process owns its store, the
+journal, `lastUsedAt` and the §8 counts are written behind in batches, so a kill -9 may lose the last batch of
+them, and never an acknowledged API write. A clean stop loses nothing. Each test asserts what survives; the
+in-process tests write the batch explicitly (`settle`) or wait for the writer's signal, never a sleep."""
+
+import signal
+
+import pytest
+
+from ptas_sandbox.simulator import create_app, hotstate
+from tests.core.test_workers import Launch, call
+from tests.support.client import Api
+from tests.support.worlds import new_world
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """`ptas serve` (one process, waitress) on a SQLite file: its per-request state in memory."""
+    launched = []
+
+    def start(state):
+        server = Launch(tmp_path, state, "--rate-limit", "5/3600", workers=1)
+        launched.append(server)
+        return server.ready()
+    yield start
+    for server in launched:
+        server.stop()
+
+
+def killed(server):
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait(20)
+
+
+def test_a_kill_loses_no_acknowledged_api_write(serve, tmp_path):
+    state = str(tmp_path / "kill.db")
+    server = serve(state)
+    root = call(server.base, "POST", "/_sandbox/partners", json={"name": "Crash"}).json()["accessToken"]
+    user = call(server.base, "POST", "/users", root, json={"name": "Kept"})
+    extra = call(server.base, "POST", "/partners/self/tokens", root, json={"expiresIn": 7200, "name": "gone",
+                                                                          "scope": "partner:read"})
+    revoked = call(server.base, "DELETE", f"/partners/self/tokens/{extra.json()['id']}", root)
+    moved = call(server.base, "POST", "/_sandbox/clock", root, json={"advance": 3600})
+    assert [r.status_code for r in (user, extra, revoked, moved)] == [201, 201, 200, 200]
+    killed(server)          # at once: nothing waited for a batch
+
+    again = serve(state)
+    assert [u["id"] for u in call(again.base, "GET", "/users", root).json()["users"]] == [user.json()["id"]]
+    listed = call(again.base, "GET", "/partners/self/tokens", root).json()["tokens"]
+    assert {t.get("id"): t["isRevoked"] for t in listed}[extra.json()["id"]] is True
+    another = call(again.base, "POST", "/partners/self/tokens", root, json={"expiresIn": 60, "scope": "partner:read"})
+    assert another.status_code == 201, "the id sequence went on from the kept rows"
+    assert call(again.base, "GET", "/_sandbox/clock", root).json()["now"] >= moved.json()["now"], \
+        "the clock moved an hour ahead of the system's, and stays there"
+
+
+def test_what_a_batch_wrote_survives_a_kill(serve, tmp_path):
+    """The journal, lastUsedAt and the §8 counts of requests before a batch (a journal read writes one first)
+    are there after a kill -9; the limit (5 per hour here) still counts them."""
+    state = str(tmp_path / "batch.db")
+    server = serve(state)
+    root = call(server.base, "POST", "/_sandbox/partners", json={"name": "Batch"}).json()["accessToken"]
+    assert [call(server.base, "GET", "/partners/self", root).status_code for _ in range(3)] == [200] * 3
+    seen = call(server.base, "GET", "/_sandbox/requests?operationId=GetOwnPartner", root).json()["requests"]
+    assert len(seen) == 3
+    killed(server)
+
+    again = serve(state)
+    kept = call(again.base, "GET", "/_sandbox/requests?operationId=GetOwnPartner", root).json()["requests"]
+    assert [e["id"] for e in kept] == [e["id"] for e in seen]
+    tokens = call(again.base, "GET", "/partners/self/tokens", root).json()["tokens"]
+    assert tokens[0]["lastUsedAt"] is not None
+    # 3 counted before the kill, this listing the 4th: one more fits in the window of 5
+    assert [call(again.base, "GET", "/partners/self", root).status_code for _ in range(2)] == [200, 429]
+
+
+def test_a_clean_stop_writes_everything_behind(serve, tmp_path):
+    state = str(tmp_path / "stop.db")
+    server = serve(state)
+    root = call(server.base, "POST", "/_sandbox/partners", json={"name": "Stop"}).json()["accessToken"]
+    assert [call(server.base, "GET", "/partners/self", root).status_code for _ in range(4)] == [200] * 4
+    server.stop()           # SIGTERM: the server closes its sandbox, which writes the last batch
+
+    again = serve(state)
+    kept = call(again.base, "GET", "/_sandbox/requests?operationId=GetOwnPartner", root).json()["requests"]
+    assert len(kept) == 4
+    assert [call(again.base, "GET", "/partners/self", root).status_code for _ in range(2)] == [200, 429], \
+        "4 counted before the stop (the journal's control call is not): one more fits in the window of 5"
+
+
+def test_the_writer_thread_writes_a_batch_without_being_asked(tmp_path, system_time):
+    """With the services running, requests reach the store by the writer's cadence alone (at most a second)."""
+    app = create_app({"STATE": str(tmp_path / "cadence.db"), "SYSTEM_TIME": system_time, "START_SERVICES": True})
+    sandbox = app.extensions["ptas"]
+    try:
+        assert isinstance(sandbox.state, hotstate.HotState) and hotstate.FLUSH_EVERY_S <= 1
+        world = new_world(Api(app.test_client()))
+        before = sandbox.state.batches
+        assert world.api.get("/partners/self").status_code == 200
+        assert sandbox.state.written(before, timeout=30), "the writer thread wrote no batch"
+        row = sandbox.store.one("SELECT COUNT(*) AS n FROM journal WHERE operation = 'GetOwnPartner'")
+        assert row["n"] == 1
+    finally:
+        sandbox.close()
+
+
+def test_reads_see_what_waits_to_be_written(app, api):
+    """Without the writer thread (the tests' apps), nothing reaches the store until a read needs it, and the
+    reads of the journal and of tokens see it all the same."""
+    sandbox = app.extensions["ptas"]
+    if not sandbox.state.hot:
+        pytest.skip("the store-exact path writes every request at once")
+    world = new_world(api)
+    listed = world.api.get("/partners/self/tokens").json["tokens"]
+    assert world.api.get("/partners/self").status_code == 200
+    assert sandbox.store.one("SELECT COUNT(*) AS n FROM journal WHERE operation = 'GetOwnPartner'")["n"] == 0
+    entries = world.api.get("/_sandbox/requests?operationId=GetOwnPartner").json["requests"]
+    assert len(entries) == 1
+    now = world.api.get("/_sandbox/clock").json["now"]
+    relisted = world.api.get("/partners/self/tokens").json["tokens"]
+    assert listed[0]["lastUsedAt"] is not None and relisted[0]["lastUsedAt"] == now
+
+
+def test_a_world_reset_forgets_the_tokens_it_deletes(world):
+    """A remembered token row goes stale with the reset that deletes the token: it is refused at once, while
+    the root partner's tokens, which a reset keeps, still work."""
+    kept = world.new_token("partner:read", name="kept")
+    _, user = world.user(name="Gone")
+    assert user.get("/accounts").status_code == 200 and world.api.as_(kept).get("/partners/self").status_code == 200
+    assert world.api.post("/_sandbox/reset").status_code == 200
+    assert user.get("/accounts").status_code == 401
+    assert world.api.as_(kept).get("/partners/self").status_code == 200
