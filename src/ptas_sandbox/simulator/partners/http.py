@@ -6,7 +6,7 @@ DeleteChildPartner is in users/http.py: deleting a partner deletes its users, an
 from ..operations import PARTNER_ONLY, Answer, component, operation
 from . import models
 
-STYLING = {"type": "object", "additionalProperties": False, "description": "the hosted pages' look",
+STYLING = {"type": "object", "description": "the hosted pages' look",
            "properties": {key: {"type": "string", "maxLength": 120, "pattern": shape.pattern,
                                 "description": f"e.g. {models.EXAMPLES[shape]}",
                                 "x-problem": f"`{key}` must be like {models.EXAMPLES[shape]}."}
