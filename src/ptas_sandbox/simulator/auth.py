@@ -6,8 +6,10 @@ verifies the signature and the claims' presence, and the world clock decides exp
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from .problems import Unauthorized
 
@@ -34,27 +36,31 @@ class Principal:
 class Signer:
     def __init__(self, secret: str) -> None:
         self.secret = secret
-        # Verifying a signature is a pure function of the token string, and the costliest step of a request;
-        # the claims of recently verified tokens are kept. Expiry and revocation are still checked on every
-        # request, against the store and the world clock (tokens.models.authenticate).
-        self.verify = functools.lru_cache(maxsize=4096)(self._verify)
+
+    def verify(self, token: str) -> Mapping[str, Any]:
+        """The claims of a token signed by this sandbox; 401 for anything else (alg none, tampered, foreign)."""
+        return decode(self.secret, token)
 
     def issue(self, *, token_id: str, subject: str, kind: str, world: str, scope: str, issued_at: int,
               expires_at: int) -> str:
-        import jwt  # late, as in _verify: PyJWT (and its crypto backends) is not needed to start serving
+        import jwt  # late, as in decode: PyJWT (and its crypto backends) is not needed to start serving
         claims = {"jti": token_id, "sub": subject, "knd": kind, "wld": world, "scope": scope,
                   "iat": issued_at // 1_000_000, "exp": expires_at // 1_000_000, "iss": ISSUER}
         return jwt.encode(claims, self.secret, algorithm=ALGORITHMS[0])
 
-    def _verify(self, token):
-        """The claims of a token signed by this sandbox; 401 for anything else (alg none, tampered, foreign)."""
-        import jwt  # late: a twentieth of the start-up, and the first request (health) needs no token
-        try:
-            return MappingProxyType(jwt.decode(token, self.secret, algorithms=ALGORITHMS, issuer=ISSUER,
-                              options={"verify_exp": False, "verify_nbf": False, "verify_iat": False,
-                                       "require": REQUIRED}))
-        except jwt.PyJWTError as error:
-            raise Unauthorized(f"The bearer token is not valid: {in_our_words(jwt, error)}") from None
+
+# Verifying a signature is a pure function of the secret and the token string, and the costliest step of a
+# request: the claims of recently verified tokens are kept (a refusal never is). Expiry and revocation are still
+# checked on every request, against the store and the world clock (tokens.models.authenticate).
+@functools.lru_cache(maxsize=4096)
+def decode(secret: str, token: str) -> Mapping[str, Any]:
+    import jwt  # late: PyJWT is not needed to start serving, and the first request (health) needs no token
+    try:
+        return MappingProxyType(jwt.decode(token, secret, algorithms=ALGORITHMS, issuer=ISSUER,
+                                           options={"verify_exp": False, "verify_nbf": False, "verify_iat": False,
+                                                    "require": REQUIRED}))
+    except jwt.PyJWTError as error:
+        raise Unauthorized(f"The bearer token is not valid: {in_our_words(jwt, error)}") from None
 
 
 def in_our_words(jwt, error):

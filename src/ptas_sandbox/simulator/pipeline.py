@@ -233,7 +233,7 @@ def parse_body(op):
             raise InvalidBody("The body is not valid JSON: a \\u escape names a lone surrogate.") from None
     validator = _validators.get(op.id)
     if validator is None:
-        # Late: jsonschema's import is a fifth of the start-up; the first body to validate pays it once.
+        # Late: jsonschema's import is costly at start-up; the first body to validate pays it once.
         from jsonschema import Draft202012Validator
         validator = _validators.setdefault(op.id, Draft202012Validator(op.body))
     found = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))

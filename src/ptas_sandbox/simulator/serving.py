@@ -119,9 +119,9 @@ def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, **option
 
 def limit_malloc_arenas(arenas=2):
     """Fewer glibc malloc arenas for a served sandbox's many threads (waitress, webhook senders): each thread's
-    arena kept its freed memory, and under a fuzz run free space in the allocator grew to half of what was in
-    use. Two arenas measured about a fifth less resident memory (bench/fuzz_rss.py). MALLOC_ARENA_MAX, when
-    set, wins; elsewhere than glibc this does nothing."""
+    arena keeps its freed memory, so free space in the allocator grows with the threads; fewer arenas keep less
+    resident memory (bench/fuzz_rss.py measures it). MALLOC_ARENA_MAX, when set, wins; elsewhere than glibc
+    this does nothing."""
     if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
         return False
     try:

@@ -128,7 +128,7 @@ class Pool:
     """Per-account material drawn once with Faker seeded by (world seed, account id)."""
 
     def __init__(self, seed):
-        # Late: Faker's import is a fifth of the start-up, and nothing before the first transaction read needs it.
+        # Late: Faker's import is costly at start-up, and nothing before the first transaction read needs it.
         from faker import Faker
         fake = Faker(["en_US", "de_DE", "fr_FR", "en_GB"])
         fake.seed_instance(seed)

@@ -155,7 +155,7 @@ class Sender:
 
     @functools.cached_property
     def tls(self):
-        """Made at the first https callback: loading the system's CA certificates is a tenth of start-up."""
+        """Made at the first https callback: loading the system's CA certificates is costly at start-up."""
         return ssl.create_default_context()
 
     def send(self, url, body, headers):
