@@ -16,6 +16,10 @@ UI_SETTINGS = {"type": "object", "properties": {
     "frameAncestors": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": models.ORIGIN.pattern},
                        "description": "origins that may show the hosted pages in a frame (CSP frame-ancestors); "
                                       "none by default"}}}
+# What a request may send: the styling properties only (partners.models refuses others); a response's schema stays
+# open (spec §9 rule 2).
+UI_SETTINGS_IN = {**UI_SETTINGS, "properties": {**UI_SETTINGS["properties"],
+                                                "styling": {**STYLING, "additionalProperties": False}}}
 PARTNER = component("Partner", {
     "type": "object",
     "properties": {
@@ -37,7 +41,7 @@ SETTINGS = {
         "email": models.EMAIL_FIELD,
         "redirectUrls": {"type": "array", "items": models.URL_FIELD, "maxItems": 20},
         "userTokenExpirySeconds": {"type": "integer", "minimum": 1, "maximum": 3_153_600_000},
-        "uiSettings": UI_SETTINGS,
+        "uiSettings": UI_SETTINGS_IN,
     },
 }
 EXAMPLE = {"name": "Acme Shop Software", "email": "integrations@acme.example",
