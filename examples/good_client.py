@@ -1,7 +1,8 @@
 """A well-behaved partner integration: the same job as examples/naive_client.py, and an integration report
 without findings (docs/chaos.md).
 
-What it does right: it creates a long-lived partner token and revokes the initial one with it (spec §5); it
+What it does right: it creates a long-lived partner token with the scopes it needs and revokes the initial one
+with it (spec §5); it reads the account type before it names its credential fields (spec §1.4); it
 waits the seconds Retry-After names after a 429 or 503, and backs off on other failures; after a failed create it
 looks whether the create happened before trying again; it reads transactions when its webhook says an import
 finished, and follows nextPageReference to the last page.
@@ -55,8 +56,7 @@ class GoodClient:
     def start(self, inbox_url):
         """A long-lived token first, the initial one revoked with it; then the merchant."""
         created = self.call("POST", "/partners/self/tokens", json={
-            "name": "backend", "expiresIn": 31536000,
-            "scope": "partner:all user:all account:all transaction:all"})
+            "name": "backend", "expiresIn": 31536000, "scope": "partner:all user:all user.token:all"})
         initial = self.token
         self.token = created["accessToken"]
         for token in self.call("GET", "/partners/self/tokens")["tokens"]:
@@ -67,8 +67,10 @@ class GoodClient:
         self.call("POST", "/webhooks", json={"callbackUrl": inbox_url, "events": ["TransactionsImported"]})
         user = self.create_user_once({"name": "Jane's Bakery", "email": "jane@bakery.example"})
         self.user_token = self.call("POST", f"/users/{user['id']}/tokens", json={"expiresIn": 86400})["accessToken"]
+        kind = self.call("GET", "/accounttypes/dummy", token=self.user_token)     # its fields, never hard-coded
+        login = {"username": "jane", "password": "secret"}
         account = self.call("POST", "/accounts", token=self.user_token, retry=False, json={
-            "accountTypeId": "dummy", "credentials": {"username": "jane", "password": "secret"}})
+            "accountTypeId": kind["id"], "credentials": {f["name"]: login[f["name"]] for f in kind["accountFields"]}})
         self.account_id = account["id"]
 
     def create_user_once(self, body):
@@ -108,7 +110,7 @@ class GoodClient:
 def demo(base, client_class, ticks=6, minutes=20):
     """Run a client in a new world with a few faults on, then print the integration report."""
     root = requests.post(f"{base}/_sandbox/partners", json={"name": "Demo", "frozen": True}, timeout=30).json()
-    control = {"Authorization": f"Bearer {root['accessToken']}"}
+    control = {"Authorization": f"Bearer {root['worldKey']}"}        # the harness's key, not the client's token
     advance = lambda seconds: requests.post(f"{base}/_sandbox/clock", json={"advance": seconds}, headers=control,
                                             timeout=30)
     for fault in ({"match": {"operationId": "CreateUser"}, "effect": {"type": "success-then-500"}},
@@ -121,19 +123,15 @@ def demo(base, client_class, ticks=6, minutes=20):
     for _ in range(ticks):
         advance(minutes * 60)
         if isinstance(client, GoodClient):
-            requests.post(f"{base}/_sandbox/webhooks/flush", headers={"Authorization": f"Bearer {client.token}"},
-                          timeout=60)
-            # stands in for the partner's receiver: the world's echo captures, read with its token
-            captures = requests.get(inbox, headers={"Authorization": f"Bearer {client.token}"},
-                                    timeout=30).json()["captures"]
+            requests.post(f"{base}/_sandbox/webhooks/flush", headers=control, timeout=60)
+            # stands in for the partner's receiver: the world's echo captures
+            captures = requests.get(inbox, headers=control, timeout=30).json()["captures"]
             client.tick([json.loads(c["body"]) for c in captures])
         else:
             client.tick()
-    token = client.token
-    report = requests.get(f"{base}/_sandbox/report", params={"format": "text"},
-                          headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    report = requests.get(f"{base}/_sandbox/report", params={"format": "text"}, headers=control, timeout=30)
     print(report.text)
-    return token
+    return root["worldKey"]
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ def findings(base, token):
 def test_the_naive_client_gets_the_expected_findings(served, capsys):
     token = demo(served, NaiveClient)
     assert findings(served, token) == {"initial-token-in-use", "retry-after-ignored", "blind-retry",
-                                       "polling-instead-of-webhook", "pagination-ignored"}
+                                       "polling-instead-of-webhook", "pagination-ignored",
+                                       "account-types-hardcoded"}
     assert "fix:" in capsys.readouterr().out
 
 

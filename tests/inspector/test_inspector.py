@@ -262,3 +262,14 @@ def test_the_report_counts_in_words(client, world):
     response, html = page(client, "/_sandbox/inspect/report")
     assert response.status_code == 200
     assert re.search(r"\b0 errors\b", html) and not re.search(r"\b0 error\b", html)
+
+
+def test_the_world_key_opens_a_session_that_outlives_every_partner_token(client, world):
+    key = world.body["worldKey"]
+    minted = client.post("/_sandbox/inspect/links", headers={"Authorization": f"Bearer {key}"}).json
+    target = urlsplit(minted["url"])
+    client.get(f"{target.path}?{target.query}")
+    [initial] = world.api.get("/partners/self/tokens").json["tokens"]
+    backend = world.new_token("partner:all", expires_in=7200)
+    assert world.api.as_(backend).delete(f"/partners/self/tokens/{initial['id']}").status_code == 200
+    assert client.get("/_sandbox/inspect/requests").status_code == 200

@@ -99,7 +99,7 @@ def test_the_served_app_still_answers_normally(served_app):
     assert status == 200 and json.loads(body)["status"] == "ok"
 
 
-def test_what_gunicorn_refuses_under_workers_is_problem_details_too(tmp_path):
+def test_what_the_server_refuses_under_workers_is_problem_details_too(tmp_path):
     with socket.socket() as probe:          # gunicorn binds the port it is given (0 would differ per worker)
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -115,7 +115,8 @@ def test_what_gunicorn_refuses_under_workers_is_problem_details_too(tmp_path):
                 time.sleep(0.05)
         for request_bytes, status in [
                 (b"GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nNo colon in this header\r\n\r\n", 400),
-                (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414)]:
+                (b"POST /_sandbox/partners HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400)]:
             got, headers, body = raw(port, request_bytes)
             assert got == status, body
             assert headers["Content-Type"] == "application/problem+json"

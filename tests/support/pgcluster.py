@@ -50,12 +50,20 @@ class Cluster:
     def start(self):
         if self.root:
             shutil.chown(self.dir, "postgres")
+        self._run("initdb", "-D", os.path.join(self.dir, "data"), "-A", "trust", "-U", "ptas", "--no-sync", "-E",
+                  "UTF8")
+        self.resume()
+        return self
+
+    def halt(self, mode="fast"):
+        """Stop the server and keep its data (`start` again brings it back); every connection to it breaks."""
+        self._run("pg_ctl", "-D", os.path.join(self.dir, "data"), "-m", mode, "-w", "stop")
+
+    def resume(self):
         data = os.path.join(self.dir, "data")
-        self._run("initdb", "-D", data, "-A", "trust", "-U", "ptas", "--no-sync", "-E", "UTF8")
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300")
         self._run("pg_ctl", "-D", data, "-o", options, "-l", os.path.join(self.dir, "log"), "-w", "start")
-        return self
 
     def stop(self):
         try:

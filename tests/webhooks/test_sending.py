@@ -160,12 +160,34 @@ def public_only(system_time):
 @pytest.mark.parametrize("url", [
     "http://127.0.0.1:9/hook", "http://localhost/hook", "http://[::1]/hook", "http://169.254.169.254/latest",
     "http://10.0.0.7/hook", "http://192.168.1.1/hook", "http://[fe80::1]/hook", "http://0.0.0.0/hook",
-    "http://[::ffff:127.0.0.1]/hook"])
+    "http://[::ffff:127.0.0.1]/hook",
+    # every IPv4 spelling the resolver reads (issue 24: these passed here and were refused only at delivery)
+    "http://127.1/hook", "http://0/hook", "http://2130706433/hook", "http://0x7f000001/hook",
+    "http://0177.0.0.1/hook", "http://0x7f.1/hook", "http://0251.0376.0251.0376/latest", "http://10.1/hook"])
 def test_a_callback_naming_a_private_address_is_refused_at_subscription(public_only, url):
     world = new_world(Api(public_only.test_client()))
     assert_problem(world.api.post("/webhooks", json={"callbackUrl": url, "events": ["AccountCreated"]}), 400)
     hook = subscribe(world, "https://hooks.example.com/ptas")
     assert_problem(world.api.patch(f"/webhooks/{hook['id']}", json={"callbackUrl": url}), 400)
+
+
+def test_a_public_ipv6_callback_is_accepted_like_any_public_address(public_only):
+    world = new_world(Api(public_only.test_client()))
+    hook = subscribe(world, "https://[2606:4700:4700::1111]/hook")
+    assert hook["callbackUrl"] == "https://[2606:4700:4700::1111]/hook"
+
+
+def test_an_ipv6_receiver_gets_its_notifications(app, world):
+    receiver = Receiver(host="::1")
+    try:
+        subscribe(world, f"http://[::1]:{receiver.server.server_port}/hook")
+        world.api.post("/testevents/accountcreated")
+        world.api.post("/_sandbox/webhooks/flush")
+        assert receiver.wait_for(1)
+        assert [entry["status"] for entry in world.api.get("/_sandbox/deliveries").json["deliveries"]] == \
+            ["succeeded"]
+    finally:
+        receiver.close()
 
 
 def test_the_sandboxes_own_echo_is_always_allowed(public_only):
@@ -244,11 +266,13 @@ def served(system_time):
 
 
 def test_slow_receivers_of_one_host_do_not_delay_another_worlds_delivery(served):
-    """Eight worlds' receivers on one host hold every request; another world's delivery to another host still
-    goes out at once, and health answers, because that host gets at most four attempts in flight."""
+    """Eight worlds' receivers on one host hold every request; another world's delivery to the same host still
+    goes out at once, and health answers: the per-host cap counts per world and host, and a quarter of the
+    senders is kept for worlds with nothing on the wire (issue 24: the cap shared by every world let one world's
+    hanging receiver delay another's healthy one)."""
     app, base = served
     held = [Receiver(hold=120) for _ in range(8)]
-    live = Receiver(host="127.0.0.2")
+    live = Receiver()
     try:
         for receiver in held:
             world = requests.post(f"{base}/_sandbox/partners", json={}).json()
@@ -266,7 +290,7 @@ def test_slow_receivers_of_one_host_do_not_delay_another_worlds_delivery(served)
         assert live.arrived.wait(10), "delivered while the slow host held its attempts"
         assert requests.get(f"{base}/_sandbox/health", timeout=10).status_code == 200
         on_the_wire = sum(len(r.requests) for r in held)
-        assert on_the_wire <= 4, f"{on_the_wire} attempts to one host in flight"
+        assert on_the_wire < 16, f"{on_the_wire} attempts of hanging receivers took every sender"
     finally:
         for receiver in held + [live]:
             receiver.close()

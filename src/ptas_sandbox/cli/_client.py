@@ -50,8 +50,9 @@ def add_target(parser, token=True):
     parser.add_argument("--url", default=os.environ.get("PTAS_URL", DEFAULT_URL),
                         help=f"the sandbox's base URL (or PTAS_URL; default {DEFAULT_URL})")
     if token:
-        parser.add_argument("--token", default=os.environ.get("PTAS_TOKEN"),
-                            help="a partner token of the world (or PTAS_TOKEN)")
+        parser.add_argument("--token", default=os.environ.get("PTAS_WORLD_KEY") or os.environ.get("PTAS_TOKEN"),
+                            help="the world key (worldKey of POST /_sandbox/partners) or a root partner token of "
+                                 "the world (or PTAS_WORLD_KEY, then PTAS_TOKEN)")
 
 
 def run(name, function):
@@ -82,7 +83,8 @@ class SandboxClient:
         headers = dict(kw.pop("headers", {}))
         if auth:
             if not self.token:
-                raise Failed("give a partner token of the world with --token or PTAS_TOKEN", 2)
+                raise Failed("give the world key or a partner token of the world with --token, PTAS_WORLD_KEY or "
+                             "PTAS_TOKEN", 2)
             headers["Authorization"] = f"Bearer {self.token}"
         url = self.url + (path if path.startswith("/_sandbox") else PREFIX + path)
         try:

@@ -36,18 +36,26 @@ def lock_state(state):
     _held.append(fd)
 
 
-def run_gunicorn(config, host, port, workers, threads=8, on_ready=None):
-    """N worker processes, each with its own app (and store connections, and dispatcher) made after the fork."""
+def run_gunicorn(config, host, port, workers, threads=8, on_ready=None, connections_per_address=None):
+    """N worker processes, each with its own app (and store connections, and dispatcher) made after the fork,
+    each serving with waitress (`simulator.gunicorn_worker`)."""
     from gunicorn.app.base import BaseApplication
+
+    from ptas_sandbox.simulator.gunicorn_worker import WaitressWorker
+    from ptas_sandbox.simulator.serving import LaunchConnections
+
+    launch = LaunchConnections()        # before the fork: every worker shares it
+    settings = {"launch": launch}
+    if connections_per_address is not None:
+        settings["per_address"] = connections_per_address
+    worker = type("WaitressWorker", (WaitressWorker,), settings)
 
     class Sandbox(BaseApplication):
         def load_config(self):
             settings = {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "workers": workers,
-                        # gthread, its own refusals (bad header, 431...) as ProblemDetails
-                        "worker_class": "ptas_sandbox.simulator.gunicorn_worker.ProblemThreadWorker",
-                        "threads": threads, "accesslog": None,
+                        "worker_class": worker, "threads": threads, "accesslog": None,
                         "errorlog": "-", "loglevel": "warning", "proc_name": "ptas-sandbox",
-                        "graceful_timeout": 5, "timeout": 120, "keepalive": 5}
+                        "graceful_timeout": 5, "timeout": 120}
             if on_ready is not None:
                 settings["when_ready"] = on_ready
             for key, value in settings.items():
@@ -57,4 +65,7 @@ def run_gunicorn(config, host, port, workers, threads=8, on_ready=None):
             from ptas_sandbox.simulator import create_app
             return create_app(config)
 
-    Sandbox().run()
+    try:
+        Sandbox().run()
+    finally:
+        launch.remove()

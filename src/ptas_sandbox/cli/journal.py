@@ -8,13 +8,20 @@ from ._client import add_target, run
 def line(entry):
     token = f"{entry['token']['kind']} {entry['token']['id'][:8]}" if entry.get("token") else "-"
     query = f"?{entry['query']}" if entry.get("query") else ""
-    return (f"#{entry['id']:<5} {entry['at'][:23]}  {entry['status']}  {entry['method']:6} {entry['path']}{query}  "
-            f"{entry['operationId']}  {entry['latencyMs']:.1f}ms  {token}")
+    marks = entry.get("marks") or {}
+    notes = []
+    if marks.get("injected"):
+        notes.append(f"[injected {marks['injected'].get('type')}]")
+    notes += [f"[{name}]" for name in ("harness", "credentials") if marks.get(name)]
+    status = "---" if entry["status"] is None else entry["status"]      # a dropped connection: no answer
+    return (f"#{entry['id']:<5} {entry['at'][:23]}  {status}  {entry['method']:6} {entry['path']}{query}  "
+            f"{entry['operationId']}  {entry['latencyMs']:.1f}ms  {token}" + "".join(f"  {n}" for n in notes))
 
 
 def show(sandbox, args):
     filters = {k: v for k, v in {"operationId": args.operation, "status": args.status,
-                                 "tokenId": args.token_id}.items() if v}
+                                 "tokenId": args.token_id,
+                                 "marked": "injected" if args.injected else args.marked}.items() if v}
     page = sandbox.call("GET", "/_sandbox/requests", params={**filters, "pageSize": args.limit})
     entries = list(reversed(page["requests"]))
     for entry in entries:
@@ -36,6 +43,8 @@ def add(commands):
     p.add_argument("--operation", help="only this operationId")
     p.add_argument("--status", help="only this status (404) or class (4xx)")
     p.add_argument("--token-id", help="only calls made with this token id")
+    p.add_argument("--injected", action="store_true", help="only calls a fault was injected into")
+    p.add_argument("--marked", help="only calls with this mark (injected, dropped, harness, credentials)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between polls with --follow")
     add_target(p)
     p.set_defaults(func=run("requests", show))

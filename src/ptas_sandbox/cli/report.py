@@ -1,9 +1,10 @@
-"""`ptas report`: the integration report of a world, as text, JSON or JUnit XML; the exit status is 1 when a
-finding reaches --fail-on, so CI fails a build on it (docs/chaos.md)."""
+"""`ptas report`: the integration report of a world, as text, JSON or JUnit XML. Exit status: 0 clean, 1 a
+finding reaches --fail-on, 2 the report could not be made (no sandbox, no world, no access), so CI tells a
+failing integration from a broken job (docs/chaos.md). Whenever a report exists, --junit writes its file."""
 
 import json
 
-from ._client import add_target, run
+from ._client import Failed, add_target, run
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -15,25 +16,36 @@ def add(commands):
     r.add_argument("--fail-on", choices=[*SEVERITIES, "never"], default="warning",
                    help="exit 1 when a finding is at least this severe (default warning)")
     r.add_argument("--since", help="judge only traffic from this instant on (world clock)")
+    r.add_argument("--after", type=int, help="judge only calls after this journal entry id")
+    r.add_argument("--junit", metavar="FILE", help="also write the JUnit XML to FILE (whatever --format is)")
     r.add_argument("--output", "-o", help="write the report to this file instead of standard output")
     r.set_defaults(func=run("report", report))
 
 
 def report(sandbox, args):
-    query = {"since": args.since} if args.since else {}
-    body = sandbox.call("GET", "/_sandbox/report", params=query)
+    query = {k: v for k, v in (("since", args.since), ("after", args.after)) if v is not None}
+    try:
+        body = sandbox.call("GET", "/_sandbox/report", params=query)
+    except Failed as failure:
+        raise Failed(f"could not judge: {failure}", 2) from None
+    from ptas_sandbox.simulator.tools.integration import render
+    fail_on = "error" if args.fail_on == "never" else args.fail_on
+    if args.junit:
+        write(args.junit, render.junit(body, fail_on))
     if args.format == "json":
         text = json.dumps(body, indent=2) + "\n"
     else:
-        from ptas_sandbox.simulator.tools.integration import render
-        text = render.text(body) if args.format == "text" else render.junit(
-            body, "error" if args.fail_on == "never" else args.fail_on)
+        text = render.text(body) if args.format == "text" else render.junit(body, fail_on)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(text)
+        write(args.output, text)
     else:
         print(text, end="")
     if args.fail_on == "never":
         return 0
     floor = SEVERITIES.index(args.fail_on)
     return 1 if any(SEVERITIES.index(f["severity"]) >= floor for f in body["findings"]) else 0
+
+
+def write(path, text):
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)

@@ -1,11 +1,14 @@
-"""`ptas serve`: the simulator on waitress, one process."""
+"""`ptas serve`: the simulator on waitress, in one process or in `--workers` processes under gunicorn.
+
+Three steps: `check` the options (a mistake is one line and exit 2), make the app's `settings` from them (an
+option not given leaves the app's own default, `app.DEFAULTS`, the one place defaults live), `start` serving.
+"""
 
 import argparse
 import errno
 import os
 import secrets
 import signal
-import sqlite3
 import sys
 
 from ._client import spelling
@@ -45,32 +48,35 @@ def add(commands):
                         "and loading scenarios need it in X-Sandbox-Admin-Key; it also resets every world")
     s.add_argument("--open", action="store_true",
                    help="with an admin key, still let anyone create worlds and load scenarios")
-    s.add_argument("--max-worlds", type=int, default=1000, help="worlds on this server (default 1000)")
-    s.add_argument("--echo-captures-per-bin", type=int, default=200,
-                   help="captures kept per echo bin and world, the newest (default 200)")
-    s.add_argument("--echo-capture-max-bytes", type=int, default=64 * 1024,
-                   help="largest request the echo receiver keeps, headers included (default 65536; more is 413)")
-    s.add_argument("--echo-total-bytes", type=int, default=16 * 1024 * 1024,
-                   help="all echo captures together; the oldest go first (default 16 MiB)")
-    s.add_argument("--retention-days", type=float, default=7,
+    s.add_argument("--max-worlds", type=int, help="worlds on this server (MAX_WORLDS; default 1000)")
+    s.add_argument("--echo-captures-per-bin", type=int,
+                   help="captures kept per echo bin and world, the newest (ECHO_CAPTURES_PER_BIN)")
+    s.add_argument("--echo-capture-max-bytes", type=int,
+                   help="largest request the echo receiver keeps, headers included; more is 413 "
+                        "(ECHO_CAPTURE_MAX_BYTES)")
+    s.add_argument("--echo-total-bytes", type=int,
+                   help="all echo captures together; the oldest go first (ECHO_TOTAL_BYTES)")
+    s.add_argument("--retention-days", type=float,
                    help="outbox events, delivery attempts and echo captures older than this on their world's "
-                        "clock are pruned (default 7)")
-    s.add_argument("--connections-per-address", type=int, default=64, metavar="N",
-                   help="open connections one client address may hold; the next gets a 503 (default 64; 0: no cap, "
-                        "as behind a reverse proxy, where every connection comes from the proxy)")
+                        "clock are pruned (RETENTION_SECONDS; a week)")
+    s.add_argument("--connections-per-address", type=int, metavar="N",
+                   help="open connections one client address may hold (across --workers); the next gets a 503 "
+                        "(default 64; 0: no cap, as behind a reverse proxy, where every connection comes from the "
+                        "proxy)")
     s.add_argument("--quiet", action="store_true", help="no access-log line per request")
     s.add_argument("--rate-limit", type=rate, metavar="N/SECONDS",
                    help="the global limit per world (default 100/60, spec §8)")
     s.add_argument("--operation-limit", type=operation_rate, action="append", metavar="OP=N/SECONDS",
                    help="an extra limit on one operation, e.g. CreateUser=10/60 (repeatable)")
-    s.add_argument("--webhook-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="whole-attempt deadline of a webhook delivery: connect, send and answer (default 10)")
-    s.add_argument("--flush-wait", type=float, default=None, metavar="SECONDS",
+    s.add_argument("--webhook-timeout", type=float, metavar="SECONDS",
+                   help="whole-attempt deadline of a webhook delivery: connect, send and answer "
+                        "(WEBHOOK_TIMEOUT_SECONDS)")
+    s.add_argument("--flush-wait", type=float, metavar="SECONDS",
                    help="longest a POST /_sandbox/webhooks/flush waits for its attempts before answering with what "
                         "is still in flight (default: 3 x --webhook-timeout)")
-    s.add_argument("--flush-waiters-per-world", type=int, default=2, metavar="N",
+    s.add_argument("--flush-waiters-per-world", type=int, metavar="N",
                    help="flushes of one world that wait at once; a further one starts what is due and answers at "
-                        "once, so no world holds every server thread (default 2)")
+                        "once, so no world holds every server thread (FLUSH_WAITERS_PER_WORLD)")
     s.add_argument("--allow-private-callbacks", action=argparse.BooleanOptionalAction, default=None,
                    help="let webhooks call loopback, private and link-local addresses (default: on when bound "
                         "to 127.0.0.1, off otherwise; the sandbox's own echo receiver is always allowed)")
@@ -86,42 +92,64 @@ def private_callbacks_default(host):
     return host in ("127.0.0.1", "localhost", "::1")
 
 
-def serve(args):
-    from ptas_sandbox.simulator import create_app
-    from ptas_sandbox.simulator.serving import limit_malloc_arenas
-    from ptas_sandbox.simulator.store import StaleState
+# option -> app setting; an option left out leaves the setting to app.DEFAULTS
+SETTINGS = {"max_worlds": "MAX_WORLDS", "echo_captures_per_bin": "ECHO_CAPTURES_PER_BIN",
+            "echo_capture_max_bytes": "ECHO_CAPTURE_MAX_BYTES", "echo_total_bytes": "ECHO_TOTAL_BYTES",
+            "webhook_timeout": "WEBHOOK_TIMEOUT_SECONDS", "flush_wait": "FLUSH_WAIT_SECONDS",
+            "flush_waiters_per_world": "FLUSH_WAITERS_PER_WORLD"}
 
-    from ._workers import lock_state, run_gunicorn
+
+def serve(args):
+    from ptas_sandbox.simulator.serving import limit_malloc_arenas, raise_descriptor_limit
 
     limit_malloc_arenas()       # before the threads: freed memory then stays in fewer arenas
+    raise_descriptor_limit()    # room for the front's connections
+    state = check(args)
+    start(args, state, settings(args, state))
+
+
+def is_postgres(state):
+    return state.startswith(("postgresql://", "postgres://"))
+
+
+def check(args):
+    """The options as one consistent launch, or one line and exit 2; locks a SQLite state file for this launch.
+    Returns the store location."""
+    from ._workers import lock_state
+
     state = args.store or args.state
     if args.workers > 1 and state == ":memory:":
         fail("--workers needs a store they can share (a SQLite file or postgresql://...)")
-    if state != ":memory:" and not state.startswith(("postgresql://", "postgres://")):
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
-        except OSError as error:
-            fail(f"cannot use the state path {state!r}: {error.strerror or error}")
+    if state != ":memory:" and not is_postgres(state):
         if os.path.isdir(state):
             fail(f"the state path {state!r} is a folder; give a file, e.g. {os.path.join(state, 'sandbox.db')}")
-        lock_state(state)       # exits 2 when another server runs on this state file
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
+            lock_state(state)       # exits 2 when another server runs on this state file
+        except OSError as error:
+            fail(f"cannot use the state path {state!r}: {error.strerror or error}")
     if args.scenario:
         from ptas_sandbox.simulator.tools.scenarios import catalogue
         names = [name for name, _ in catalogue()]
         if args.scenario not in names:
             fail(f"no scenario named {args.scenario!r}; one of: {', '.join(names)} (see `ptas scenarios`)")
+    return state
+
+
+def settings(args, state):
+    """The app's configuration: what the options say, and nothing where they say nothing."""
     allow_private = args.allow_private_callbacks
     if allow_private is None:
         allow_private = private_callbacks_default(args.host)
     # Seeds make data and ids reproducible, never secrets; without --seed every server gets its own ids.
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     config = {"STATE": state, "SEED": seed, "ADMIN_KEY": args.admin_key or None, "OPEN": args.open,
-              "WEBHOOK_TIMEOUT_SECONDS": args.webhook_timeout, "ALLOW_PRIVATE_CALLBACKS": allow_private,
-              "FLUSH_WAIT_SECONDS": args.flush_wait, "FLUSH_WAITERS_PER_WORLD": args.flush_waiters_per_world,
-              "MAX_WORLDS": args.max_worlds, "ECHO_CAPTURES_PER_BIN": args.echo_captures_per_bin,
-              "ECHO_CAPTURE_MAX_BYTES": args.echo_capture_max_bytes, "ECHO_TOTAL_BYTES": args.echo_total_bytes,
-              "RETENTION_SECONDS": round(args.retention_days * 86400),
+              "ALLOW_PRIVATE_CALLBACKS": allow_private,
               "SHARED_STORE": args.workers > 1}      # several processes: per-request state stays in the store
+    config.update({key: getattr(args, option) for option, key in SETTINGS.items()
+                   if getattr(args, option) is not None})
+    if args.retention_days is not None:
+        config["RETENTION_SECONDS"] = round(args.retention_days * 86400)
     if args.rate_limit:
         config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"] = args.rate_limit
     if args.operation_limit:
@@ -132,59 +160,88 @@ def serve(args):
             config["PROFILE"] = load(args.profile)
         except ProfileError as error:
             fail(str(error))
+    return config
+
+
+def open_app(config, state):
+    """The app on its store, or one line and exit 2 when the store cannot be used (PostgreSQL unreachable or
+    refusing the password, a state file of an older version or not writable); the URL's password masked."""
+    import sqlite3
+
+    from ptas_sandbox.simulator import create_app
+    from ptas_sandbox.simulator.problems import Problem
+    from ptas_sandbox.simulator.store import StaleState, masked
+
+    failures: tuple = (sqlite3.Error, StaleState, Problem, OSError)
+    if is_postgres(state):
+        import psycopg
+        failures += (psycopg.Error,)
     try:
-        app = create_app(config)
-    except (sqlite3.Error, StaleState) as error:
-        fail(f"cannot use the state file {state!r}: {error}")
+        return create_app(config)
+    except failures as error:
+        detail = getattr(error, "detail", None) or " ".join(str(error).split()) or type(error).__name__
+        what = f"the store {masked(state)}" if is_postgres(state) else f"the state file {state!r}"
+        fail(f"cannot use {what}: {masked(detail)}")
+
+
+def start(args, state, config):
+    from ptas_sandbox.simulator.store import masked
+
+    from ._workers import run_gunicorn
+
+    app = open_app(config, state)
     from ptas_sandbox.simulator.operations import REGISTRY
     unknown = sorted(set(config.get("OPERATION_LIMITS", {})) - set(REGISTRY))
-    if unknown:
-        app.extensions["ptas"].close()
-        sys.exit(f"ptas serve: --operation-limit names no operation: {', '.join(unknown)} "
-                 "(operationIds are in /openapi.json)")
     sandbox = app.extensions["ptas"]
+    if unknown:
+        sandbox.close()
+        fail(f"--operation-limit names no operation: {', '.join(unknown)} (operationIds are in /openapi.json)")
     result = None
     if args.scenario:
         from ptas_sandbox.simulator.tools.scenarios import load, resume
         with app.app_context():
             # A restart on the same state file goes on with the world it loaded, rather than add another.
             result = resume(sandbox, args.scenario, seed=args.seed) or load(sandbox, args.scenario, seed=args.seed)
+    shown = masked(state)
     if args.workers > 1:
         # This process owns the launch (and the state file's lock); attempts cut off by a stop of an earlier
         # launch of a SQLite state went out again when the app above was made. Workers must not requeue: on a
         # shared store that would take attempts other processes are sending.
         sandbox.close()
-        base = f"http://{args.host}:{args.port}"
 
-        def ready(_server):
-            print(f"ptas-sandbox simulator on {base} ({args.workers} workers, state: {state})", flush=True)
+        def ready(arbiter):
+            port = arbiter.LISTENERS[0].sock.getsockname()[1] if arbiter.LISTENERS else args.port
+            print(f"ptas-sandbox simulator on http://{args.host}:{port} ({args.workers} workers, state: {shown})",
+                  flush=True)
             if result:
                 print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
-        run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready)
+        run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready,
+                     connections_per_address=args.connections_per_address)
         return
-    from ptas_sandbox.simulator.serving import create_server
+    from ptas_sandbox.simulator.serving import CONNECTIONS_PER_ADDRESS, create_server
     wsgi = app
     if not args.quiet:
         from ._accesslog import AccessLog
         wsgi = AccessLog(app, sandbox.system_time)
+    per_address = CONNECTIONS_PER_ADDRESS if args.connections_per_address is None else args.connections_per_address
     try:
-        server = create_server(wsgi, host=args.host, port=args.port, threads=8,
-                               connections_per_address=args.connections_per_address)
+        server = create_server(wsgi, host=args.host, port=args.port, threads=8, connections_per_address=per_address)
     except OSError as error:
         sandbox.close()
         if error.errno == errno.EADDRINUSE:
             fail(f"port {args.port} on {args.host} is in use; choose another with --port (0: any free port)")
         fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
     base = f"http://{args.host}:{server.effective_port}"
+    seed = config["SEED"]
     seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
     key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
     ptas = spelling()       # the README's spelling after `make serve`: .venv/bin/ptas
-    print(f"ptas-sandbox simulator on {base} (state: {state}; {seeded})\n"
+    print(f"ptas-sandbox simulator on {base} (state: {shown}; {seeded})\n"
           f"  create a world:  curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
           f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
-        kept = f" (world {result['world']['id']}, kept in {state})" if result.get("resumed") else ""
+        kept = f" (world {result['world']['id']}, kept in {shown})" if result.get("resumed") else ""
         print(f"scenario {args.scenario}{kept}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

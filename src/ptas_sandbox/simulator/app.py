@@ -43,6 +43,7 @@ DEFAULTS = {
     "WEBHOOK_TIMEOUT_SECONDS": 10,      # whole-attempt deadline of a webhook delivery
     "FLUSH_WAIT_SECONDS": None,         # longest a flush waits for its attempts; None: 3 x the webhook timeout
     "FLUSH_WAITERS_PER_WORLD": 2,       # flushes of one world waiting at once; more answer without waiting
+    "FLUSH_WAITERS": 2,                 # ... and of every world of the process: flushes hold at most 2 threads
     "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
     "SHARED_STORE": False,              # other processes use the store too: no per-request state in memory (hotstate)
 }
@@ -167,6 +168,10 @@ def install_error_handlers(app):
 
     @app.errorhandler(HTTPException)
     def on_http_error(error):
+        if error.code == 413:
+            # The body is refused unread: whoever reads it after this (the journal, the integration report)
+            # finds it empty instead of meeting the same 413 again as a traceback each.
+            request._cached_data = b""
         if error.code in (404, 405) and is_removed(app.config["PREFIX"], request.method, request.path):
             return problem_response(Removed(f"{request.method} {request.path} was removed from the interface "
                                             "(spec §4.2 note 6)."))
@@ -179,5 +184,9 @@ def install_error_handlers(app):
 
     @app.errorhandler(Exception)
     def on_bug(error):
+        platform = current_sandbox().store.platform_problem(error)     # disk full, store gone: not a bug
+        if platform is not None:
+            logging.getLogger("ptas").warning("store: %s (%s)", platform.detail, error)
+            return problem_response(platform)
         logging.getLogger("ptas").exception("unhandled error: a 500 is a bug")
         return problem_response(Problem("The simulator failed on this request; this is a bug, please report it."))

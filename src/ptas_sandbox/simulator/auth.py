@@ -77,6 +77,8 @@ def in_our_words(jwt, error):
 
 
 BEARER = re.compile(r"(?i:bearer)\s+(\S+)")
+WORLD_KEY = "world"             # the `knd` of a world key: the harness's authority over one world
+LATEST_S = 253402300799         # 9999-12-31T23:59:59Z: a world key does not expire
 
 
 def bearer(header: str | None) -> str:
@@ -89,3 +91,18 @@ def bearer(header: str | None) -> str:
     if match is None:
         raise Unauthorized("The Authorization header must be `Bearer <JWT>`.")
     return match.group(1)
+
+
+def world_key_id(world_id: str) -> str:
+    """The `jti` of a world's key (what the journal shows as its token id)."""
+    return f"world-key:{world_id}"
+
+
+def world_key(signer: Signer, world_id: str) -> str:
+    """The world key: the authority of a world's harness (CI job, fixtures) over its control API (report,
+    journal, faults, clock), made when the world is. It is no token of the service: no row in `tokens`, so
+    no partner operation takes it or lists it, and whatever the partner software does with its own tokens
+    (rotate, revoke, let them expire) the harness keeps it. Signed, so it cannot be forged; it names its world
+    only. A pure function of the world and the server's secret: asked twice, it is the same key."""
+    return signer.issue(token_id=world_key_id(world_id), subject=world_id, kind=WORLD_KEY, world=world_id,
+                        scope="", issued_at=0, expires_at=LATEST_S * 1_000_000)

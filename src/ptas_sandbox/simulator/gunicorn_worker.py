@@ -1,29 +1,34 @@
-"""The gunicorn worker `ptas serve --workers` runs, its own refusals as ProblemDetails. A module of its own so
-the one-process server (waitress) never imports gunicorn: a twentieth of the start-up."""
+"""The gunicorn worker `ptas serve --workers` runs: waitress (`serving.create_server`) on the sockets gunicorn's
+arbiter opened. The arbiter forks, watches and respawns the worker processes; inside each, waitress reads
+requests in its event loop, so the `--workers` mode refuses and bounds exactly what the one-process server does
+(framing, body limit, request deadline), the per-address cap counts the connections of every worker, and no
+slow client holds a thread. A module of its own so the one-process server never imports gunicorn: a twentieth
+of the start-up."""
 
-from gunicorn import util as gunicorn_util
-from gunicorn.workers.gthread import ThreadWorker
+import os
 
-from .serving import problem_body
+from gunicorn.workers.base import Worker
+from waitress import wasyncore
 
-
-def write_problem(sock, status_int, reason, mesg):
-    """gunicorn's `util.write_error` (an HTML page), as ProblemDetails."""
-    body = problem_body(status_int, reason, mesg)
-    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
-    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + body)
+from .serving import CONNECTIONS_PER_ADDRESS, create_server
 
 
-class ProblemThreadWorker(ThreadWorker):
-    """gunicorn's gthread worker (what `ptas serve --workers` runs) whose own refusals are ProblemDetails: the
-    worker process is ours, so its error writer is replaced there."""
+class WaitressWorker(Worker):
+    """One worker process: waitress with `threads` threads, telling the arbiter it is alive once a second."""
+    per_address = CONNECTIONS_PER_ADDRESS
+    launch = None       # serving.LaunchConnections, made by the launching process: the cap across workers
 
-    def init_process(self):
-        gunicorn_util.write_error = write_problem
-        super().init_process()
-
-    def handle_error(self, req, client, addr, exc):
-        if isinstance(exc, ConnectionResetError):     # an injected `drop`: close without an answer, no 500
-            return
-        super().handle_error(req, client, addr, exc)
+    def run(self):
+        if self.launch is not None:
+            self.launch.claim()
+        server = create_server(self.wsgi, sockets=[listener.sock for listener in self.sockets],
+                               threads=self.cfg.threads, connections_per_address=self.per_address,
+                               launch=self.launch)
+        loop_map = server.map if hasattr(server, "map") else server._map
+        try:
+            while self.alive and self.ppid == os.getppid():
+                self.notify()
+                wasyncore.loop(timeout=1.0, map=loop_map, use_poll=True, count=1)
+        finally:
+            wasyncore.close_all(loop_map)
+            server.task_dispatcher.shutdown(timeout=self.cfg.graceful_timeout)

@@ -117,14 +117,11 @@ class StoreState:
     def settle(self) -> None:
         """Write what waits to be written behind (nothing here)."""
 
-    def forget(self, world_id: str | None = None) -> None:
-        """A world (None: every world) was wiped."""
-
-    def start(self) -> None:
-        pass
+    def wake(self) -> None:
+        """Something waits to be written behind (nothing ever does here)."""
 
     def close(self) -> None:
-        pass
+        """Write what waits and stop writing behind."""
 
 
 class Behind:
@@ -171,7 +168,6 @@ class HotState(StoreState):
         self.background = background        # a thread writes the batches (START_SERVICES); else settle() does
         self._flushing = threading.Lock()   # one batch at a time, in order
         self._wake = threading.Condition()
-        self._waiting = False
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.batches = 0                    # batches written, for tests that wait for the thread
@@ -202,6 +198,7 @@ class HotState(StoreState):
     def settles(self, op) -> bool:
         """Whether an operation reads what is written behind: the tools (control API, journal, inspector...),
         and the tokens area's records (lastUsedAt). An API call of any other area reads none of it."""
+        # "none", "world": operations.NO_AUTH and WORLD_AUTH (operations sits above this module's layer)
         return op.control or op.area == "tokens" or op.tokens in ("none", "world")
 
     def settle(self) -> None:
@@ -227,9 +224,6 @@ class HotState(StoreState):
         """Wait until more than `batches` batches were written (tests: the thread's signal, not a sleep)."""
         with self._written:
             return self._written.wait_for(lambda: self.batches > batches, timeout)
-
-    def forget(self, world_id=None):
-        self.cached.clear()
 
     def wake(self) -> None:
         if self._thread is None and self.background and not self._stopped:

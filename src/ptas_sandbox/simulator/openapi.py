@@ -16,7 +16,8 @@ PROBLEM = {
 }
 ERRORS = {"400": "Bad input", "401": "Missing or invalid bearer token", "403": "A required scope is missing",
           "404": "Not found (or not yours)", "409": "Conflict with the current state",
-          "413": "Body too large", "415": "Body is not JSON", "429": "Rate limit exceeded"}
+          "413": "Body too large", "415": "Body is not JSON", "429": "Rate limit exceeded",
+          "503": "The store is unavailable now (Retry-After)", "507": "The store's disk is full"}
 
 
 # The document's tags, in the order /docs shows them: the spec's areas (operations' `area`) as a partner reads the

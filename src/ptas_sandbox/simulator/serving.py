@@ -1,5 +1,10 @@
-"""The HTTP servers in front of the app (waitress; gunicorn for --workers: `gunicorn_worker`), their own error
-answers in ProblemDetails too.
+"""The HTTP front of the app: waitress, in one process and in each `--workers` process (`gunicorn_worker` runs
+it under gunicorn's arbiter), its own error answers in ProblemDetails too.
+
+Why waitress in both modes: it reads every request, headers and body, in its event loop, and hands a worker
+thread only a complete request, so a client trickling its headers or its body holds a socket and a few
+kilobytes, never a thread (a thread-per-connection worker lets a handful of slow clients stall everyone). One
+front in both modes also means one framing rule, one body limit and one per-address cap.
 
 Waitress answers some requests itself, before the app sees them: a malformed request line or header, a bad
 Content-Length or chunked encoding, headers over `max_request_header_size`, a body over `max_request_body_size`
@@ -11,17 +16,31 @@ Bounds against callers from outside: a body larger than the largest the app take
 holds at most `connections_per_address` connections (300 half-sent requests from one address took all of
 waitress's 100 and health waited). Behind a reverse proxy every connection comes from the proxy: raise the cap
 or turn it off (0) there, and let the proxy limit its clients.
+
+Framing: a request whose framing two servers could read two ways is refused with 400 and its connection
+closed, and nothing after it on that connection is read (a request smuggled behind it would be served): both
+Content-Length and Transfer-Encoding, Transfer-Encoding on HTTP/1.0, and folded header lines. A chunked body
+over the limit is a 413 as it arrives, never cut and processed.
+
+Slow clients: the loop holds up to CONNECTION_LIMIT connections (at waitress's own limit it stops accepting
+anyone, so trickling clients would shut everyone out) and polls them with poll(2), not select(2), which fails
+past 1,024 descriptors. A request must arrive whole within REQUEST_DEADLINE seconds of its first byte, or its
+connection is closed: trickling cannot keep a socket for ever.
 """
 
 import ctypes
 import ctypes.util
 import json
 import os
+import resource
 import sys
 import threading
+import time
+import zlib
 
 from waitress import create_server as waitress_server
 from waitress.channel import ClientDisconnected, HTTPChannel
+from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.task import ErrorTask
 
 from .problems import TYPE_ROOT
@@ -58,11 +77,37 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 
         b"Content-Type: application/problem+json\r\nContent-Length: %d\r\n\r\n")
 
 
+CONNECTION_LIMIT = 2000            # open connections of one server process
+REQUEST_DEADLINE = 30               # seconds from a request's first byte to its last
+IDLE_SECONDS = 60                   # a kept-alive connection with no request in flight
+
+
+class FramingParser(HTTPRequestParser):
+    """waitress's request parser, refusing framings that another server on the path could read differently."""
+
+    def parse_header(self, header_plus):
+        lines = header_plus.split(b"\r\n")
+        names = set()
+        for line in lines[1:]:
+            if line[:1] in (b" ", b"\t"):
+                raise ParsingError("folded header lines (obs-fold) are not accepted")
+            names.add(line.partition(b":")[0].strip().lower())
+        if b"transfer-encoding" in names and b"content-length" in names:
+            raise ParsingError("a request may not have both Content-Length and Transfer-Encoding")
+        if b"transfer-encoding" in names and lines[0].rstrip().endswith(b"HTTP/1.0"):
+            raise ParsingError("Transfer-Encoding is not defined for HTTP/1.0")
+        super().parse_header(header_plus)
+
+
 class ProblemChannel(HTTPChannel):
-    """waitress's channel with its own errors as ProblemDetails and at most `per_address` connections from one
-    peer address (the next gets a 503 and is closed)."""
+    """waitress's channel with its own errors as ProblemDetails, the framing rules above and at most
+    `per_address` connections from one peer address (the next gets a 503 and is closed)."""
     error_task_class = ProblemErrorTask
+    parser_class = FramingParser
     per_address = 0
+    request_since = None        # time.monotonic() of the first byte of a request still arriving
+
+    launch = None               # LaunchConnections: the counts of the other processes of a `--workers` launch
 
     def __init__(self, server, sock, addr, adj, map=None):
         super().__init__(server, sock, addr, adj, map)
@@ -71,9 +116,12 @@ class ProblemChannel(HTTPChannel):
             return
         counts, lock = connections_of(server)
         with lock:
-            over = counts.get(self.peer, 0) >= self.per_address
+            held = counts.get(self.peer, 0) if self.launch is None else self.launch.held(self.peer)
+            over = held >= self.per_address
             if not over:
                 counts[self.peer] = counts.get(self.peer, 0) + 1
+                if self.launch is not None:
+                    self.launch.add(self.peer, 1)
                 self.counted = True
         if over:
             body = problem_body(503, "Service Unavailable", f"{self.per_address} connections from one address are "
@@ -84,6 +132,18 @@ class ProblemChannel(HTTPChannel):
                 pass
             self.close()
 
+    def received(self, data):
+        if data and self.request is None:
+            self.request_since = time.monotonic()
+        done = super().received(data)
+        if self.request is None:
+            self.request_since = None
+        return done
+
+    def overdue(self, now):
+        """A request has been arriving for longer than REQUEST_DEADLINE."""
+        return self.request_since is not None and now - self.request_since > REQUEST_DEADLINE
+
     def del_channel(self, map=None):
         if getattr(self, "counted", False):
             self.counted = False
@@ -92,7 +152,75 @@ class ProblemChannel(HTTPChannel):
                 counts[self.peer] -= 1
                 if not counts[self.peer]:
                     del counts[self.peer]
+                if self.launch is not None:
+                    self.launch.add(self.peer, -1)
         super().del_channel(map)
+
+
+class LaunchConnections:
+    """Open connections per peer address across the worker processes of one `--workers` launch, so the
+    per-address cap is the launch's, not each process's. Made by the launching process before it forks: a
+    table in shared memory with a row per worker process (each writes only its own row, under its own lock, so
+    no lock is shared between processes on the hot path; a connection accepted by two processes at the same
+    instant may pass the cap by one). Addresses are counted in buckets of their hash: two addresses in one
+    bucket share a cap, which only makes it stricter. A worker claims a row at start, under a `flock` of its
+    own descriptor (released if it dies), and clears the rows of processes no longer alive (kill -9), so their
+    connections stop counting."""
+    ROWS, BUCKETS = 32, 16384
+
+    def __init__(self):
+        import multiprocessing
+        import tempfile
+        self.counts = multiprocessing.RawArray(ctypes.c_int32, self.ROWS * self.BUCKETS)
+        self.owners = multiprocessing.RawArray(ctypes.c_int32, self.ROWS)
+        descriptor, self.lock_path = tempfile.mkstemp(prefix="ptas-connections-")
+        os.close(descriptor)
+        self.row = None
+
+    def claim(self):
+        """In a worker: a row of its own (None when more than ROWS processes are alive: the cap is then this
+        process's alone)."""
+        import fcntl
+        with open(self.lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for row in range(self.ROWS):
+                owner = self.owners[row]
+                if owner and owner != os.getpid() and not alive(owner):
+                    self.counts[row * self.BUCKETS:(row + 1) * self.BUCKETS] = [0] * self.BUCKETS
+                    self.owners[row] = 0
+            for row in range(self.ROWS):
+                if not self.owners[row]:
+                    self.owners[row] = os.getpid()
+                    self.row = row
+                    break
+        return self.row
+
+    def bucket(self, peer):
+        return zlib.crc32(peer.encode()) % self.BUCKETS
+
+    def held(self, peer):
+        bucket = self.bucket(peer)
+        return sum(self.counts[row * self.BUCKETS + bucket] for row in range(self.ROWS))
+
+    def add(self, peer, n):
+        if self.row is not None:
+            self.counts[self.row * self.BUCKETS + self.bucket(peer)] += n
+
+    def remove(self):
+        try:
+            os.unlink(self.lock_path)
+        except OSError:
+            pass
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def connections_of(server):
@@ -102,19 +230,59 @@ def connections_of(server):
     return server.ptas_connections, server.ptas_connections_lock
 
 
-def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, **options):
-    """A waitress server for `app` (host, port, threads... as waitress takes them) answering its own errors as
-    ProblemDetails, refusing bodies over BODY_LIMIT as they arrive and capping connections per peer address."""
+def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, launch=None, **options):
+    """A waitress server for `app` (host, port, threads, or sockets... as waitress takes them) answering its own
+    errors as ProblemDetails, refusing ambiguous framing and bodies over BODY_LIMIT as they arrive, capping
+    connections per peer address and closing requests that trickle past REQUEST_DEADLINE."""
     options.setdefault("ident", "ptas-sandbox")
     options.setdefault("max_request_body_size", BODY_LIMIT)
+    options.setdefault("connection_limit", connection_limit())
+    options.setdefault("asyncore_use_poll", True)
+    options.setdefault("channel_timeout", IDLE_SECONDS)
+    options.setdefault("cleanup_interval", 5)
     server = waitress_server(app, **options)
-    channel = type("ProblemChannel", (ProblemChannel,), {"per_address": connections_per_address})
+    channel = type("ProblemChannel", (ProblemChannel,), {"per_address": connections_per_address, "launch": launch})
     listeners = [server] if hasattr(server, "channel_class") else list(server.map.values())   # one or several
     for listener in listeners:
         if hasattr(listener, "channel_class"):
             connections_of(listener)
             listener.channel_class = channel
+            listener.maintenance = deadline_keeper(listener)
     return server
+
+
+def deadline_keeper(listener):
+    """waitress's periodic clean-up of idle channels, plus closing those whose request is overdue."""
+    idle = listener.maintenance
+
+    def maintenance(now):
+        idle(now)
+        moment = time.monotonic()
+        for channel in list(listener.active_channels.values()):
+            if isinstance(channel, ProblemChannel) and channel.overdue(moment):
+                channel.will_close = True
+    return maintenance
+
+
+def connection_limit():
+    """CONNECTION_LIMIT, or fewer when the process may not open that many descriptors (sockets, the store,
+    logs: a hundred kept aside)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CONNECTION_LIMIT
+    return max(min(CONNECTION_LIMIT, soft - 100), 50)
+
+
+def raise_descriptor_limit():
+    """The soft limit of open descriptors up to the hard one: CONNECTION_LIMIT sockets need more than the
+    usual 1,024."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = CONNECTION_LIMIT + 200 if hard == resource.RLIM_INFINITY else min(hard, CONNECTION_LIMIT + 200)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def limit_malloc_arenas(arenas=2):

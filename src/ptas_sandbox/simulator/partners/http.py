@@ -6,6 +6,8 @@ DeleteChildPartner is in users/http.py: deleting a partner deletes its users, an
 from ..operations import PARTNER_ONLY, Answer, component, operation
 from . import models
 
+# No additionalProperties: false, though an unknown key is refused (models.styling names it): the schema is also
+# the response's, and spec §9.2 lets every response grow new properties (UI_SETTINGS_IN closes it for requests).
 STYLING = {"type": "object", "description": "the hosted pages' look",
            "properties": {key: {"type": "string", "maxLength": 120, "pattern": shape.pattern,
                                 "description": f"e.g. {models.EXAMPLES[shape]}",

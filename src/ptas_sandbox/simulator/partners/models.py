@@ -29,7 +29,7 @@ CREATE INDEX IF NOT EXISTS partners_by_parent ON partners (world, parent_id);
 
 # Deliberately plain ASCII: the same expressions serve the models, jsonschema and the document's readers.
 EMAIL = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
-URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][A-Za-z0-9._~:/?#@!$&'()*+,;=%-]*)?$")
+URL = re.compile(r"^https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?([/?#][A-Za-z0-9._~:/?#@!$&'()*+,;=%-]*)?$")
 # JSON Schema of the fields above, so the OpenAPI document states the same rules the models apply.
 NAME_FIELD = {"type": "string", "minLength": 1, "maxLength": 200}
 EMAIL_FIELD = {"type": ["string", "null"], "maxLength": 254, "pattern": EMAIL.pattern}

@@ -16,14 +16,30 @@ columns, `rowid` as an identity column). Rows come back as plain dicts on both e
 an operation atomic: nested uses join the outer transaction; an exception rolls the whole of it back.
 """
 
-from .base import Engine
+import re
+
+from .base import Engine, StoreFull, StoreUnavailable
 from .interface import Store
 from .postgres import PostgresStore
 from .schema import StaleState, declared_columns, statements
 from .sqlite import SqliteStore
 
-__all__ = ["Engine", "PostgresStore", "SqliteStore", "StaleState", "Store", "declared_columns", "open_store",
-           "statements"]
+__all__ = ["Engine", "PostgresStore", "SqliteStore", "StaleState", "Store", "StoreFull", "StoreUnavailable",
+           "declared_columns", "masked", "open_store", "statements"]
+
+
+def masked(location):
+    """A store location fit to print: a PostgreSQL URL's password replaced by ***."""
+    text = str(location)
+    if not text.startswith(("postgresql://", "postgres://")):
+        return text
+    text = re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", text)
+    scheme, _, rest = text.partition("://")
+    address, query, tail = rest.partition("?")
+    credentials, at, host = address.rpartition("@")
+    if at and ":" in credentials:
+        address = f"{credentials.split(':', 1)[0]}:***@{host}"
+    return f"{scheme}://{address}{query}{tail}"
 
 
 def open_store(location=":memory:", schemas=(), upgrades=None):

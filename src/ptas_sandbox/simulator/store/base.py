@@ -7,7 +7,23 @@ import re
 import threading
 from contextlib import contextmanager
 
+from ..problems import Problem, ServiceUnavailable
 from .schema import StaleState, _defaulted, declared_columns, statements
+
+
+class StoreUnavailable(ServiceUnavailable):
+    """The store cannot be reached or written now (PostgreSQL restarting, a read-only state file): a 503 the
+    caller may retry, never "this is a bug"."""
+    slug, title = "store-unavailable", "The store is unavailable"
+
+    def __init__(self, detail=None, **kw):
+        kw.setdefault("headers", {"Retry-After": "5"})
+        super().__init__(detail, **kw)
+
+
+class StoreFull(Problem):
+    """The disk holding the store is full: 507, as RFC 4918 names it; nothing of the request was kept."""
+    status, slug, title = 507, "insufficient-storage", "The store has no room left"
 
 
 class Engine:
@@ -41,7 +57,9 @@ class Engine:
     @contextmanager
     def transaction(self, read_only=False):
         """All or nothing: nested uses join the outer transaction; an exception rolls the whole of it back.
-        `read_only`: a transaction that only reads, where the engine has such (PostgresStore.reading)."""
+        `read_only`: a transaction that only reads, where the engine has such (PostgresStore.reading).
+        A connection lost before COMMIT lost the transaction (Store.retrying runs it again); one lost during
+        COMMIT may or may not have kept it: that is a 503, never a retry."""
         with self._held() as local:
             outer = local.depth == 0
             if outer:
@@ -52,13 +70,26 @@ class Engine:
             except BaseException:
                 local.depth -= 1
                 if outer:
-                    local.db.rollback()
+                    try:
+                        local.db.rollback()
+                    except Exception:
+                        if self._usable(local.db):
+                            raise       # the connection is gone, and the transaction with it
                     if self.versions is not None:
                         self.versions.ended()
                 raise
             local.depth -= 1
             if outer:
-                local.db.commit()
+                usable = self._usable(local.db)
+                try:
+                    local.db.commit()
+                except Exception as error:
+                    if self.versions is not None:
+                        self.versions.ended()
+                    if usable and self.lost(error):
+                        raise StoreUnavailable("The connection to the store was lost while this change was being "
+                                               "committed; it may or may not have been kept.") from error
+                    raise
                 if self.versions is not None:
                     self.versions.ended()
 
@@ -71,17 +102,51 @@ class Engine:
         order (pipeline, LOCK ORDER), so this is the rare case the order does not cover (a DELETE and an UPDATE
         meeting rows in different orders). Inside an outer transaction the error goes up to it: only the
         outermost transaction can start again."""
-        for attempt in range(1, self.RETRIES + 1):
+        attempt, reconnected = 0, False
+        while True:
+            attempt += 1
             try:
                 return work()
             except Exception as error:
-                if attempt == self.RETRIES or self.in_transaction or not self.transient(error):
+                if self.lost(error) and not reconnected and not self.in_transaction:
+                    reconnected = True      # once: nothing was committed, and the next use connects again
+                    attempt -= 1
+                    continue
+                if attempt >= self.RETRIES or self.in_transaction or not self.transient(error):
                     raise
+
+    def lost(self, error):
+        """Whether `error` says the connection to the store went away (PostgreSQL restarted, a network cut):
+        the transaction it was in is gone, and the next use of the store connects again."""
+        return False
+
+    def _usable(self, db):
+        """Whether a connection can still carry a statement (a PostgreSQL connection whose server went away
+        cannot; SQLite's always can)."""
+        return True
+
+    def platform_problem(self, error):
+        """The Problem a failure of the platform under the store answers (disk full 507; read-only, I/O error,
+        connection lost 503), or None when `error` is no such failure (a bug stays a 500)."""
+        if self.lost(error):
+            return StoreUnavailable("The connection to the store was lost; the request was not carried out.")
+        return None
+
+    def health(self):
+        """None when the store answers a statement, else the reason it does not (GET /_sandbox/health)."""
+        try:
+            self.retrying(lambda: self.one("SELECT 1 AS ok"))  # a connection its server dropped: once more
+        except Problem as refusal:
+            return refusal.detail
+        except Exception as error:
+            platform = self.platform_problem(error)
+            return platform.detail if platform is not None else f"the store failed: {type(error).__name__}"
+        return None
 
     def transient(self, error):
         """Whether `error` aborted a transaction that would succeed if run again. SQLite: never (its writers
         queue; a busy timeout after 60 s is not worth a second minute)."""
-        return False
+        return self.lost(error)
 
     @contextmanager
     def savepoint(self):
@@ -155,6 +220,15 @@ class Engine:
                          (key, json.dumps(default_factory())))
             return json.loads(self.one("SELECT value FROM meta WHERE key = ?", (key,))["value"])
 
+    def signing_secret(self, factory):
+        """The server's token signing secret, made by `factory` at the first start. Kept in the store here (a
+        PostgreSQL database is the team's to protect, and every machine sharing it must sign alike); a SQLite
+        file keeps it beside the state instead (SqliteStore.signing_secret)."""
+        return self.meta("signing-secret", factory)
+
+    def forget_meta(self, key):
+        self.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def for_update(self):
         """A clause for the end of a SELECT in a write transaction: lock the rows read, waiting for other
         transactions holding them (PostgreSQL); nothing on SQLite."""
@@ -227,6 +301,8 @@ class Engine:
 
     def _local(self):
         local = self._tls
+        if hasattr(local, "db") and not local.depth and not self._usable(local.db):
+            del local.db            # its server went away between transactions: connect again below
         if not hasattr(local, "db"):
             local.db = self._connection()
             local.depth = 0

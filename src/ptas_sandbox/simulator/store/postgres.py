@@ -1,8 +1,17 @@
-"""The shared engine: PostgreSQL through psycopg 3, the SQLite-flavoured schema and statements translated."""
+"""The shared engine: PostgreSQL through psycopg 3, the SQLite-flavoured schema and statements translated.
+
+The server may go away (a restart, a network cut): a thread's connection that saw it is `broken`, and the next
+transaction of that thread connects again (Store._local); the request that met it runs once more when nothing
+was committed (Store.retrying), and a server still away is a 503 with Retry-After, never a 500. Connecting gives
+up after CONNECT_TIMEOUT_S, and TCP keepalives find a peer gone silent. psycopg_pool was weighed: the store keeps
+one connection per thread for the whole of a transaction (nested `transaction()`s join it), which is what a
+pool would hand out per request anyway; its health check (a round trip per checkout) buys nothing the
+`broken` flag and one retry do not give.
+"""
 
 import re
 
-from .base import Engine
+from .base import Engine, StoreUnavailable
 from .schema import statements
 
 _PLACEHOLDER = re.compile(r"%|\?")
@@ -25,6 +34,9 @@ def postgres_ddl(statement):
     if needs_rowid:
         statement = statement.rstrip()[:-1].rstrip() + ",\n    rowid BIGINT GENERATED ALWAYS AS IDENTITY\n)"
     return statement
+
+
+CONNECT_TIMEOUT_S = 5
 
 
 class PostgresStore(Engine):
@@ -60,7 +72,24 @@ class PostgresStore(Engine):
         return " ORDER BY rowid" if has_rowid else ""
 
     def _connection(self):
-        return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row)
+        try:
+            return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row,
+                                         connect_timeout=CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=10,
+                                         keepalives_interval=5, keepalives_count=3)
+        except self._psycopg.OperationalError as error:
+            raise StoreUnavailable(f"Cannot connect to PostgreSQL: {reason(error)}") from error
+
+    def lost(self, error):
+        psycopg = self._psycopg
+        if isinstance(error, psycopg.InterfaceError):       # "the connection is closed"
+            return True
+        if not isinstance(error, psycopg.OperationalError) or isinstance(error, psycopg.errors.QueryCanceled):
+            return False
+        db = getattr(self._tls, "db", None)
+        return db is None or not self._usable(db) or isinstance(error, psycopg.errors.AdminShutdown)
+
+    def _usable(self, db):
+        return not (db.closed or db.broken)
 
     def _begin(self, db, read_only=False):
         db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN")
@@ -89,7 +118,7 @@ class PostgresStore(Engine):
 
     def transient(self, error):
         errors = self._psycopg.errors
-        return isinstance(error, (errors.DeadlockDetected, errors.SerializationFailure))
+        return isinstance(error, (errors.DeadlockDetected, errors.SerializationFailure)) or self.lost(error)
 
     def for_update(self):
         return " FOR UPDATE"
@@ -118,3 +147,8 @@ class PostgresStore(Engine):
     def _params(self, params):
         # SQLite stores booleans as 0/1 in INTEGER columns; PostgreSQL would refuse a boolean there.
         return tuple(int(p) if p is True or p is False else p for p in params)
+
+
+def reason(error):
+    """A psycopg connection error on one line; it names the host and port, never the password."""
+    return " ".join(line.strip() for line in str(error).splitlines() if line.strip()) or type(error).__name__

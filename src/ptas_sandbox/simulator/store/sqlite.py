@@ -2,12 +2,13 @@
 `flock` between processes) or `:memory:` (one connection behind a lock)."""
 
 import fcntl
+import json
 import os
 import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from .base import Engine
+from .base import Engine, StoreFull, StoreUnavailable
 from .schema import statements
 
 
@@ -16,6 +17,7 @@ def _dict_row(cursor, row):
 
 
 BUSY_TIMEOUT_S = 60
+LOW_SPACE_BYTES = 1 << 20      # free space under which health calls the disk full
 
 
 class SqliteStore(Engine):
@@ -155,6 +157,63 @@ class SqliteStore(Engine):
 
     def _local(self):
         return self._shared_local if self.memory else super()._local()
+
+    def signing_secret(self, factory):
+        """A state file keeps its signing secret in a key file beside it (`<state>.key`, 0600), not inside: a
+        copy of the state (a backup, a file attached to a bug report) then lets no one forge tokens. A secret
+        an older version kept in the state moves to the key file, so its tokens stay valid."""
+        if self.memory:
+            return super().signing_secret(factory)
+        path = self.path + ".key"
+        with self.transaction():
+            row = self.one("SELECT value FROM meta WHERE key = 'signing-secret'")
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "w") as out:
+                    out.write(json.loads(row["value"]) if row else factory())
+            os.chmod(path, 0o600)
+            with open(path) as key:
+                secret = key.read().strip()
+            if not secret:
+                raise OSError(f"the key file {path} is empty; remove it to make a new one (tokens issued so far "
+                              "will no longer verify)")
+            if row:
+                self.forget_meta("signing-secret")
+        return secret
+
+    def platform_problem(self, error):
+        """Disk full is a 507, a state file that cannot be written, read or opened a 503: the platform's
+        failures, said plainly, not a 500 "this is a bug"."""
+        code = getattr(error, "sqlite_errorcode", None)
+        if not isinstance(error, self._sqlite.Error) or code is None:
+            return super().platform_problem(error)
+        primary = code & 0xFF
+        if primary == 13:       # SQLITE_FULL
+            return StoreFull("The disk holding the sandbox's state is full; nothing of this request was kept.")
+        reasons = {8: "the state file is read-only", 10: "the state file could not be read or written (I/O error)",
+                   14: "the state file cannot be opened"}
+        if primary in reasons:  # SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN
+            return StoreUnavailable(f"The sandbox cannot use its state: {reasons[primary]}.")
+        return None
+
+    def health(self):
+        """The store answers, its file is writable and its disk has room (reads still work on a full disk,
+        so a statement alone would say all is well)."""
+        reason = super().health()
+        if reason is not None or self.memory:
+            return reason
+        if not os.access(self.path, os.W_OK):
+            return "The sandbox cannot use its state: the state file is read-only."
+        try:
+            disk = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
+        except OSError as error:
+            return f"The sandbox cannot use its state: {error.strerror}."
+        if disk.f_bavail * disk.f_frsize < LOW_SPACE_BYTES:
+            return "The disk holding the sandbox's state is full."
+        return None
 
     def close(self):
         if self.memory:

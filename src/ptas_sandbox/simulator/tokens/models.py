@@ -1,7 +1,7 @@
 """Token rules: issue, list, revoke, and authenticate a bearer on the world clock. No Flask here."""
 
 from .. import scopes as scope_table
-from ..auth import Principal
+from ..auth import WORLD_KEY, Principal
 from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden, Unauthorized, not_found
 from ..timestamps import LATEST, SECOND_US, render
@@ -175,7 +175,12 @@ def control_principal(ctx, claims):
     """Who steers a world through the control API (docs/design.md): its root partner's tokens holding
     `partner:update` or `partner:all`, expired or not (a harness that moved the clock past its token's expiry can
     still steer and renew it), revoked never; the root partner's id. Child partners', deploy and narrower
-    tokens get 403."""
+    tokens get 403. The world key (auth.world_key) steers its world whatever became of the partner's tokens."""
+    if claims["knd"] == WORLD_KEY:
+        root = partners.root_of(ctx.store, ctx.world.id)
+        if root is None:
+            raise Unauthorized("The world of this world key has no root partner.")
+        return root
     row = ctx.store.one("SELECT partner_id, revoked_at, scope FROM tokens WHERE id = ? AND world = ? "
                         "AND kind = 'partner'", (claims["jti"], ctx.world.id))
     if claims["knd"] != "partner":       # a valid token of the wrong kind: refused, as the service refuses it

@@ -127,7 +127,7 @@ def in_flight(store, world, system_now):
 
 
 def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None, host_of=destination, *,
-          hooks, system_now=0, lease_us=60_000_000, holder=""):
+          hooks, system_now=0, lease_us=60_000_000, holder="", limit=None):
     """Lease the world's due attempts to this sender (`sending`, until `system_now + lease_us` of real time),
     sign them at `now` (world clock), pass their headers to the `signing` stage of `hooks` and return what to
     send.
@@ -154,6 +154,8 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
                      + "ORDER BY d.due_at, d.seq"
                      + store.skip_locked("d"), (system_now, world, now, *full))
     for row in rows:
+        if limit is not None and len(jobs) >= limit:
+            break
         if row["secret"] is None or not row["is_active"]:
             store.update("webhook_deliveries", {"id": row["id"]}, status="cancelled",
                          error="the webhook was deleted or paused before this attempt")
@@ -179,7 +181,7 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
     return jobs
 
 
-def record_outcome(store, job, now, status=None, body=None, error=None, duration_ms=None, headers=None):
+def record_outcome(store, job, now, status=None, body=None, error=None, duration_ms=None, headers=None, retry=True):
     """Store one attempt's outcome (2xx is success; any other status, a timeout or a refused connection is a
     failure) and schedule the next attempt on the world clock while the schedule lasts."""
     row = store.one("SELECT * FROM webhook_deliveries WHERE id = ? AND status = 'sending' AND claimed_by = ?",
@@ -190,12 +192,17 @@ def record_outcome(store, job, now, status=None, body=None, error=None, duration
     if error is None and not succeeded:
         error = f"the receiver answered {status}"
     next_at = None
-    if not succeeded and row["attempt"] < MAX_ATTEMPTS:
+    if not succeeded and retry and row["attempt"] < MAX_ATTEMPTS:
         next_at = now + BACKOFF_S[row["attempt"] - 1] * SECOND_US
-        store.insert("webhook_deliveries", **attempt_row(
-            {"world": row["world"], "partner_id": row["partner_id"], "id": row["event_id"],
-             "kind": row["event_type"], "test": row["test"]},
-            {"id": row["webhook_id"], "callback_url": row["url"]}, row["request_body"], row["attempt"] + 1, next_at))
+        event = {"world": row["world"], "partner_id": row["partner_id"], "id": row["event_id"],
+                 "kind": row["event_type"], "test": row["test"]}
+        next_row = attempt_row(event, {"id": row["webhook_id"], "callback_url": row["url"]}, row["request_body"],
+                               row["attempt"] + 1, next_at)
+        if row["id"] != derived_id("delivery", row["world"], row["event_id"], row["webhook_id"], row["attempt"]):
+            # a copy (the `duplicate` fault) retries on a chain of ids of its own: the original's next id is
+            # the original's to write
+            next_row["id"] = derived_id("delivery-retry", row["id"], row["attempt"] + 1)
+        store.insert("webhook_deliveries", **next_row)
     store.update("webhook_deliveries", {"id": job["id"]}, status="succeeded" if succeeded else "failed",
                  response_status=status, response_body=None if body is None else body[:BODY_KEPT],
                  response_headers=None if status is None else json.dumps(headers or {}),

@@ -4,6 +4,14 @@ dead receiver never holds up the others (at most WEBHOOK_PARALLEL_PER_WEBHOOK of
 WEBHOOK_PARALLEL_PER_DESTINATION to its host, are on the wire; its backlog waits in the store, not in the pool's
 queue). The HTTP of one attempt (deadline, address checks, what is kept of the answer) is `sender`'s.
 
+Worlds share the senders fairly: the per-host cap counts per world and host (so one world's hanging receiver
+cannot take the turns of a host other worlds send to), a world has at most WEBHOOK_PARALLEL_PER_WORLD
+attempts on the wire, no more attempts are claimed than the pool has free threads (nothing waits in the pool's
+queue behind another world's hanging receivers), a quarter of the senders is kept for worlds with nothing on
+the wire (`_room`), and worlds with the fewest attempts out claim first. A flush waits only while fewer than
+FLUSH_WAITERS flushes of any world wait, so flushes hold at most that many server threads however many worlds
+flush.
+
 The store is one connection behind a lock: claiming and recording are short transactions, and no transaction
 is held while a request is on the wire. World clocks decide when an attempt is due; the thread wakes every
 `WEBHOOK_POLL_SECONDS` of real time to look. `flush(world)` does the same work on demand and waits for it,
@@ -24,6 +32,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
+from ..problems import Problem
 from . import deliveries
 from .sender import BODY_KEPT, Outcome, Sender, destination
 
@@ -49,7 +58,10 @@ class Dispatcher:
         self.flush_waiters = int(config.get("FLUSH_WAITERS_PER_WORLD", 2))
         self.settle_every = float(config.get("WEBHOOK_SETTLE_SECONDS", 1))
         self.in_process_base = config.get("IN_PROCESS_BASE_URL", "http://localhost")
-        self.pool = ThreadPoolExecutor(int(config.get("WEBHOOK_WORKERS", 16)), thread_name_prefix="ptas-webhook")
+        self.per_world = int(config.get("WEBHOOK_PARALLEL_PER_WORLD", 4))
+        self.flush_waiters_total = int(config.get("FLUSH_WAITERS", 2))
+        self.workers = int(config.get("WEBHOOK_WORKERS", 32))
+        self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ptas-webhook")
         self.served = False          # set once a real server hands the app a request
         self.own_ports = set()       # the ports that server listens on (SERVER_PORT of its requests)
         self._wake = threading.Event()
@@ -58,7 +70,7 @@ class Dispatcher:
         self._idle = threading.Condition()
         self._in_flight = {}         # world id -> attempts on the wire
         self._busy = {}              # webhook id -> attempts on the wire
-        self._hosts = {}             # destination host -> attempts on the wire
+        self._hosts = {}             # (world id, destination host) -> attempts on the wire
         self._waiting = {}           # world id -> flushes waiting for its attempts
         self._last_catch_up = 0.0
         # Attempts are leased to this process (`holder`) for longer than one can take; a process that stops
@@ -87,12 +99,23 @@ class Dispatcher:
         self._wake.set()
 
     def _run(self):
+        store_away = None       # why the store cannot be used, while it cannot: said once, not every round
         while not self._stopping.is_set():
             try:
                 self._settle_worlds()
                 self.dispatch()
-            except Exception:  # the loop must outlive any one bad round; the error is logged, not lost
-                log.exception("webhook dispatcher round failed")
+                if store_away is not None:
+                    log.warning("webhook delivery resumed: the store is back")
+                    store_away = None
+            except Exception as error:  # the loop must outlive any one bad round; the error is logged, not lost
+                reason = error.detail if isinstance(error, Problem) else None
+                platform = self.store.platform_problem(error)
+                reason = platform.detail if platform is not None else reason
+                if reason is None:
+                    log.exception("webhook dispatcher round failed")
+                elif store_away is None:
+                    log.warning("webhook delivery paused until the store is back: %s", reason)
+                    store_away = reason
             self._wake.wait(self.poll)
             self._wake.clear()
 
@@ -115,21 +138,39 @@ class Dispatcher:
         with self.store.transaction():
             deliveries.fan_out(self.store, self.sandbox.hooks)
             system_now = self.sandbox.system_time()
-            for world_id in (world_ids if world_ids is not None else deliveries.pending_worlds(self.store, system_now)):
+            worlds = world_ids if world_ids is not None else deliveries.pending_worlds(self.store, system_now)
+            with self._idle:
+                worlds = sorted(worlds, key=lambda world_id: self._in_flight.get(world_id, 0))
+            for world_id in worlds:
                 world = self.sandbox.worlds.get(world_id)
                 if world is None:
                     continue
                 with self._idle:
+                    room = self._room(world_id)
+                    if room <= 0:
+                        continue            # due attempts wait in the store for a free turn
+                    hosts = {host: n for (owner, host), n in self._hosts.items() if owner == world_id}
                     claimed = deliveries.claim(self.store, world_id, self.sandbox.worlds.now(world), self._busy,
-                                           self.per_webhook, self._hosts, self.per_destination, self._host_of,
-                                           hooks=self.sandbox.hooks, system_now=system_now,
-                                           lease_us=self.lease_us, holder=self.holder)
+                                               self.per_webhook, hosts, self.per_destination, self._host_of,
+                                               hooks=self.sandbox.hooks, system_now=system_now,
+                                               lease_us=self.lease_us, holder=self.holder, limit=room)
                     for job in claimed:
                         self._in_flight[world_id] = self._in_flight.get(world_id, 0) + 1
                         self._busy[job["webhook_id"]] = self._busy.get(job["webhook_id"], 0) + 1
-                        self._hosts[job["host"]] = self._hosts.get(job["host"], 0) + 1
+                        key = (world_id, job["host"])
+                        self._hosts[key] = self._hosts.get(key, 0) + 1
                 jobs += claimed
         return [self.pool.submit(self._send, job) for job in jobs]
+
+    def _room(self, world_id):
+        """How many attempts `world_id` may claim now. A quarter of the senders is kept for worlds with nothing
+        on the wire, one attempt each, so worlds whose receivers hang cannot take every sender from a world
+        that has one notification to send."""
+        total, mine = sum(self._in_flight.values()), self._in_flight.get(world_id, 0)
+        general = self.workers - max(self.workers // 4, 1) - total
+        if mine == 0:
+            return min(self.per_world, max(general, 1 if total < self.workers else 0))
+        return min(self.per_world - mine, general)
 
     def flush(self, world):
         """Deliver everything due in `world` now and return when every attempt on the wire has an outcome, or
@@ -139,7 +180,8 @@ class Dispatcher:
         store as `sending` (the control call reports it as `inFlight`)."""
         self.sandbox.catch_up(world)
         with self._idle:
-            waits = self._waiting.get(world.id, 0) < self.flush_waiters
+            waits = (self._waiting.get(world.id, 0) < self.flush_waiters
+                     and sum(self._waiting.values()) < self.flush_waiters_total)
             if waits:
                 self._waiting[world.id] = self._waiting.get(world.id, 0) + 1
         try:
@@ -190,14 +232,16 @@ class Dispatcher:
         except Exception as failure:  # an attempt must always end in the log, whatever went wrong
             outcome = Outcome(error=f"{type(failure).__name__}: {str(failure)[:300]}")
         duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        world = None
         try:
             world = self.sandbox.worlds.get(job["world"])
             if world is not None:
                 with self.store.transaction():
                     deliveries.record_outcome(self.store, job, self.sandbox.worlds.now(world), outcome.status,
-                                          outcome.body, outcome.error, duration_ms, outcome.headers)
-        except Exception:
-            log.exception("could not record webhook attempt %s", job["id"])
+                                              outcome.body, outcome.error, duration_ms, outcome.headers)
+        except Exception as failure:
+            log.error("could not record webhook attempt %s: %s", job["id"], failure)
+            self._give_up(job, world, failure)
         finally:
             with self._idle:
                 self._in_flight[job["world"]] -= 1
@@ -206,10 +250,25 @@ class Dispatcher:
                 self._busy[job["webhook_id"]] -= 1
                 if not self._busy[job["webhook_id"]]:
                     del self._busy[job["webhook_id"]]
-                self._hosts[job["host"]] -= 1
-                if not self._hosts[job["host"]]:
-                    del self._hosts[job["host"]]
+                key = (job["world"], job["host"])
+                self._hosts[key] -= 1
+                if not self._hosts[key]:
+                    del self._hosts[key]
                 self._idle.notify_all()
+
+    def _give_up(self, job, world, failure):
+        """An outcome that cannot be recorded ends the attempt as failed, without a retry: left `sending`, it
+        would go out again each time its lease ran out, for ever. When the store itself is gone this fails too,
+        and the lease sends it again once the store is back."""
+        if world is None:
+            return
+        try:
+            with self.store.transaction():
+                deliveries.record_outcome(self.store, job, self.sandbox.worlds.now(world),
+                                          error=f"the outcome could not be recorded: {type(failure).__name__}",
+                                          retry=False)
+        except Exception as again:
+            log.error("could not end webhook attempt %s: %s", job["id"], again)
 
     def _post(self, job):
         url = job["url"]

@@ -22,6 +22,7 @@ and the first `BODY_KEPT` bytes of the body.
 import functools
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import threading
@@ -67,15 +68,34 @@ def forbidden(address):
 
 
 def literal_refusal(url):
-    """At subscription time, without resolving names: why a URL naming a special address literally (an IP or
-    `localhost`) would be refused, or None. Names are checked again, resolved, at every attempt."""
+    """At subscription time, without resolving names: why a URL naming a special address literally (an IP in
+    any spelling, IPv6 included, or `localhost`) would be refused, or None. Names are checked again, resolved,
+    at every attempt."""
     host = (urlsplit(url).hostname or "").rstrip(".").lower()
     if host in LOOPBACK_NAMES or host.endswith(".localhost"):
         return "loopback"
+    address = literal_address(host)
+    return None if address is None else forbidden(address)
+
+
+# The IPv4 spellings the system's resolver takes besides the dotted quad: fewer parts (127.1), one decimal
+# number (2130706433), hex (0x7f.1) and octal (0177.0.0.1) parts; inet_aton reads them as getaddrinfo does.
+LEGACY_IPV4 = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+)){0,3}$")
+
+
+def literal_address(host):
+    """The address a host names literally (ip_address, whatever spelling the resolver would read), or None
+    for a name."""
     try:
-        return forbidden(ipaddress.ip_address(host))
+        return ipaddress.ip_address(host.split("%")[0])
     except ValueError:
-        return None
+        pass
+    if LEGACY_IPV4.match(host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
 
 
 def destination(url):

@@ -12,6 +12,7 @@ from flask import Response, request
 from ptas_sandbox import __version__
 
 from ...operations import NO_AUTH, operation
+from ...problems import NotFound
 
 # Swagger UI sets style attributes and shows data: images; nothing else is allowed beyond this origin.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -71,7 +72,7 @@ def docs(call):
 
 
 @operation("SandboxDocsAsset", "GET", "/docs/assets/{name}", tokens=NO_AUTH, control=True,
-           responses={200: "text/plain", 404: "text/plain"})
+           responses={200: "text/plain", 404: "ProblemDetails"})
 def docs_asset(call):
     """Swagger UI's built files and the page's start-up script."""
     name = call.params["name"]
@@ -80,6 +81,6 @@ def docs_asset(call):
     elif name in VENDOR:
         body, kind = resources.files("swagger_ui").joinpath("static", name).read_bytes(), VENDOR[name]
     else:
-        return Response("No such asset.", 404, HEADERS, mimetype="text/plain")
+        raise NotFound(f"No asset named {name!r} in /docs/assets.")
     return Response(body, 200, {"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"},
                     mimetype=kind)

@@ -7,6 +7,7 @@ from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ...partners import models as partners
 from ...pipeline import admin_key_given, bearer_world
 from ...problems import BadRequest
+from ...store import StoreUnavailable
 from ...timestamps import parse
 from ...tokens.models import control_principal
 from . import models
@@ -16,17 +17,28 @@ CLOCK = component("Clock", {"type": "object", "properties": {
 component("SandboxWorld", {"type": "object", "properties": {
     "partner": {"$ref": "#/components/schemas/Partner"}, "accessToken": {"type": "string"},
     "token": {"$ref": "#/components/schemas/Token"},
+    "worldKey": {"type": "string", "description": "the harness's key to this world's control API (report, "
+                 "journal, faults, clock): no token of the partner, so nothing the partner's software does "
+                 "with its tokens takes it away (docs/chaos.md)"},
     "world": {"type": "object", "properties": {"id": {"type": "string"}, "seed": {"type": "integer"},
                                                "clock": CLOCK}}},
-    "required": ["partner", "accessToken", "token", "world"]})
+    "required": ["partner", "accessToken", "token", "worldKey", "world"]})
 
 
-@operation("SandboxHealth", "GET", "/_sandbox/health", tokens=NO_AUTH, control=True, responses={200: {
-    "type": "object", "properties": {"status": {"type": "string"}, "service": {"type": "string"},
-                                     "version": {"type": "string"}, "specVersion": {"type": "string"}}}})
+@operation("SandboxHealth", "GET", "/_sandbox/health", tokens=NO_AUTH, control=True, atomic=False, responses={
+    200: {"type": "object", "properties": {"status": {"type": "string"}, "service": {"type": "string"},
+                                           "version": {"type": "string"}, "specVersion": {"type": "string"},
+                                           "store": {"type": "string"}}},
+    503: "ProblemDetails"})
 def health(call):
-    """Liveness, and a way for a harness to recognise a simulator target."""
-    return {"status": "ok", "service": "ptas-sandbox", "version": __version__, "specVersion": SPEC_VERSION}
+    """Liveness and the store's readiness (a 503 saying why when it cannot serve: PostgreSQL away, the state
+    file read-only, its disk full), and a way for a harness to recognise a simulator target. Outside a store
+    transaction, so it takes no writer's turn and answers while the store is gone."""
+    reason = call.sandbox.store.health()
+    if reason is not None:
+        raise StoreUnavailable(reason, store="unavailable")
+    return {"status": "ok", "service": "ptas-sandbox", "version": __version__, "specVersion": SPEC_VERSION,
+            "store": "ok"}
 
 
 @operation("SandboxCreatePartner", "POST", "/_sandbox/partners", tokens=NO_AUTH, control=True, admin=True,

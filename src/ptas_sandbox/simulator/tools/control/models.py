@@ -1,6 +1,7 @@
 """Control rules: a new world with its root partner and initial token, and wiping a world."""
 
 from ... import events, scopes
+from ...auth import world_key
 from ...partners import models as partners
 from ...timestamps import render
 from ...tokens import models as tokens
@@ -26,7 +27,8 @@ def renew_token(sandbox, world, partner_id, token_id):
     token with the calling token's scopes, living INITIAL_TOKEN_LIFETIME from the world's now. Nothing more
     than the caller already holds, so renewing grants no new power."""
     ctx = sandbox.ctx(world)
-    old = sandbox.store.one("SELECT scope, name FROM tokens WHERE id = ?", (token_id,))
+    old = sandbox.store.one("SELECT scope, name FROM tokens WHERE id = ?", (token_id,)) \
+        or {"scope": scopes.ROOT_SCOPE, "name": "token of the world key"}     # the world key holds the world
     return tokens.issue(ctx, partner_id=partner_id, kind="partner", scope=old["scope"].split(),
                         expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"],
                         name=f"renewed {old['name'] or 'token'}"[:100], created_by=token_id)
@@ -99,7 +101,9 @@ def clock_of(sandbox, world):
 
 
 def world_body(sandbox, world, partner, token):
+    """What a new world's creator gets: the partner's initial token, and the harness's world key (docs/chaos.md)."""
     return {"partner": partner, "accessToken": token["accessToken"], "token": token,
+            "worldKey": world_key(sandbox.signer, world.id),
             "world": {"id": world.id, "seed": world.seed, "clock": clock_of(sandbox, world)}}
 
 

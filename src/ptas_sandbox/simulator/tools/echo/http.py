@@ -2,6 +2,7 @@
 
 from flask import current_app
 
+from ...auth import WORLD_KEY
 from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ...pipeline import admin_key_given, bearer_world
 from ...problems import InvalidParameter, PayloadTooLarge, Unauthorized
@@ -96,6 +97,8 @@ def readable_worlds(sandbox, headers):
         return None
     if headers.get("Authorization"):
         claims, ctx = bearer_world(sandbox, headers)
+        if claims["knd"] == WORLD_KEY:
+            return [ctx.world.id]
         row = ctx.store.one("SELECT revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
                             (claims["jti"], ctx.world.id))
         if row is None or row["revoked_at"] is not None:

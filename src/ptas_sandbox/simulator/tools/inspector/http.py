@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from ... import events
+from ...auth import world_key_id
 from ...operations import NO_AUTH, operation
 from ...partners import models as partners
 from ...pipeline import Answer, bearer_world
@@ -79,7 +80,12 @@ class Page:
 
 
 def html(template, status=200, **values):
-    return Response(ENV.get_template(template).render(**values), status, HEADERS, mimetype="text/html")
+    headers = {**HEADERS, "WWW-Authenticate": CHALLENGE} if status == 401 else HEADERS
+    return Response(ENV.get_template(template).render(**values), status, headers, mimetype="text/html")
+
+
+# A 401 names how to authenticate (RFC 9110 §11.6.1): a world's partner token, or the operator's admin key.
+CHALLENGE = 'Bearer realm="ptas-sandbox inspector", ApiKey header="X-Sandbox-Admin-Key"'
 
 
 def viewer_of(sandbox):
@@ -98,6 +104,8 @@ def viewer_of(sandbox):
     if world_id is None:
         return pick_world(sandbox, access.Viewer(None, None, admin=True, session=cookie))
     world = sandbox.worlds.get(world_id)
+    if world and token_id == world_key_id(world_id):       # opened with the world key: it is never revoked
+        return access.Viewer(world, token_id, session=cookie)
     row = world and sandbox.store.one("SELECT revoked_at FROM tokens WHERE id = ? AND world = ?",
                                       (token_id, world_id))
     if not row or row["revoked_at"] is not None:

@@ -20,11 +20,11 @@ component("IntegrationReport", {"type": "object", "properties": {
     "required": ["world", "generatedAt", "summary", "rules", "findings"]})
 
 
-def report_of(ctx, since=None, slow_ms=models.SLOW_MS):
+def report_of(ctx, since=None, slow_ms=models.SLOW_MS, after=None):
     """The report of the context's world (also the inspector's Report tab)."""
-    deprecated = {op.id for op in REGISTRY.values() if op.deprecated}
-    traffic = models.gather(ctx.store, ctx.world.id, deprecated, since=since, slow_ms=slow_ms)
-    return models.judge(traffic, ctx.now, ctx.world.id, since)
+    operations = {op.id: op for op in REGISTRY.values()}
+    traffic = models.gather(ctx.store, ctx.world.id, operations, since=since, slow_ms=slow_ms, after=after)
+    return models.judge(traffic, ctx.now, ctx.world.id, since, after)
 
 
 @operation("SandboxReport", "GET", "/_sandbox/report", tokens=WORLD_AUTH, control=True, atomic=False, query={
@@ -33,6 +33,8 @@ def report_of(ctx, since=None, slow_ms=models.SLOW_MS):
                "description": "junit: rules with findings at or above this severity fail (default warning)"},
     "since": {"type": "string", "format": "date-time", "description": "judge only traffic from this instant on "
                                                                       "(world clock)"},
+    "after": {"type": "integer", "minimum": 0, "maximum": 2**53,
+              "description": "judge only calls after this journal entry (a test's \"from here on\")"},
     "slowMs": {"type": "integer", "minimum": 1, "maximum": 60000,
                "description": f"a receiver slower than this is slow (default {models.SLOW_MS})"}},
     responses={200: {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationReport"}},
@@ -48,7 +50,7 @@ def report(call):
     if fail_on not in models.SEVERITIES:
         raise InvalidParameter(f"`failOn` is one of {', '.join(models.SEVERITIES)}.", parameter="failOn")
     with call.sandbox.store.transaction():
-        result = report_of(call.ctx, query.get("since"), query.get("slowMs", models.SLOW_MS))
+        result = report_of(call.ctx, query.get("since"), query.get("slowMs", models.SLOW_MS), query.get("after"))
     if fmt == "text":
         return Response(render.text(result), 200, mimetype="text/plain")
     if fmt == "junit":

@@ -10,6 +10,10 @@ def text(report):
     lines = [f"Integration report of world {report['world']} at {report['generatedAt']}",
              f"judged: {report['judged']['requests']} request(s), {report['judged']['deliveries']} webhook "
              f"attempt(s); findings: " + ", ".join(f"{report['summary'][s]} {s}" for s in reversed(SEVERITIES))]
+    left_out = {k: n for k, n in (report["judged"].get("notJudged") or {}).items() if n}
+    if left_out:
+        lines.append("not judged (not the software under test): "
+                     + ", ".join(f"{n} {k} call(s)" for k, n in left_out.items()))
     for f in report["findings"]:
         lines += ["", f"{f['severity'].upper():7} {f['rule']}: {f['title']}", f"  {f['message']}",
                   f"  fix: {f['fix']}"]

@@ -15,7 +15,8 @@ ENTRY = component("JournalEntry", {
         "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time", "description": "world clock"},
         "wallAt": {"type": "string", "format": "date-time"}, "operationId": {"type": "string"},
         "method": {"type": "string"}, "path": {"type": "string"}, "query": {"type": "string"},
-        "status": {"type": "integer"}, "latencyMs": {"type": "number"},
+        "status": {"type": ["integer", "null"], "description": "null: the sandbox dropped the connection (an "
+                   "injected fault; mark `dropped`)"}, "latencyMs": {"type": "number"},
         "token": {"type": ["object", "null"], "properties": {"id": {"type": "string"}, "kind": {"type": "string"}}},
         "request": {"type": "object"}, "response": {"type": "object"},
         "marks": {"type": "object", "description": "notes other parts of the sandbox made, e.g. `injected`"}},
@@ -42,6 +43,8 @@ FILTERS = {
     "since": {"type": "string", "format": "date-time", "description": "world clock, inclusive"},
     "until": {"type": "string", "format": "date-time", "description": "world clock, inclusive"},
     "tokenId": {"type": "string", "description": "the id of the token that made the call"},
+    "marked": {"type": "string", "description": "only entries with this mark: `injected` (a fault), `dropped`, "
+                                                 "`harness`, `credentials`, `retryAfter`"},
 }
 PATTERN = {"type": "object", "additionalProperties": False, "properties": {
     **FILTERS,
@@ -51,8 +54,7 @@ PATTERN = {"type": "object", "additionalProperties": False, "properties": {
                     "path; it repeats only characters, classes and groups of them (no `(a+)*` or `(ab|cd)*`; "
                     "`[ab]*` is fine), with no backreference or lookaround, so that matching takes bounded time"},
     "requestBody": {"description": "a JSON value the (redacted) request body contains: objects match on the "
-                                   "keys given, recursively"},
-    "marked": {"type": "string", "description": "only entries with this mark, e.g. `injected`"}}}
+                                   "keys given, recursively"}}}
 
 
 def filters(values):

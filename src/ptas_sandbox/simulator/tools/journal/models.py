@@ -23,6 +23,10 @@ An entry (also the JSON of `GET /_sandbox/requests`):
      "request": {"contentType": ..., "body": <JSON or text, redacted> | null, "truncated": bool},
      "response": {"contentType": ..., "body": ..., "truncated": bool}, "marks": {"injected": {...}}}
 
+`status` is null for a connection the sandbox dropped (mark `dropped`); `operationId` is `UnknownPath`,
+`RemovedPath` or `MethodNotAllowed` for a call no operation took. Marks: `injected` (a fault), `dropped`,
+`harness` (a setup call of the world's harness, not judged), `retryAfter`, `nextPageReference`.
+
 Marks are free-form JSON per key: the chaos area writes `injected: {...}` for a fault it injected, so the
 journal and the report say which failures were made on purpose. Ids count per world and never repeat, across
 resets too. Retention: the newest JOURNAL_LIMIT entries of a world, none older than JOURNAL_RETENTION_SECONDS
@@ -54,6 +58,8 @@ CREATE TABLE IF NOT EXISTS journal (
     request TEXT NOT NULL,
     response TEXT NOT NULL,
     marks TEXT NOT NULL,
+    started_ns INTEGER,
+    answered_ns INTEGER,
     PRIMARY KEY (world, seq)
 );
 CREATE INDEX IF NOT EXISTS journal_by_operation ON journal (world, operation, seq);
@@ -192,8 +198,11 @@ def body_record(content_type, raw, limit=BODY_LIMIT):
 
 def record(store, world_id, *, at, wall, operation, method, path, query, status, latency_us, token_id=None,
            token_kind=None, request=None, response=None, marks=None, limit=LIMIT,
-           retention_seconds=RETENTION_SECONDS):
-    """Append an entry (bodies already through `body_record`) and drop what falls outside retention."""
+           retention_seconds=RETENTION_SECONDS, started_ns=None, answered_ns=None):
+    """Append an entry (bodies already through `body_record`) and drop what falls outside retention.
+    `started_ns`/`answered_ns` are the machine's monotonic clock (the same for every worker process): the
+    report tells from them which calls were already in flight when an answer went out, and how long a client
+    really waited where the world clock stood still."""
     def append():
         with store.transaction():
             seq = next_in_sequence(store, world_id, "journal")
@@ -201,7 +210,7 @@ def record(store, world_id, *, at, wall, operation, method, path, query, status,
                          method=method, path=path, query=redact_query(query), status=status,
                          latency_us=latency_us, token_id=token_id, token_kind=token_kind,
                          request=json.dumps(request or {}), response=json.dumps(response or {}),
-                         marks=json.dumps(marks or {}))
+                         marks=json.dumps(marks or {}), started_ns=started_ns, answered_ns=answered_ns)
             store.execute("DELETE FROM journal WHERE world = ? AND (seq <= ? OR at < ?)",
                           (world_id, seq - limit, at - retention_seconds * 1_000_000))
         return seq
@@ -216,10 +225,12 @@ def record_many(store, world_id, entries):
         first = last - len(entries) + 1
         store.executemany(
             "INSERT INTO journal (world, seq, at, wall, operation, method, path, query, status, latency_us, "
-            "token_id, token_kind, request, response, marks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "token_id, token_kind, request, response, marks, started_ns, answered_ns) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(world_id, first + n, e["at"], e["wall"], e["operation"], e["method"], e["path"],
               redact_query(e["query"]), e["status"], e["latency_us"], e.get("token_id"), e.get("token_kind"),
-              json.dumps(e.get("request") or {}), json.dumps(e.get("response") or {}), json.dumps(e.get("marks") or {}))
+              json.dumps(e.get("request") or {}), json.dumps(e.get("response") or {}), json.dumps(e.get("marks") or {}),
+              e.get("started_ns"), e.get("answered_ns"))
              for n, e in enumerate(entries)])
         limit = min(e.get("limit", LIMIT) for e in entries)
         retention = min(e.get("retention_seconds", RETENTION_SECONDS) for e in entries)
@@ -227,13 +238,16 @@ def record_many(store, world_id, entries):
                       (world_id, last - limit, max(e["at"] for e in entries) - retention * 1_000_000))
 
 
-def entry(row):
-    return {"id": row["seq"], "at": render(row["at"]), "wallAt": render(row["wall"]),
+def entry(row, internal=False):
+    found = {"id": row["seq"], "at": render(row["at"]), "wallAt": render(row["wall"]),
             "operationId": row["operation"], "method": row["method"], "path": row["path"], "query": row["query"],
-            "status": row["status"], "latencyMs": round(row["latency_us"] / 1000, 3),
+            "status": row["status"] or None, "latencyMs": round(row["latency_us"] / 1000, 3),
             "token": {"id": row["token_id"], "kind": row["token_kind"]} if row["token_id"] else None,
             "request": json.loads(row["request"]), "response": json.loads(row["response"]),
             "marks": json.loads(row["marks"])}
+    if internal:
+        found["monotonic"] = (row["started_ns"], row["answered_ns"])
+    return found
 
 
 def contains(actual, expected):
@@ -283,7 +297,7 @@ def _select(store, world_id, operation=None, method=None, path=None, status=None
     return store.all(sql, tuple(params))
 
 
-def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit=100, **filters):
+def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit=100, internal=False, **filters):
     """Entries of a world matching every filter given (see the module docstring)."""
     refine = path_pattern is not None or body is not None or marked is not None
     rows = _select(store, world_id, limit=None if refine else limit, **filters)
@@ -293,7 +307,7 @@ def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit
         for row in rows:        # refused before any matching: an answer is all or nothing
             check_cost(repeats, row["path"])
     for row in rows:
-        item = entry(row)
+        item = entry(row, internal)
         if pattern is not None and not pattern.search(item["path"]):
             continue
         if body is not None and not contains(item["request"].get("body"), body):

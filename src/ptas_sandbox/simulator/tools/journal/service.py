@@ -1,21 +1,32 @@
 """Records every API and control call of a world in its journal, around the request pipeline.
 
 A call belongs to the world of its bearer token (any token signed for a world, expired or revoked included:
-a refused call is what a partner most needs to see), or, for `SandboxCreatePartner`, to the world it created.
-Calls with no world (a bad token, health, echo captures, hosted pages) are not journaled, nor are reads of
-the journal itself and the inspector's own pages, so that watching never fills what is watched.
+a refused call is what a partner most needs to see; the world key too), or, for `SandboxCreatePartner`, to the
+world it created. Every answer is journaled, routed or not: unknown and removed paths (operationId
+`UnknownPath`, `RemovedPath`), wrong methods (`MethodNotAllowed`), bodies too large (413, their body not read),
+and a connection the sandbox dropped on purpose (status null, mark `dropped`). The bearer token is read by the
+pipeline's own parser (`pipeline.bearer_claims`), so a call the service answers is never missing here. Calls with
+no world (no or a foreign token, health, echo captures, hosted pages) are not journaled, nor are reads of the
+journal itself and the inspector's own pages, so that watching never fills what is watched. A call carrying
+the world's key in `X-Sandbox-World-Key` (a fixture's setup) is marked `harness`: the report does not judge it.
 """
 
 import logging
+import re
 import time
 
 from flask import g, request
 
-from ...operations import REGISTRY
+from ...auth import WORLD_KEY
+from ...operations import NO_AUTH, REGISTRY
 from ...pipeline import bearer_claims, request_world
+from ...problems import Problem
 from . import models
 
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
+HARNESS_HEADER = "X-Sandbox-World-Key"
+NEXT_PAGE = re.compile(rb'"nextPageReference":\s*(null|")')
+PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for nextPageReference
 
 
 def attach(app, sandbox):
@@ -26,17 +37,26 @@ def attach(app, sandbox):
 
     def start_entry():
         op = REGISTRY.get(request.endpoint)
-        if op is None or op.id in NOT_JOURNALED or op.id.startswith("SandboxInspect"):
+        if op is not None and (op.id in NOT_JOURNALED or op.id.startswith("SandboxInspect")):
+            return
+        if op is None and request.path.startswith(("/_sandbox/inspect", "/_sandbox/echo")):
             return
         g.ptas_journal = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
                                   "marks": {}}
         models.PENDING_MARKS.set(entry["marks"])
         claims = bearer_claims(sandbox, request.headers)
+        if claims is None and (op is None or op.tokens != NO_AUTH):
+            where, claims = misplaced(sandbox)
+            if claims is not None:
+                entry["marks"]["credentials"] = where
         if claims is None:
             return
         world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
         if world is not None:
             entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"], kind=claims["knd"])
+            key = verified(sandbox, request.headers.get(HARNESS_HEADER))
+            if key is not None and key["knd"] == WORLD_KEY and key["wld"] == world.id:
+                entry["marks"]["harness"] = True
 
     def finish_entry(response):
         entry = g.pop("ptas_journal", None)
@@ -52,6 +72,68 @@ def attach(app, sandbox):
     sandbox.hooks.record.append(finish_entry)      # last: it keeps the marks the `after` stage noted
 
 
+def verified(sandbox, token):
+    """The claims of a token this sandbox signed, or None."""
+    if not token:
+        return None
+    try:
+        return sandbox.signer.verify(token.strip())
+    except Problem:
+        return None
+
+
+def misplaced(sandbox):
+    """A token of this sandbox sent where the service does not read it (another scheme, another header, the
+    query string): (where, its claims), or (None, None). The service answers 401; the journal still files the
+    call under the token's world, so the partner sees why."""
+    header = request.headers.get("Authorization", "")
+    places = [("the Authorization header without the Bearer scheme", header)]
+    places += [(f"the {name} header", value) for name, value in request.headers.items()
+               if name.lower() not in ("authorization", HARNESS_HEADER.lower())]
+    places.append(("the query string", request.query_string.decode("latin-1")))
+    for where, text in places:
+        for candidate in models.JWT.findall(text):
+            claims = verified(sandbox, candidate)
+            if claims is not None and claims["knd"] != WORLD_KEY:
+                return where, claims
+    return None, None
+
+
+def answer_marks(entry, response, streamed):
+    """What the answer asked of the client, as marks: a Retry-After, a next page to follow."""
+    marks = {}
+    retry_after = response.headers.get("Retry-After")
+    if retry_after and retry_after.isdigit():
+        marks["retryAfter"] = int(retry_after)
+    if entry["op"] is not None and request.method == "GET" and response.status_code == 200 and not streamed \
+            and response.mimetype == "application/json" and response.content_length \
+            and response.content_length < PAGE_BYTES:
+        found = NEXT_PAGE.search(response.get_data())      # no second parse of a page of a thousand records
+        if found and found.group(1) != b"null":
+            marks["nextPageReference"] = True
+    return marks
+
+
+def operation_of(entry, response):
+    """The operationId of the call, or what an unrouted call was."""
+    if entry["op"] is not None:
+        return entry["op"].id
+    if response.status_code in (404, 405) and response.mimetype == "application/problem+json" \
+            and b'problem:removed"' in response.get_data()[:400]:
+        return "RemovedPath"
+    return "MethodNotAllowed" if response.status_code == 405 else "UnknownPath"
+
+
+def request_body(config, limit):
+    """What is kept of the request body; a body over the server's limit is not read (it was refused unread)."""
+    length = request.content_length
+    if not length:
+        return models.body_record(request.mimetype, b"", limit)
+    if config.get("MAX_CONTENT_LENGTH") and length > config["MAX_CONTENT_LENGTH"]:
+        return {"contentType": request.mimetype, "body": None, "truncated": True, "bytes": length}
+    return models.body_record(request.mimetype, request.get_data(cache=True), limit)
+
+
 def record_batch(store, items):
     """Entries written behind, each world's in one go (or one entry as it is made)."""
     worlds = {}
@@ -65,24 +147,29 @@ def record_batch(store, items):
 
 
 def write(sandbox, config, entry, response, entries):
+    op = entry["op"]
     world_id = entry.get("world")
-    if world_id is None and entry["op"].id == "SandboxCreatePartner" and response.status_code == 201:
+    if world_id is None and op is not None and op.id == "SandboxCreatePartner" and response.status_code == 201:
         world_id = (response.get_json(silent=True) or {}).get("world", {}).get("id")
     # A control call may have wiped its world (read it again); any other call's world is the one it read.
-    steered = entry["op"].control or "world" not in entry
+    steered = op is None or op.control or "world" not in entry
     world = world_id and (sandbox.worlds.get(world_id) if steered else request_world(sandbox, world_id))
     if not world:                           # no world, or one wiped by this very call
         return
     at = entry.get("at", sandbox.worlds.now(world))
     limit = config["JOURNAL_BODY_LIMIT"]
     streamed = response.is_streamed or response.direct_passthrough
+    marks = entry["marks"]
+    marks.update(answer_marks(entry, response, streamed))
+    status = response.status_code
+    if (marks.get("injected") or {}).get("type") == "drop":
+        marks["dropped"] = True             # no answer reached the client: no status (stored as 0)
+        status = 0
     entries.add((world.id, dict(
-        at=at, wall=entry["wall"], operation=entry["op"].id, method=request.method,
-        path=request.path, query=request.query_string.decode("latin-1"), status=response.status_code,
+        at=at, wall=entry["wall"], operation=operation_of(entry, response),
+        method=request.method, path=request.path, query=request.query_string.decode("latin-1"), status=status,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
-        token_kind=entry.get("kind"),
-        request=models.body_record(request.mimetype, request.get_data(cache=True) if request.content_length else b"",
-                                   limit),
+        token_kind=entry.get("kind"), request=request_body(config, limit),
         response=models.body_record(response.mimetype, b"" if streamed else response.get_data(), limit),
-        marks=entry["marks"], limit=config["JOURNAL_LIMIT"],
-        retention_seconds=config["JOURNAL_RETENTION_SECONDS"])))
+        marks=marks, limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
+        started_ns=entry["started"], answered_ns=time.perf_counter_ns())))

@@ -2,6 +2,7 @@
 loads a document into a new world (docs/chaos.md)."""
 
 from ... import scopes
+from ...auth import world_key
 from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
 from ...partners import models as partners
 from ...pipeline import admin_key_given, bearer_world
@@ -25,6 +26,7 @@ EXAMPLE = {"format": models.FORMAT, "version": models.VERSION, "world": {
                              "updated_at": 1767603600000000}]}}
 component("SnapshotLoaded", {"type": "object", "properties": {
     "partner": {"type": "object"}, "accessToken": {"type": "string"},
+    "worldKey": {"type": "string", "description": "the harness's key to the new world's control API"},
     "world": {"type": "object"}, "tokens": {"type": "object", "additionalProperties": {"type": "string"},
                                             "description": "token id -> a fresh access token, for every live "
                                                            "token of the snapshot"}},
@@ -71,6 +73,7 @@ def load_snapshot(call):
         access[token.get("id") or "snapshot access"] = secret
     partner = partners.record(call.sandbox.store.one("SELECT * FROM partners WHERE id = ?", (root["id"],)))
     return Answer(201, {"partner": partner, "accessToken": secret, "token": token, "tokens": access,
+                        "worldKey": world_key(call.sandbox.signer, world.id),
                        "world": {"id": world.id, "seed": world.seed, "clock": clock_of(call.sandbox, world)}})
 
 

@@ -1,0 +1,262 @@
+"""The report judges each call against the state of its time (issue 21): tokens as the client held them,
+webhooks that existed then, the Retry-After window of the operation that asked for it; and the rules for the
+server-visible mistakes, one finding per rule and cause with a count."""
+
+from ptas_sandbox.simulator.tools.integration import models
+from tests.integration.test_report import harness, long_lived, report, rules
+from tests.support.accounts import imported, long_lived_user
+
+FAULTS = "/_sandbox/faults"
+
+
+def fault(world, operation, effect, **extra):
+    response = harness(world).post(FAULTS, json={"match": {"operationId": operation}, "effect": effect, **extra})
+    assert response.status_code == 201, response.json
+
+
+def found(world, rule):
+    return [f for f in report(world)["findings"] if f["rule"] == rule]
+
+
+def test_recovering_from_a_500_after_the_token_was_made_is_clean(world):
+    fault(world, "CreateOwnPartnerToken", {"type": "success-then-500"})
+    body = {"name": "backend", "expiresIn": 31536000, "scope": "partner:all user:all"}
+    api = world.api
+    assert api.post("/partners/self/tokens", json=body).status_code == 500
+    for orphan in api.get("/partners/self/tokens").json["tokens"]:        # read what the write did
+        if orphan["name"] == "backend":
+            assert api.delete(f"/partners/self/tokens/{orphan['id']}").status_code == 200
+    created = api.post("/partners/self/tokens", json=body).json
+    backend = api.as_(created["accessToken"])
+    [initial] = [t for t in backend.get("/partners/self/tokens").json["tokens"] if t["name"] == "initial token"]
+    assert backend.delete(f"/partners/self/tokens/{initial['id']}").status_code == 200
+    assert backend.get("/users").status_code == 200
+    assert rules(world) == []
+
+
+def test_a_token_never_delivered_is_no_replacement(world):
+    fault(world, "CreateOwnPartnerToken", {"type": "success-then-500"})
+    world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000, "scope": "partner:all"})
+    world.api.get("/users")
+    [finding] = report(world)["findings"]
+    assert finding["rule"] == "initial-token-in-use" and "no long-lived token" in finding["message"]
+
+
+def test_a_post_sent_again_after_waiting_out_a_503_is_fine(world):
+    world = long_lived(world)
+    fault(world, "CreateUser", {"type": "status", "status": 503, "retryAfter": 20})
+    assert world.api.post("/users", json={"name": "Jane"}).status_code == 503
+    world.api.advance(20)
+    assert world.api.post("/users", json={"name": "Jane"}).status_code == 201
+    assert rules(world) == []
+
+
+def test_retry_after_is_per_operation(world):
+    world = long_lived(world)
+    fault(world, "GetUsers", {"type": "status", "status": 503, "retryAfter": 30})
+    assert world.api.get("/users").status_code == 503
+    assert world.api.get("/partners/self").status_code == 200         # another operation: not asked to wait
+    assert rules(world) == []
+    assert world.api.get("/users").status_code == 200                 # the same one, too early
+    [finding] = found(world, "retry-after-ignored")
+    assert finding["count"] == 1 and finding["evidence"][0]["retryAfter"] == 30
+
+
+def call(seq, operation, at, started, answered, status=200, **marks):
+    entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": "/p", "status": status,
+             "query": "", "token": {"id": "t", "kind": "partner"}, "request": {}, "response": {}, "marks": marks,
+             "monotonic": (started, answered)}
+    return models.Entry(entry, at, "partner")
+
+
+def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
+    refused = call(1, "GetUsers", 0, 0, 1000, status=503, retryAfter=5)
+    in_flight = call(2, "GetUsers", 0, 500, 2000)                       # sent before the 503 went out
+    early = call(3, "GetUsers", 0, 3000, 4000)
+    other = call(4, "GetPartner", 0, 5000, 6000)
+    waited = call(5, "GetUsers", 0, 5 * 10**9 + 1000, 5 * 10**9 + 2000)  # the world clock stood still; 5 s passed
+    traffic = models.Traffic([refused, in_flight, early, other, waited], [], {}, {}, set(), {}, None, [], [], [],
+                             {}, models.SLOW_MS)
+    [finding] = models.retry_after_ignored(traffic)
+    assert finding["count"] == 1 and [e["requestId"] for e in finding["evidence"]] == [1, 3]
+
+
+def test_polling_is_judged_against_the_webhooks_of_its_time(world):
+    world = long_lived(world)
+    hook = world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/imports",
+                                             "events": ["TransactionsImported"]}).json
+    _, user_api = long_lived_user(world)
+    user_api.get("/accounttypes")
+    account = imported(world.api, user_api, seconds=5)
+    for _ in range(5):
+        user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1000")
+        world.api.advance(60)
+    assert world.api.delete(f"/webhooks/{hook['id']}").status_code in (200, 204)    # a test's teardown
+    [finding] = found(world, "polling-instead-of-webhook")
+    assert finding["count"] == 5
+
+
+def test_polling_before_any_webhook_is_fine(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    user_api.get("/accounttypes")
+    account = imported(world.api, user_api, seconds=5)
+    for _ in range(5):
+        user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1000")
+        world.api.advance(60)
+    world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/imports",
+                                      "events": ["TransactionsImported"]})
+    assert found(world, "polling-instead-of-webhook") == []
+
+
+def test_a_new_token_per_request_does_not_hide_a_blind_retry(world):
+    world = long_lived(world)
+    fault(world, "CreateUser", {"type": "success-then-500"})
+    for _ in range(2):
+        token = world.api.post("/partners/self/tokens", json={"name": "one-off", "expiresIn": 7200,
+                                                              "scope": "user:all"}).json["accessToken"]
+        world.api.as_(token).post("/users", json={"name": "Jane"})
+    [finding] = found(world, "blind-retry")
+    assert finding["count"] == 1 and finding["causes"] == ["answered 500 after the operation completed"]
+
+
+def test_an_injected_status_on_a_post_is_no_blind_retry(world):
+    world = long_lived(world)
+    fault(world, "CreateUser", {"type": "status", "status": 502})
+    world.api.post("/users", json={"name": "Jane"})
+    world.api.post("/users", json={"name": "Jane"})
+    assert found(world, "blind-retry") == []
+
+
+def test_refused_requests_sent_again_unchanged(world):
+    world = long_lived(world)
+    for _ in range(3):
+        assert world.api.post("/users", json={"name": 7}).status_code == 400
+    assert world.api.get("/users/nobody").status_code == 404
+    [finding] = found(world, "refused-repeated")
+    assert (finding["status"], finding["count"]) == (400, 2)
+
+
+def test_tokens_used_after_the_client_revoked_them(world):
+    world = long_lived(world)
+    token = world.api.post("/partners/self/tokens", json={"name": "old", "expiresIn": 7200,
+                                                          "scope": "user:read"}).json
+    assert world.api.as_(token["accessToken"]).get("/users").status_code == 200
+    world.api.delete(f"/partners/self/tokens/{token['id']}")
+    for _ in range(2):
+        assert world.api.as_(token["accessToken"]).get("/users").status_code == 401
+    [finding] = found(world, "revoked-token-used")
+    assert finding["count"] == 2
+    assert found(world, "refused-repeated") == []                         # one cause, one rule
+
+
+def test_a_new_user_token_for_every_request(world):
+    world = long_lived(world)
+    user, _ = world.user(name="Jane")
+    for _ in range(3):
+        token = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 7200}).json["accessToken"]
+        world.api.as_(token).get("/accounts")
+    [finding] = found(world, "token-per-request")
+    assert finding["count"] == 2
+
+
+def test_a_token_asking_for_every_scope(world):
+    everything = "partner:all user:all user.token:all account:all transaction:all"
+    world = long_lived(world, everything)
+    wide = world.api.post("/partners/self/tokens", json={"name": "everything", "expiresIn": 7200,
+                                                         "scope": everything}).json
+    for _ in range(2):
+        world.api.as_(wide["accessToken"]).get("/users")
+    [finding] = found(world, "scope-too-wide")
+    [evidence] = [e for e in finding["evidence"] if e["tokenId"] == wide["id"]]
+    assert {"account", "transaction"} <= set(evidence["unused"])
+
+
+def test_accounts_made_without_reading_the_account_types(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    imported(world.api, user_api)
+    [finding] = found(world, "account-types-hardcoded")
+    assert finding["count"] == 1 and finding["evidence"][0]["operationId"] == "CreateAccount"
+
+
+def test_metadata_read_again_and_again(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    for _ in range(5):
+        user_api.get("/accounttypes")
+    [finding] = found(world, "metadata-reread")
+    assert finding["count"] == 5 and finding["severity"] == "info"
+
+
+def test_a_client_that_stops_after_a_failure(world):
+    world = long_lived(world)
+    fault(world, "GetUsers", {"type": "status", "status": 502})
+    world.api.get("/users")
+    [finding] = found(world, "stopped-after-failure")
+    assert finding["evidence"][0]["status"] == 502
+    world.api.get("/users")
+    assert found(world, "stopped-after-failure") == []
+
+
+def test_subscriptions_to_retired_event_kinds(world):
+    world = long_lived(world)
+    world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/x",
+                                      "events": ["AccountCreated", "ReportImported"]})
+    [finding] = found(world, "retired-event-subscribed")
+    assert "ReportImported" in finding["message"]
+
+
+def test_an_unreachable_receiver_gets_a_fix_that_fits(world):
+    world = long_lived(world)
+    world.api.post("/webhooks", json={"callbackUrl": "http://127.0.0.1:9/gone", "events": ["AccountCreated"]})
+    world.api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/webhooks/flush")
+    [finding] = found(world, "webhook-receiver-unreachable")
+    assert "reachable" in finding["fix"] and found(world, "webhook-receiver-failed") == []
+
+
+def test_pages_not_followed_are_one_finding(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    user_api.get("/accounttypes")
+    account = imported(world.api, user_api, seconds=3600)
+    for _ in range(2):
+        assert user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1").json["nextPageReference"]
+    [finding] = found(world, "pagination-ignored")
+    assert finding["count"] == 2
+
+
+def test_a_token_per_worker_used_on_is_no_token_per_request(world):
+    world = long_lived(world)
+    user, _ = world.user(name="Jane")
+    workers = [world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 7200}).json["accessToken"]
+               for _ in range(3)]
+    for _ in range(3):
+        for token in workers:
+            world.api.as_(token).get("/accounts")
+    assert found(world, "token-per-request") == []
+
+
+def test_a_second_account_ui_session_after_a_500_is_no_blind_retry(world):
+    world = long_lived(world, "partner:all user:all user.token:all account:all")
+    user, _ = world.user(name="Jane")
+    fault(world, "CreateAccountUiSession", {"type": "success-then-500"})
+    body = {"userId": user["id"], "accountTypeIds": ["dummy"]}
+    assert world.api.post("/accountui", json=body).status_code == 500
+    assert world.api.post("/accountui", json=body).status_code == 201     # nothing to look up; no harm done
+    assert found(world, "blind-retry") == []
+
+
+def test_the_old_user_token_used_after_its_renewal(world):
+    world = long_lived(world)
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    old = world.api.as_(user["token"]["accessToken"])
+    world.api.advance(86400 + 1)
+    assert old.get("/accounts").status_code == 401
+    fresh = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400}).json
+    assert world.api.as_(fresh["accessToken"]).get("/accounts").status_code == 200
+    assert found(world, "expired-user-token") == []
+    assert old.get("/accounts").status_code == 401                  # the old one again, a fresh one in hand
+    [finding] = found(world, "expired-user-token")
+    assert finding["count"] == 2

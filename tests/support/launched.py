@@ -1,0 +1,60 @@
+"""`ptas serve` in a subprocess in either of its modes: one waitress process, or `--workers 2` (gunicorn's
+arbiter, waitress in each worker). Reliability tests run the same attack against both."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+MODES = ("one-process", "workers")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Launched:
+    """A served sandbox on 127.0.0.1:`port`, on a SQLite file in `cwd` unless `--store` is among the options."""
+
+    def __init__(self, cwd, mode, *options, env=None):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        store = [] if "--store" in options else ["--store", str(cwd / "sandbox.db")]
+        workers = ["--workers", "2"] if mode == "workers" else []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", str(self.port), "--quiet", *store,
+             *workers, *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        self.first = self.process.stdout.readline()
+        assert re.search(r"simulator on http://", self.first), self.first + self.rest()
+        deadline = time.monotonic() + 60
+        while True:         # gunicorn's workers may still be importing when the launcher says it listens
+            try:
+                if requests.get(f"{self.base}/_sandbox/health", timeout=5).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline, self.rest()
+            time.sleep(0.05)
+
+    def rest(self):
+        return self.process.stdout.read() if self.process.poll() is not None else ""
+
+    def connect(self, source="127.0.0.1", timeout=30):
+        return socket.create_connection(("127.0.0.1", self.port), timeout=timeout, source_address=(source, 0))
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+        output = self.process.stdout.read()
+        self.process.stdout.close()
+        return output
