@@ -108,7 +108,7 @@ class MovedAndRenamed:
             return Rewrite(self.app, self.document)(environ, start_response)
         if path.startswith("/gw/"):
             environ = {**environ, "PATH_INFO": path[3:]}
-        elif not path.startswith("/_sandbox/"):
+        elif not path.startswith("/_sandbox/") and "/oauth/consent/" not in path:   # hosted pages: where they say
             start_response("404 Not Found", [("Content-Type", "application/problem+json")])
             return [b'{"status": 404}']
         return self.app(environ, start_response)
@@ -182,8 +182,8 @@ def test_a_departure_from_the_spec_fails_the_scenario_guarding_it(simulator, cap
     assert status == 1, output[-3000:]
     failed = re.findall(r"\] FAILED +\w+ +(.+)", output)
     assert scenario in failed, f"{scenario!r} not among the failures {failed}\n{output[-3000:]}"
-    assert output.strip().splitlines()[-1] == (f"{output.count('] PASSED ')} passed, {len(failed)} failed, "
-                                               f"{output.count('] SKIPPED ')} skipped")
+    assert output.strip().splitlines()[-1].startswith(
+        f"{output.count('] PASSED ')} passed, {len(failed)} failed, {output.count('] SKIPPED ')} not checked")
 
 
 def test_the_same_areas_pass_against_the_unbroken_simulator(simulator, capsys):
@@ -201,7 +201,8 @@ def test_a_server_adding_unknown_properties_still_passes_every_contract_scenario
 def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document(simulator, capsys):
     status, output = run(MovedAndRenamed(simulator), "contract", capsys)
     assert status == 0, output[-3000:]
-    assert "the target's document has no operation 'DeleteChildPartner'" in output
+    # RemoveChildPartner is the document's only DELETE …/partners/{id}: found by that shape, never guessed
+    assert "not offered by the target" not in output
     assert re.search(r"\] PASSED +auth +partner:update allowed for UpdateChildPartner", output)
 
 
@@ -265,23 +266,45 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "A test AccountUpdated notification reaches the receiver"),
     ("retired_kind_still_sent", broken.Outgoing(broken.retired_kind_still_sent),
      "The five test events arrive and no retired kind is sent"),
+    # issue 22: statements no scenario checked before
+    ("child_tokens_without_partner_create", broken.child_tokens_without_partner_create,
+     "Creating a child partner's token needs partner:create"),
+    ("child_lifetime_ignored", broken.child_lifetime_ignored,
+     "A child partner's token lives the expiresIn it was given"),
+    ("last_use_frozen", broken.LastUseFrozen(), "lastUsedAt moves with each use of the token"),
+    ("settings_without_styling", broken.settings_without_styling, "The UI settings carry the Account UI styling"),
+    ("patch_ignored", broken.PatchIgnored(), "PATCH changes a webhook"),
+    ("statistics_swapped", broken.statistics_swapped,
+     "The account's statistics give the dates of its first and last transaction"),
+    ("no_shopper", broken.no_shopper, "Transactions carry Shopper information"),
+    # the OAuth2 return step, answered through the provider's page the harness recognises
+    ("return_without_headers", broken.return_without_headers,
+     "An approved authorization returns to the partner and the account is created with the reference"),
+    ("status_not_the_spec_values", broken.status_not_the_spec_values,
+     "An approved authorization returns to the partner and the account is created with the reference"),
+    ("request_redirect_ignored", broken.request_redirect_ignored,
+     "An approved authorization returns to the partner and the account is created with the reference"),
+    ("last_redirect_url_used", broken.last_redirect_url_used,
+     "Without a redirect URL in the request the user returns to the partner's first redirect URL"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
-# waited for 3 s (an arriving one ends the wait at once).
-RECEIVER = {"receiver_listen": "127.0.0.1:0", "delivery_wait": 3, "max_wait": 200_000}
+# waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):
+# the deployment's world holds two-day-old accounts, as a staging partner's does, which the run reuses.
+RECEIVER = {"receiver_listen": "127.0.0.1:0", "delivery_wait": 3}
 
 
 def run_broken_deployment(breakage, scenario, capsys):
     """Run the one named scenario against a fresh deployment broken this way (paced and waiting on its clock)."""
     outgoing = isinstance(breakage, broken.Outgoing)
     config = breakage if isinstance(breakage, dict) else (breakage.config if outgoing else {})
-    deployment = Deployment(**config)
+    deployment = Deployment(**config).with_history()
     try:
         if outgoing:
             breakage.apply(deployment.app)
-        plain = callable(breakage) and not isinstance(breakage, (broken.DropQuery, broken.Outgoing))
+        wraps = (broken.DropQuery, broken.DropBodyField, broken.PatchIgnored)
+        plain = callable(breakage) and not isinstance(breakage, (*wraps, broken.Outgoing))
         change = breakage if plain else None
-        wrap = breakage if isinstance(breakage, broken.DropQuery) else None
+        wrap = breakage if isinstance(breakage, wraps) else None
         return deployment.run("contract", change=change, wrap=wrap, capsys=capsys, only=[scenario], **RECEIVER)
     finally:
         deployment.close()
@@ -301,7 +324,7 @@ def test_the_broken_deployments_break_at_least_30_rules_each_guarded_by_a_named_
 
 def test_every_guarding_scenario_passes_against_the_unbroken_deployment(capsys):
     """The other half of 'caught': the same scenarios pass where nothing is broken (no false failure)."""
-    deployment = Deployment(START_SERVICES=True)
+    deployment = Deployment(START_SERVICES=True).with_history()
     try:
         status, output = deployment.run("contract", capsys=capsys, only={s for _, _, s in DEPLOYMENT}, **RECEIVER)
     finally:
@@ -312,9 +335,9 @@ def test_every_guarding_scenario_passes_against_the_unbroken_deployment(capsys):
 
 
 def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
-    """`ptas conform --target URL --token T --slow --receiver-listen ...` against the simulator with /_sandbox
+    """A default `ptas conform --target URL --token T --receiver-listen ...` against the simulator with /_sandbox
     hidden: no false failure, @slow and delivery scenarios included (on the app's clock, no real waiting)."""
-    deployment = Deployment(START_SERVICES=True)
+    deployment = Deployment(START_SERVICES=True).with_history()
     try:
         status, output = deployment.run("contract", capsys=capsys, **RECEIVER)
     finally:

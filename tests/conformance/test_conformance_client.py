@@ -101,9 +101,11 @@ class Deployment:
     """A target without the control API (only what Scene needs of one)."""
     simulator, token, options = False, "given-token", {}
 
-    def __init__(self):
+    def __init__(self, max_wait=600):
+        from ptas_sandbox.conformance.waiting import Budget
         self.waited = []
         self.sleep = self.waited.append
+        self.budget = Budget(max_wait)
 
     def client(self):
         return None
@@ -119,31 +121,32 @@ class Node:
 
 @pytest.mark.parametrize("marks, allowed, reason", [
     ((), True, "only a simulator can move time"),
-    (("slow",), False, "opt in with --slow"),
-    (("slow",), True, "more than the budget of 300 s"),
+    (("slow",), False, "--quick leaves it out"),
+    (("slow",), True, r"601 s of waiting; 600 s of the run's 600 s were left \(check with: --max-wait 601\)"),
 ])
-def test_time_cannot_pass_on_a_deployment_unless_a_slow_run_may_wait(marks, allowed, reason):
+def test_time_cannot_pass_on_a_deployment_unless_a_waiting_run_affords_it(marks, allowed, reason):
     from ptas_sandbox.conformance.scene import Scene
     scene = Scene(Deployment(), Node(*marks), slow_allowed=allowed)
     with pytest.raises(pytest.skip.Exception, match=reason):
-        scene.time_passes(301 if reason.startswith("more") else 6)
+        scene.time_passes(601 if reason.startswith("601 s") else 6)
 
 
-def test_a_slow_run_on_a_deployment_really_waits():
+def test_a_run_on_a_deployment_really_waits_by_default():
     from ptas_sandbox.conformance import scene as scenes
     target = Deployment()
     scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(6)
     assert target.waited == [6]            # the target's sleep: time.sleep, unless a test gives it a clock
 
 
-def test_the_wait_budget_is_the_max_wait_option():
+def test_the_wait_budget_is_one_for_the_whole_run_not_per_scenario():
     from ptas_sandbox.conformance import scene as scenes
-    target = Deployment()
-    target.options = {"max_wait": 7200}
+    target = Deployment(max_wait=7200)
     scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(3600)
-    assert target.waited == [3600]
-    with pytest.raises(pytest.skip.Exception, match="--max-wait"):
-        scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(7201)
+    scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(3000)
+    assert target.waited == [3600, 3000]
+    with pytest.raises(pytest.skip.Exception, match="600 s of the run's 7200 s were left .check with: --max-wait 7201"):
+        scenes.Scene(target, Node("slow"), slow_allowed=True).time_passes(601)
+    assert target.waited == [3600, 3000]
 
 
 def test_the_given_token_is_never_revoked_on_a_deployment():

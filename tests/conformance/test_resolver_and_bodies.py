@@ -43,10 +43,27 @@ def test_a_pathless_operation_is_found_by_its_operationid_then_by_an_override():
     assert ops.resolve("GetAccounts") == ("GET", "/api/v9/accounts")
     assert ops.resolve("GetTransaction", {"id": "a1", "transactionId": "t1"}) == (
         "GET", "/api/v9/accounts/a1/transactions/t1")
-    with pytest.raises(UnknownOperation, match="--operation CreateAccount=METHOD PATH"):
-        ops.resolve("CreateAccount")
+    with pytest.raises(UnknownOperation, match="--operation DeleteUser=METHOD PATH"):
+        ops.resolve("DeleteUser")
     with pytest.raises(ValueError, match="NAME=METHOD PATH"):
         parse_override("GetAccounts GET /x")
+    assert parse_override("  --operation 'GetUsers=GET /v9/users'") == ("GetUsers", ("GET", "/v9/users"))
+
+
+def test_a_pathless_operation_the_document_makes_unambiguous_is_inferred_never_guessed():
+    ops = Operations(DOCUMENT)
+    # the only POST …/accounts of the document, whatever its operationId
+    assert ops.resolve("CreateAccount") == ("POST", "/api/v9/accounts") and "CreateAccount" in ops.inferred
+    assert ops.resolve("GetAccounts") == ("GET", "/api/v9/accounts")
+    # two GET …/accounts collections: no choice between them, the candidates said
+    two = {"paths": {**DOCUMENT["paths"], "/api/v10/accounts": op("ListAccountsV10", method="get")}}
+    ops = Operations(two)
+    with pytest.raises(UnknownOperation, match=r"candidates: GET /api/v9/accounts, GET /api/v10/accounts"):
+        ops.resolve("GetAccounts")
+    assert ("GetAccounts", [("GET", "/api/v9/accounts"), ("GET", "/api/v10/accounts")]) in ops.unresolved()
+    # an operation the document names as another one the harness knows is no candidate
+    named = {"paths": {"/v1/accounts/{id}": {"get": {"operationId": "GetAccount"}}}}
+    assert Operations(named).candidates("DeleteAccount") == [] and Operations(named).candidates("GetAccount")
 
 
 def test_what_the_document_does_not_offer_is_not_a_failure():

@@ -10,6 +10,7 @@ import pytest
 
 from ptas_sandbox.conformance import runner
 from ptas_sandbox.simulator import create_app
+from tests.support.deployments import Deployment
 
 from .variants import (
     VARIANTS,
@@ -21,6 +22,7 @@ from .variants import (
     OtherNames,
     StrictDeployTokens,
     StringUserToken,
+    Variant,
     stack,
 )
 
@@ -28,14 +30,6 @@ from .variants import (
 @pytest.fixture
 def simulator():
     app = create_app({"STATE": ":memory:", "START_SERVICES": False})
-    yield app
-    app.extensions["ptas"].close()
-
-
-@pytest.fixture
-def roomy():
-    """A simulator whose one world takes the whole run: the §8 limit raised, so nothing waits on a 429."""
-    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "RATE_LIMIT": 1_000_000})
     yield app
     app.extensions["ptas"].close()
 
@@ -73,22 +67,27 @@ def test_the_contract_suites_pass_against_a_faithful_variant(simulator, capsys, 
     print(f"{variant.name}: {passed} passed in {time.monotonic() - started:.1f} s")
 
 
-def test_the_contract_suites_pass_against_every_choice_at_once_on_a_deployment(roomy, capsys):
-    """Deployment mode: the given partner token is "I", /_sandbox is gone, only @contract (not @slow) runs."""
-    simulator = roomy
-    created = simulator.test_client().post("/_sandbox/partners", json={"name": "QA", "email": "qa@example.test"})
-    token = created.json["accessToken"]
-    app = stack(simulator, FullReplacePut, StringUserToken, ListSummaries, StrictDeployTokens, NoIds, MalformedIds400,
-                OtherNames, HiddenSandbox)
+def test_the_contract_suites_pass_against_every_choice_at_once_on_a_deployment(capsys):
+    """A default deployment run: the given partner token is "I", /_sandbox is gone, the scenarios that wait for
+    time or data included (on the deployment's clock, reusing the two-day-old accounts of its world)."""
+    deployment = Deployment().with_history()   # the §8 limit as the spec states it: the run paces itself
+    app = stack(deployment.app, FullReplacePut, StringUserToken, ListSummaries, StrictDeployTokens, NoIds,
+                MalformedIds400, OtherNames, HiddenSandbox)
     names = app.app   # OtherNames sits under HiddenSandbox
     overrides = names.overrides()
     started = time.monotonic()
-    status = runner.run(app=app, token=token, tags_expression="contract", operations=overrides)
+    try:
+        status = runner.run(app=app, token=deployment.token, tags_expression="contract", operations=overrides,
+                            clock=deployment.clock)
+    finally:
+        deployment.close()
     output = capsys.readouterr().out
     passed, failed = outcome(output)
     assert "deployment" in output.splitlines()[0] and status == 0 and failed == 0, output[-4000:]
     assert passed > 100, output[-3000:]
     assert "not offered by the target" not in output, output[-3000:]
+    for area in ("transactions", "reports", "limits"):
+        assert re.search(rf"\] PASSED +{area} ", output), f"{area} not checked\n{output[-3000:]}"
     print(f"every choice at once, deployment mode: {passed} passed in {time.monotonic() - started:.1f} s")
 
 
@@ -109,3 +108,49 @@ def test_the_other_names_variant_publishes_what_it_renamed(simulator):
                           if isinstance(op, dict) and op.get("operationId") == "svcCreateAccountV2")
     properties = create_account["requestBody"]["content"]["application/json"]["schema"]["properties"]
     assert {"accountType", "ownerId", "settings"} <= set(properties) and "accountTypeId" not in properties
+
+
+# -- issue 22: the §4.3 operations of a deployment whose operationIds differ, without --operation -----------------
+class LegacyAccounts(Variant):
+    """A second GET …/accounts collection in the document (an older version kept): GetAccounts is ambiguous."""
+
+    name = "two account collections"
+
+    def publish(self, document):
+        document["paths"]["/partner/v1/accounts"] = {"get": {"operationId": "legacyListAccounts",
+                                                             "responses": {"200": {"description": "old"}}}}
+        return document
+
+
+def test_a_deployment_with_other_operation_ids_needs_no_operation_lines_where_its_document_is_plain(capsys):
+    deployment = Deployment()
+    app = stack(deployment.app, OtherNames, HiddenSandbox)
+    try:
+        status = runner.run(app=app, token=deployment.token, tags_expression="contract and (accounts or users)",
+                            clock=deployment.clock, quick=True)
+    finally:
+        deployment.close()
+    output = capsys.readouterr().out
+    assert status == 0 and "not offered by the target" not in output, output[-3000:]
+    assert "found GetAccounts at GET /partner/v2/accounts (the only GET of that shape" in output
+    assert "--operation '" not in output
+
+
+def test_an_ambiguous_operation_is_never_guessed_and_the_printed_line_can_be_filled_in_a_file(capsys, tmp_path):
+    deployment = Deployment()
+    app = stack(deployment.app, OtherNames, LegacyAccounts, HiddenSandbox)
+    try:
+        runner.run(app=app, token=deployment.token, tags_expression="contract and accounts", clock=deployment.clock,
+                   quick=True)
+        output = capsys.readouterr().out
+        line = next(line for line in output.splitlines() if line.startswith("  --operation 'GetAccounts="))
+        assert "# one of: GET /partner/v2/accounts, GET /partner/v1/accounts" in line, line
+        assert re.search(r"\] SKIPPED +accounts +.*\n +not offered by the target: .*GetAccounts", output)
+        (tmp_path / "operations.txt").write_text(line.replace("/PATH", "/partner/v2/accounts") + "\n# done\n")
+        status = runner.run(app=app, token=deployment.token, tags_expression="contract and accounts",
+                            clock=deployment.clock, quick=True,
+                            operations=runner.read_operations(str(tmp_path / "operations.txt")))
+    finally:
+        deployment.close()
+    output = capsys.readouterr().out
+    assert status == 0 and "not offered by the target" not in output, output[-3000:]

@@ -5,6 +5,7 @@ A breakage is `change(environ, status, headers, body)` (see `deployments.Rewrite
 must alter the request, or simulator configuration (`config`) for a rule the service itself enforces.
 """
 
+import io
 import json
 import re
 from urllib.parse import parse_qsl, urlencode
@@ -261,3 +262,120 @@ def retired_kind_still_sent(payload):
     if payload.get("eventType") == "AccountUpdated":
         return [payload, {**payload, "eventType": "AccountError"}]
     return [payload]
+
+
+# -- issue 22: statements no scenario checked before -----------------------------------------------------------
+def child_tokens_without_partner_create(environ, status, headers, body):
+    """CreatePartnerToken served to a token without partner:create (spec §4.1, §7 rule 1: 403)."""
+    if environ["REQUEST_METHOD"] == "POST" and re.search(r"/partners/[^/]+/tokens$", environ["PATH_INFO"]) \
+            and status.startswith("403"):
+        return changed("201 Created", [("Content-Type", "application/json")], {
+            "accessToken": "eyJhbGciOiJIUzI1NiJ9.eyJjaGlsZCI6dHJ1ZX0.c2lnbmF0dXJl", "name": "store",
+            "scope": "partner:read", "expiresIn": 15768000})
+
+
+class DropBodyField:
+    """A service that ignores a property of a POST body on the paths matching `pattern`."""
+
+    def __init__(self, name, pattern):
+        self.name, self.pattern = name, pattern
+
+    def __call__(self, app):
+        def dropped(environ, start_response):
+            if environ["REQUEST_METHOD"] == "POST" and re.search(self.pattern, environ["PATH_INFO"]):
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+                data = json.loads(environ["wsgi.input"].read(length) or b"{}")
+                data.pop(self.name, None)
+                raw = json.dumps(data).encode()
+                environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
+            return app(environ, start_response)
+        return dropped
+
+
+# A child partner's token lives 6 months whatever expiresIn it was given (spec §8: the value sent).
+child_lifetime_ignored = DropBodyField("expiresIn", r"/partners/[^/]+/tokens$")
+
+
+class LastUseFrozen:
+    """lastUsedAt keeps the time of the first use (spec §2: the last use)."""
+
+    def __init__(self):
+        self.first = {}
+
+    def __call__(self, environ, status, headers, body):
+        data = json_of(body)
+        if get(environ, r"/tokens$") and isinstance(data, dict) and isinstance(data.get("tokens"), list):
+            for token in data["tokens"]:
+                key = token.get("id") or token.get("name")
+                if token.get("lastUsedAt"):
+                    token["lastUsedAt"] = self.first.setdefault(key, token["lastUsedAt"])
+            return changed(status, headers, data)
+
+
+def settings_without_styling(environ, status, headers, body):
+    """The partner record's uiSettings without styling (spec §2, 2.5.0)."""
+    data = json_of(body)
+    if get(environ, r"/partners/self$") and isinstance(data, dict) and isinstance(data.get("uiSettings"), dict):
+        data["uiSettings"].pop("styling", None)
+        return changed(status, headers, data)
+
+
+class PatchIgnored:
+    """PATCH /webhooks/{id} answers the webhook unchanged (spec §4.2: it patches the webhook)."""
+
+    def __call__(self, app):
+        def ignored(environ, start_response):
+            if environ["REQUEST_METHOD"] == "PATCH" and re.search(r"/webhooks/[^/]+$", environ["PATH_INFO"]):
+                environ = {**environ, "REQUEST_METHOD": "GET", "CONTENT_LENGTH": "0", "wsgi.input": io.BytesIO()}
+            return app(environ, start_response)
+        return ignored
+
+
+def statistics_swapped(environ, status, headers, body):
+    """statistics.first and last swapped (spec §1 capability 5: first is the date of the first transaction)."""
+    data = json_of(body)
+    statistics = data.get("statistics") if isinstance(data, dict) else None
+    if get(environ, r"/accounts/[^/]+$") and isinstance(statistics, dict) and statistics.get("first"):
+        statistics["first"], statistics["last"] = statistics["last"], statistics["first"]
+        return changed(status, headers, data)
+
+
+def no_shopper(environ, status, headers, body):
+    """Transactions without Shopper information (spec §2, 2.7.0)."""
+    data = json_of(body)
+    if get(environ, r"/transactions") and isinstance(data, dict):
+        for row in data.get("transactions", [data]):
+            if isinstance(row, dict):
+                row.pop("shopper", None)
+        return changed(status, headers, data)
+
+
+# -- the OAuth2 return step (spec §1 "OAuth2 account creation flow", step 2) -----------------------------------
+def consent_answer(environ):
+    return environ["REQUEST_METHOD"] == "POST" and "/oauth/consent/" in environ["PATH_INFO"]
+
+
+def return_without_headers(environ, status, headers, body):
+    """The return step without X-Service-AuthReference, -AuthStatus, -AuthMessage (spec §1: in every case)."""
+    if consent_answer(environ):
+        return status, [(k, v) for k, v in headers if not k.lower().startswith("x-service-auth")], body
+
+
+def status_not_the_spec_values(environ, status, headers, body):
+    """The return step's status as `OK` instead of Success (spec §1: Success, NotFoundError or OtherError)."""
+    if consent_answer(environ):
+        swap = {"Success": "OK"}
+        headers = [(k, swap.get(v, v) if k.lower() == "x-service-authstatus" else
+                    v.replace("status=Success", "status=OK") if k.lower() == "location" else v) for k, v in headers]
+        return status, headers, body
+
+
+# CreateOauthRedirectUrl's redirect URL for this request is ignored (spec §1 step 1: it applies).
+request_redirect_ignored = DropBodyField("redirectUrl", r"/oauth$")
+
+
+def last_redirect_url_used(environ, status, headers, body):
+    """Without a redirect URL in the request, the partner's last redirect URL is used, not the first (spec §1)."""
+    if consent_answer(environ):
+        return status, [(k, v.replace("https://acme.example/oauth/done", "https://acme.example/oauth/again")
+                         if k.lower() == "location" else v) for k, v in headers], body

@@ -79,12 +79,28 @@ class Deployment:
         world = self.app.test_client().post("/_sandbox/partners", json={"name": "Staging partner"}).json
         self.token, self.world = world["accessToken"], world
 
-    def run(self, tags, change=None, wrap=None, slow=True, capsys=None, only=None, **options):
-        """`ptas conform --target URL --token T [--slow]` against this deployment, broken by `change`."""
+    def with_history(self):
+        """The world a staging partner usually has: a user whose dummy and dummy-report accounts were connected
+        two days ago, so they hold transactions and reports a default run can reuse."""
+        client = self.app.test_client()
+        headers = {"Authorization": f"Bearer {self.token}"}
+        user = client.post("/partner/v2/users", json={"name": "Earlier shop", "email": "earlier@example.test",
+                                                      "scope": "account:all"}, headers=headers)
+        assert user.status_code == 201, user.json
+        for type_id in ("dummy", "dummy-report"):
+            account = client.post("/partner/v2/accounts", json={"accountTypeId": type_id, "userId": user.json["id"],
+                                                     "credentials": {"username": "jane", "password": "s3cret"}},
+                                  headers=headers)
+            assert account.status_code == 201, account.json
+        self.clock.sleep(2 * 86400 + 60)
+        return self
+
+    def run(self, tags, change=None, wrap=None, quick=False, capsys=None, only=None, report_dir=None, **options):
+        """`ptas conform --target URL --token T [--quick]` against this deployment, broken by `change`."""
         app = Rewrite(self.app, change) if change else self.app
         app = wrap(app) if wrap else app
-        status = runner.run(app=HideSandbox(app), token=self.token, tags_expression=tags, slow=slow,
-                            clock=self.clock, options=options, only=only)
+        status = runner.run(app=HideSandbox(app), token=self.token, tags_expression=tags, quick=quick,
+                            clock=self.clock, options=options, only=only, report_dir=report_dir)
         return status, (capsys.readouterr().out if capsys else "")
 
     def close(self):

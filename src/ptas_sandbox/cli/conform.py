@@ -1,5 +1,6 @@
 """`ptas conform`: the conformance suites against a target."""
 
+import argparse
 import os
 import sys
 
@@ -14,7 +15,10 @@ def add(commands):
     c.add_argument("--openapi", help="the target's OpenAPI document, where it does not serve one")
     c.add_argument("--tags", help="a tag expression, e.g. 'contract and not slow'")
     c.add_argument("--report-dir", help="where JUnit XML, Cucumber JSON and the summary go")
-    c.add_argument("--slow", action="store_true", help="include @slow scenarios (real waiting)")
+    c.add_argument("--quick", action="store_true",
+                   help="on a deployment, leave out the scenarios that wait for time or data (@slow); the end of "
+                        "the output lists them as not checked")
+    c.add_argument("--slow", action="store_true", help=argparse.SUPPRESS)   # the default now; kept for old CI jobs
     c.add_argument("--pace", metavar="REQUESTS/SECONDS", default=os.environ.get("PTAS_CONFORM_PACE"),
                    help="client-side pace on a deployment (default 90/60, under spec §8's 100/60)")
     c.add_argument("--as-deployment", action="store_true",
@@ -24,11 +28,19 @@ def add(commands):
     c.add_argument("--receiver-url", metavar="URL",
                    help="the receiver's URL as the deployment reaches it (default: http://HOST:PORT/)")
     c.add_argument("--max-wait", type=float, metavar="SECONDS",
-                   help="the longest a @slow scenario waits for time to pass or data to arrive "
-                        "(default 300; reports need 172800); notifications are awaited up to 120 s")
+                   help="seconds a deployment run may spend in all waiting for time to pass or data to arrive "
+                        "(default 600); accounts that already hold transactions or reports are reused, and "
+                        "what the budget cannot cover is listed as not checked")
     c.add_argument("--operation", action="append", default=[], metavar="NAME=METHOD PATH",
                    help="where an operation the spec names without a path lives, when the target's document "
                         "names it otherwise (e.g. 'GetAccounts=GET /v2/accounts'); repeatable")
+    c.add_argument("--operations", metavar="FILE",
+                   help="--operation lines in a file, one NAME=METHOD PATH a line (the lines a run prints for the "
+                        "operations it could not find can be pasted as they are)")
+    c.add_argument("--oauth-consent", metavar="COMMAND",
+                   help="how the OAuth2 provider's page is answered on a deployment whose page the harness does not "
+                        "recognise: a command (it gets PTAS_OAUTH_URL, PTAS_OAUTH_DECISION, PTAS_OAUTH_RETURN_URL and "
+                        "prints the return step's status line and headers), or 'interactive' (a person)")
     c.add_argument("--profile-out", metavar="FILE",
                    help="also learn the target's choices where the spec is silent into a profile for "
                         "`ptas serve --profile FILE` (docs/profiles.md)")

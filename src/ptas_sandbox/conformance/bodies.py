@@ -144,9 +144,19 @@ class Bodies:
                 continue
             target = key if key in properties else place(properties, key, value, used | set(record), 0.5)
             if target is not None and not properties[target].get("readOnly") and target not in used:
-                body[target] = value
+                body[target] = within(properties[target], value)
                 used.add(target)
         return body
+
+
+def within(schema, value):
+    """`value` as a request may send it: an object's properties a closed schema (additionalProperties false) does
+    not name are left out, at every depth (a record read back may carry properties the write does not take)."""
+    if not isinstance(value, dict) or not isinstance(schema, dict):
+        return value
+    properties = schema.get("properties") or {}
+    closed = schema.get("additionalProperties") is False
+    return {k: within(properties.get(k), v) for k, v in value.items() if k in properties or not closed}
 
 
 def place(properties, meaning, value, used, threshold=0.45):

@@ -14,6 +14,28 @@ from .redact import excerpt
 from .resolver import Operations
 
 NOTHING = object()
+# 429s in a row, each met again after waiting its Retry-After, that end the run: the target's window does not move
+# (a frozen clock, or a limit far below the pace), and waiting longer would only make the run go silent.
+STUCK_AFTER = 3
+# A wait for the pace this long or longer is said (a paced run is never silent for a minute).
+SAID_WAIT = 5.0
+
+
+class RateLimitStuck(RuntimeError):
+    """The target kept answering 429 after each Retry-After: the run stops with that said."""
+
+
+@dataclass
+class RunState:
+    """What every client of one run shares: whether the run is stopping (Ctrl-C: no more waiting, no retries),
+    the 429s met in a row, and where a line about a long wait goes (`say(seconds, why)`)."""
+    stopping: bool = False
+    refusals: int = 0
+    say: object = None
+
+    def waiting(self, seconds, why):
+        if self.say is not None and seconds >= SAID_WAIT:
+            self.say(seconds, why)
 
 
 @dataclass
@@ -84,8 +106,9 @@ class HttpTransport:
 class Throttle:
     """A sliding window on the client side: at most `limit` requests in any `window` seconds."""
 
-    def __init__(self, limit=90, window=60.0, clock=time.monotonic, sleep=time.sleep):
+    def __init__(self, limit=90, window=60.0, clock=time.monotonic, sleep=time.sleep, state=None):
         self.limit, self.window, self.clock, self.sleep = limit, window, clock, sleep
+        self.state = state or RunState()
         self._sent = deque()
         self._lock = threading.Lock()
 
@@ -95,10 +118,12 @@ class Throttle:
                 now = self.clock()
                 while self._sent and self._sent[0] <= now - self.window:
                     self._sent.popleft()
-                if len(self._sent) < self.limit:
+                if len(self._sent) < self.limit or self.state.stopping:
                     self._sent.append(now)
                     return
-                self.sleep(self._sent[0] + self.window - now)
+                pause = self._sent[0] + self.window - now
+                self.state.waiting(pause, f"the pace of {self.limit} requests per {self.window:g} s (--pace)")
+                self.sleep(pause)
 
     def exhaust(self):
         """Count the window as full from now: requests sent past the pace (a rate-limit check) spent it."""
@@ -115,6 +140,7 @@ class Client:
     sleep: object = time.sleep
     max_retry_after: float = 120.0
     replies: list = field(default_factory=list)
+    state: RunState = field(default_factory=RunState)
 
     def call(self, operation_id, token=None, params=None, query=None, json=NOTHING, headers=None, **options):
         """Call an operation by its operationId; the path comes from the target's OpenAPI document."""
@@ -131,13 +157,27 @@ class Client:
             data = jsonlib.dumps(json)
             headers.setdefault("Content-Type", "application/json")
         headers.setdefault("Accept", "application/json, application/problem+json")
+        state = self.state
         for attempt in range(4):
             if paced and self.throttle:
                 self.throttle.wait()
             status, response_headers, text = self.transport.send(method, path, headers, data, query)
-            if status != 429 or not honour_429 or attempt == 3:
+            if status != 429:
+                if honour_429:
+                    state.refusals = 0
                 break
-            self.sleep(min(retry_after(response_headers), self.max_retry_after))
+            if not honour_429 or state.stopping or attempt == 3:
+                break
+            if attempt > 0:
+                state.refusals += 1
+            if state.refusals >= STUCK_AFTER:
+                raise RateLimitStuck(
+                    f"the target answered 429 to {method} {path} again after each of {state.refusals} waits of its "
+                    "Retry-After: its rate-limit window does not move (a frozen clock?) or its limit is far below "
+                    "the pace (--pace); the run stops here")
+            pause = min(retry_after(response_headers), self.max_retry_after)
+            state.waiting(pause, f"a 429 of {method} {path} (Retry-After)")
+            self.sleep(pause)
         reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
         if record:
             self.replies.append(reply)

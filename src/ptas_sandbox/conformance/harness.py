@@ -35,8 +35,8 @@ def pytest_bdd_apply_tag(tag, function):
 class ChosenTarget:
     """Registered under TARGET_PLUGIN by a runner that built the target itself (a WSGI app, a broken target)."""
 
-    def __init__(self, target, slow=False, opener=None):
-        self._target, self.slow, self.opener = target, slow, opener
+    def __init__(self, target, quick=False, opener=None):
+        self._target, self.quick, self.opener = target, quick, opener
 
     @property
     def target(self):
@@ -56,7 +56,7 @@ def pytest_addoption(parser):
     group.addoption("--conform-target", default="sim", help="`sim` or the base URL of a target")
     group.addoption("--conform-token", default=None, help="a partner token for a deployment")
     group.addoption("--conform-openapi", default=None, help="the target's OpenAPI document (path or URL)")
-    group.addoption("--conform-slow", action="store_true", help="let @slow scenarios wait in real time")
+    group.addoption("--conform-quick", action="store_true", help="leave out @slow scenarios on a deployment")
 
 
 def chosen(config):
@@ -65,7 +65,7 @@ def chosen(config):
     if plugin is None:
         options = [config.getoption(f"--conform-{name}", default) for name, default in
                    (("target", "sim"), ("token", None), ("openapi", None))]
-        plugin = ChosenTarget(None, config.getoption("--conform-slow", False), lambda: open_target(*options))
+        plugin = ChosenTarget(None, config.getoption("--conform-quick", False), lambda: open_target(*options))
         config.pluginmanager.register(plugin, TARGET_PLUGIN)
     return plugin
 
@@ -101,13 +101,14 @@ def conform_target(pytestconfig):
 @pytest.fixture
 def scene(request, conform_target):
     """The scenario's stage on the target: a fresh world on a simulator, the given token on a deployment."""
-    current = Scene(conform_target, request.node, slow_allowed=chosen(request.config).slow)
+    current = Scene(conform_target, request.node, slow_allowed=not chosen(request.config).quick)
     yield current
     current.close()
 
 
 def pytest_collection_modifyitems(config, items):
-    """A deployment runs only @contract scenarios, and @slow ones only when asked: the rest are deselected."""
+    """A deployment runs only @contract scenarios (the rest do not apply to it), @slow ones unless --quick, in
+    `tags.run_order`: the waits after the rest, the §8 burst last."""
     if not any(tags.is_scenario(item) for item in items):
         return
     target = chosen(config).target
@@ -115,10 +116,11 @@ def pytest_collection_modifyitems(config, items):
         return
     keep, drop = [], []
     for item in items:
-        reason = tags.unsuitable(item, simulator=False, slow=chosen(config).slow) if tags.is_scenario(item) else None
+        reason = tags.unsuitable(item, simulator=False, quick=chosen(config).quick) \
+            if tags.is_scenario(item) else None
         (drop if reason else keep).append(item)
         if reason:
             item.stash[tags.DESELECTED] = reason
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    items[:] = sorted(keep, key=tags.run_order)

@@ -57,6 +57,24 @@ SPEC_PATHS = {
     "CreateOauthRedirectUrl": ("POST", "/oauth"),
 }
 
+# The operations the spec names without a path (§4.3) that the steps use, each with the method and the end of the
+# path its resource makes plain (the collection, its item, a sub-collection). Such a shape is only a way to find
+# the operation in a target's document when its operationId differs and no --operation names it: it is taken
+# when exactly one operation of the document has it (segments compared without case, `-` or `_`), never chosen
+# between several.
+PATHLESS = {
+    "GetUsers": ("GET", "/users"), "UpdateUser": ("PUT", "/users/{id}"), "DeleteUser": ("DELETE", "/users/{id}"),
+    "GetPartners": ("GET", "/partners"), "DeleteChildPartner": ("DELETE", "/partners/{id}"),
+    "CreateAccount": ("POST", "/accounts"), "GetAccounts": ("GET", "/accounts"),
+    "GetAccount": ("GET", "/accounts/{id}"), "UpdateAccount": ("PUT", "/accounts/{id}"),
+    "DeleteAccount": ("DELETE", "/accounts/{id}"), "TriggerAccountRefresh": ("POST", "/accounts/{id}/refresh"),
+    "CreateAccountOauthRedirectUrl": ("POST", "/accounts/{id}/oauth"),
+    "GetAccountTypes": ("GET", "/accounttypes"), "GetAccountType": ("GET", "/accounttypes/{id}"),
+    "GetTransactions": ("GET", "/accounts/{id}/transactions"),
+    "GetTransaction": ("GET", "/accounts/{id}/transactions/{transactionId}"),
+    "GetReports": ("GET", "/accounts/{id}/reports"), "GetReport": ("GET", "/reports/{id}"),
+}
+
 # The simulator's control API lives at fixed paths (docs/design.md), whatever a document says of the service.
 CONTROL = {"SandboxCreatePartner": ("POST", "/_sandbox/partners"), "SandboxGetClock": ("GET", "/_sandbox/clock"),
            "SandboxSetClock": ("POST", "/_sandbox/clock"), "SandboxFlushWebhooks": ("POST", "/_sandbox/webhooks/flush"),
@@ -76,9 +94,16 @@ def shape(path):
     return re.sub(r"{[^}/]+}", "{}", path.rstrip("/") or "/")
 
 
+def skeleton(path):
+    """A path's shape with its literal segments compared loosely: `/Account-Types/{x}` ~ `/accounttypes/{id}`."""
+    return re.sub(r"[-_]", "", shape(path).lower())
+
+
 def parse_override(text):
-    """`NAME=METHOD PATH` (the runner's --operation) -> (NAME, (METHOD, PATH))."""
-    match = re.fullmatch(r"\s*(\w+)\s*=\s*([A-Za-z]+)\s+(/\S*)\s*", text or "")
+    """`NAME=METHOD PATH` (the runner's --operation, or a line of --operations FILE, `--operation ` allowed before
+    it) -> (NAME, (METHOD, PATH))."""
+    text = re.sub(r"^\s*--operation\s+", "", text or "")
+    match = re.fullmatch(r"\s*['\"]?(\w+)\s*=\s*([A-Za-z]+)\s+(/[^\s'\"]*)['\"]?\s*", text)
     if not match:
         raise ValueError(f"--operation takes NAME=METHOD PATH (e.g. GetAccounts=GET /v2/accounts), not {text!r}")
     return match.group(1), (match.group(2).upper(), match.group(3))
@@ -106,6 +131,7 @@ class Operations:
                     if spec.get("operationId"):
                         self.by_id.setdefault(spec["operationId"], entry)
         self._found = {}
+        self.inferred = {}              # name -> (METHOD, path): found by PATHLESS's shape, said in the output
 
     def __contains__(self, operation_id):
         try:
@@ -143,12 +169,40 @@ class Operations:
         if name in self.overrides:
             method, path = self.overrides[name]
             return method, path, self._entry_at(method, path) or {}
+        candidates = self.candidates(name)
+        if len(candidates) == 1:
+            method, path, spec = candidates[0]
+            self.inferred[name] = (method, path)
+            return method, rename_parameters(path, PATHLESS[name][1]), spec
         if name in SPEC_PATHS:
             method, path = SPEC_PATHS[name]
             raise UnknownOperation(f"the target's document has no {method} …{path} ({name}, spec §4); "
                                    f"name it with --operation {name}=METHOD PATH")
-        raise UnknownOperation(f"the target's document has no operation {name!r} (the spec shows no path for it); "
-                               f"name it with --operation {name}=METHOD PATH")
+        among = f" (candidates: {', '.join(f'{m} {p}' for m, p, _ in candidates)})" if candidates else ""
+        raise UnknownOperation(f"the target's document has no operation {name!r} (the spec shows no path for it)"
+                               f"{among}; name it with --operation {name}=METHOD PATH")
+
+    def candidates(self, name):
+        """The document's operations with the method and shape PATHLESS gives `name`, leaving out the control API
+        and operations whose operationId is another name the harness knows."""
+        if name not in PATHLESS:
+            return []
+        method, end = PATHLESS[name]
+        known = set(SPEC_PATHS) | set(PATHLESS)
+        return [(m, p, spec) for m, p, spec in self.entries
+                if m == method and not self._control(p) and skeleton(p).endswith(skeleton(end))
+                and spec.get("operationId") not in known - {name}]
+
+    def unresolved(self):
+        """The operations of PATHLESS the target's document does not give, each with its candidates: what a QA
+        engineer fills in with --operation (or --operations FILE)."""
+        missing = []
+        for name in PATHLESS:
+            try:
+                self.locate(name)
+            except NotOffered:
+                missing.append((name, [(m, p) for m, p, _ in self.candidates(name)]))
+        return missing
 
     def _control(self, path):
         return path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/") or \

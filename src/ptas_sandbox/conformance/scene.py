@@ -15,7 +15,6 @@ from .bodies import Bodies, NoSchema, identifier
 from .checks import check, ids_of
 from .redact import redact
 
-MAX_WAIT = 300          # seconds a @slow scenario may really wait on a deployment
 ME = ("I", "me", "my", "the partner")
 
 
@@ -33,11 +32,13 @@ class Scene:
         self.users = {}         # name -> {"id", "accessToken", "token", "body"}
         self.partners = {}      # name -> child partner record
         self.accounts = {}      # name -> account record
+        self.account_kinds = {}  # name -> (account type, owner's label) of an account this scenario created
         self.webhooks = {}      # name -> webhook record
         self.account_types = {}  # id -> account type, read once
         self.reply = None
         self.replies = []       # replies of When steps, for checks over several of them
         self.undo = []
+        self.undo_keys = {}     # ("user" | "account", label) -> its action in `undo`, for `hold`
         self.settings_kept = False   # the partner's settings are put back at the end (a deployment)
         self.scope_session = None    # the user UI session the scope table reads
         # Values that flow from one step to the next (a page's transactions, an OAuth2 reference, a session)
@@ -119,10 +120,13 @@ class Scene:
     # -- tokens ---------------------------------------------------------------------------------------------
     def remember_token(self, name, body, owner="I"):
         self.tokens[name] = {"accessToken": body.get("accessToken"), "record": body, "owner": owner}
-        if not self.target.simulator and body.get("id"):
-            if owner == "I":
+        if not self.target.simulator and owner == "I":
+            if body.get("id"):
                 self.undo.append(lambda: self.client.call("RevokePartnerOwnToken", token=self.token,
                                                           params={"tokenId": body["id"]}))
+            else:       # spec §8: no id for a lifetime of an hour or less, so nothing to revoke it by
+                self.target.held.left["partner tokens of an hour or less (no id to revoke them by; they expire "
+                                      "by themselves)"] += 1
         return self.tokens[name]
 
     def token_id(self, name):
@@ -141,30 +145,49 @@ class Scene:
         raise AssertionError(f"the token {name!r} is not in the list")
 
     # -- time -----------------------------------------------------------------------------------------------
-    def time_passes(self, seconds):
-        """Advance the world clock on a simulator; on a deployment really wait, but only in opted-in @slow runs."""
+    def time_passes(self, seconds, what=None):
+        """Advance the world clock on a simulator; on a deployment really wait, within the run's budget, in a
+        @slow scenario of a run that waits (not --quick)."""
         if self.target.simulator:
             reply = self.client.call("SandboxSetClock", token=self.token, json={"advance": seconds})
             self.must(reply, f"move the world clock by {seconds} s")
             return
+        self.may_wait()
+        refusal = self.target.budget.refusal(seconds, what)
+        if refusal:
+            pytest.skip(refusal)
+        self.target.budget.wait(self.target, seconds)
+
+    def may_wait(self):
+        """Skip unless this scenario may wait on a deployment: a @slow scenario, in a run without --quick."""
         slow = self.node is not None and self.node.get_closest_marker("slow") is not None
         if not slow:
-            pytest.skip(f"needs {seconds} s to pass: only a simulator can move time for a non-@slow scenario")
+            pytest.skip("needs time to pass: only a simulator can move time for a scenario that is not @slow")
         if not self.slow_allowed:
-            pytest.skip("@slow: waits in real time on this target; opt in with --slow")
-        budget = self.target.options.get("max_wait") or MAX_WAIT
-        if seconds > budget:
-            pytest.skip(f"needs {seconds} s of real waiting, more than the budget of {budget:g} s (--max-wait)")
-        self.target.sleep(seconds)
+            pytest.skip("@slow: waits for time or data to pass; --quick leaves it out (check with: a run "
+                        "without --quick)")
+
+    def hold(self, label):
+        """Keep the account `label` (and the user it belongs to) for the rest of the run: later scenarios reuse
+        its data instead of waiting again; the run deletes them at its end."""
+        _, owner = self.account_kinds.get(label, (None, None))
+        for key in (("user", owner), ("account", label)):
+            action = self.undo_keys.pop(key, None)
+            if action is not None:
+                self.undo.remove(action)
+                self.target.held.leftovers.append(action)
+
+    def on_close(self, action, key=None):
+        """Undo `action` when the scenario ends (a deployment: what the harness created)."""
+        self.undo.append(action)
+        if key is not None:
+            self.undo_keys[key] = action
 
     # -- clean up -------------------------------------------------------------------------------------------
     def close(self):
-        """Undo what the scenario created, newest first; errors here never hide the scenario's own result."""
-        for action in reversed(self.undo):
-            try:
-                action()
-            except Exception:       # noqa: BLE001 - clean-up is best effort on a shared target
-                pass
+        """Undo what the scenario created, newest first; errors here never hide the scenario's own result. A
+        second Ctrl-C (the run already stopping) leaves the rest undone, counted in the summary."""
+        self.target.held.undo(list(reversed(self.undo)))
         self.undo.clear()
 
 

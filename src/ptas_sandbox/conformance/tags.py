@@ -7,7 +7,7 @@ import pytest
 KINDS = {
     "contract": "asserts only what the interface specification guarantees; runs against any target",
     "sandbox": "needs the simulator's control API or asserts a choice the simulator made where the spec is silent",
-    "slow": "needs real waiting on a target without a movable clock; opt-in there (--slow)",
+    "slow": "needs time or data to pass on a target without a movable clock: waits within --max-wait there",
 }
 AREAS = {
     "tokens": "§2, §3, §4.1 tokens", "partners": "§1, §4.2 partners and child partners",
@@ -18,7 +18,7 @@ AREAS = {
     "webhooks": "§6 webhooks and test events", "auth": "§5, §7 authentication, scopes, errors",
     "limits": "§8 limits", "versioning": "§9 versioning and timestamps",
 }
-DESELECTED = pytest.StashKey[str]()
+DESELECTED = pytest.StashKey[tuple]()   # ('not applicable' | 'not checked', reason)
 
 
 def markers():
@@ -47,12 +47,26 @@ def area_of(item):
     return "other"
 
 
-def unsuitable(item, *, simulator, slow):
-    """Why a scenario cannot run on a target, or None when it can."""
+def unsuitable(item, *, simulator, quick):
+    """Why a scenario cannot run on a target, as ("not applicable", reason) when no option of the run would make
+    it run there, ("not checked", reason) when one would; None when it can run."""
     if simulator:
         return None
     if item.get_closest_marker("contract") is None:
-        return "needs a simulator (control API or simulator choices)"
-    if item.get_closest_marker("slow") is not None and not slow:
-        return "@slow: waits in real time; opt in with --slow"
+        return ("not applicable", "needs a simulator (control API or simulator choices): @sandbox")
+    if item.get_closest_marker("slow") is not None and quick:
+        return ("not checked", "@slow: waits for time or data to pass; --quick leaves it out")
     return None
+
+
+# On a deployment the scenarios that wait run after the others, the cheap waits first, and the §8 burst last: it
+# spends a whole rate-limit window, which nothing after it should have to wait out.
+WAITING_ORDER = {"tokens": 1, "transactions": 2, "reports": 3, "versioning": 3}
+
+
+def run_order(item):
+    if item.get_closest_marker("limits") is not None:
+        return 9
+    if item.get_closest_marker("slow") is None:
+        return 0
+    return WAITING_ORDER.get(area_of(item), 4)

@@ -8,9 +8,10 @@ the partner token it was given, so only `@contract` scenarios run, paced under t
 import os
 import time
 
-from .client import Client, HttpTransport, Throttle, WsgiTransport, parse_json
+from .client import Client, HttpTransport, RunState, Throttle, WsgiTransport, parse_json
 from .redact import excerpt, mask, remember
 from .resolver import Operations, UnknownOperation, load_document
+from .waiting import Budget, Held
 
 # Requests per window the harness allows itself on a shared target: under the spec's 100 per 60 s (spec §8).
 PACE = (90, 60)
@@ -46,6 +47,9 @@ class Target:
         self.app = app
         self.options = {}               # what the steps read beyond the target: receiver, budgets (runner sets it)
         self.receiver = None            # the webhook receiver the run listens with (--receiver-listen)
+        self.budget = Budget()          # the run's waiting on a deployment (the runner sets --max-wait)
+        self.held = Held()              # accounts with data the run reuses, and what it deletes at its end
+        self.state = RunState()         # shared by every client: stopping (Ctrl-C), 429s in a row, waits said
         # How the harness waits (pacing, Retry-After, time passing on a deployment): real time, or a clock the
         # project's tests move instead, so the deployment mode runs paced and @slow without real waiting.
         self.monotonic, self.sleep = time.monotonic, time.sleep
@@ -66,11 +70,12 @@ class Target:
         elif not self.simulator and self._pace:
             # A deployment has one rate-limit window for the whole run; simulator worlds each have their own.
             if self._shared_throttle is None:
-                self._shared_throttle = Throttle(*self._pace, clock=self.monotonic, sleep=self.sleep)
+                self._shared_throttle = Throttle(*self._pace, clock=self.monotonic, sleep=self.sleep, state=self.state)
             throttle = self._shared_throttle
         else:
-            throttle = Throttle(*self._pace, clock=self.monotonic, sleep=self.sleep) if self._pace else None
-        return Client(self.transport, self.operations, throttle, sleep=self.sleep)
+            throttle = Throttle(*self._pace, clock=self.monotonic, sleep=self.sleep, state=self.state) \
+                if self._pace else None
+        return Client(self.transport, self.operations, throttle, sleep=self.sleep, state=self.state)
 
     def use_clock(self, clock):
         """Wait on `clock` (`.monotonic()`, `.sleep(seconds)`) instead of real time: a paced in-process run."""
@@ -191,6 +196,9 @@ def open_target(target="sim", token=None, openapi=None, pace=None, as_deployment
     if target in (None, "", "sim"):
         return in_process(openapi=openapi, simulator=True, overrides=overrides)
     if target.startswith(("http://", "https://")):
+        if target.rstrip("/").endswith("/partner/v2"):
+            raise TargetError(f"--target {target}: give the service's base URL, without /partner/v2 (the harness "
+                              f"finds spec §4.1's paths under it): --target {target.rstrip('/')[:-len('/partner/v2')]}")
         return over_http(target, token=token, openapi=openapi, pace=pace, as_deployment=as_deployment,
                          overrides=overrides)
     raise TargetError(f"unknown target {target!r}: `sim` or a base URL")

@@ -1,9 +1,11 @@
 """Steps of the account features: a user's accounts, created from the account type's fields (spec §1 capability
 3, §2 account resource, §4.3, §7 rule 4, §9 2.8.2)."""
 
+import pytest
 from pytest_bdd import given, then, when
 
 from ..checks import reports_problems
+from ..resolver import NotOffered
 from ..scene import check
 from . import acting, phrase
 from .account_types import account_type, form_for
@@ -23,9 +25,11 @@ def create_account(scene, label, type_id, owner, by="I", auth_reference=None):
     reply = scene.call("CreateAccount", by, json=scene.body("CreateAccount", values))
     if reply.ok and isinstance(reply.body, dict):
         scene.accounts[label] = reply.body
+        scene.account_kinds[label] = (type_id, owner)
         if not scene.target.simulator:
-            scene.undo.append(lambda: scene.client.call("DeleteAccount", token=scene.token,
-                                                        params={"id": scene.id_of(reply.body, "GetAccount")}))
+            scene.on_close(lambda: scene.client.call("DeleteAccount", token=scene.token,
+                                                     params={"id": scene.id_of(reply.body, "GetAccount")}),
+                           key=("account", label))
     return reply
 
 
@@ -101,3 +105,63 @@ def list_shows_account(scene, label):
 def list_lacks_account(scene, label):
     check(account_id(scene, label) not in scene.ids_in(scene.reply, "accounts", "GetAccount"),
           f"the account {label!r} is listed")
+
+
+# -- data on a deployment: reused where the world holds it, else awaited once within the run's budget -----------
+WORLD_ACCOUNTS_READ = 10    # accounts of the partner's world read when looking for one that already holds data
+
+
+def await_data(scene, label, kind, arrived, pause, held_has=None):
+    """Make the account `label` one that holds `kind` ("transactions" or "reports") on a deployment.
+
+    In this order: an account the run already holds with that data (of the same account type); one of the
+    partner's world that holds it (`held_has(account_id)`, at most WORLD_ACCOUNTS_READ read); else the scenario's
+    own account, polled (`arrived(account_id)` true when its data is there and settled; `pause(waited)` the next
+    pause) within what is left of the run's --max-wait budget, then held for later scenarios. Data that did not
+    come is not awaited again: later scenarios of the kind skip at once, with the same reason."""
+    type_id, _ = scene.account_kinds.get(label, (None, None))
+    key = (type_id, kind)
+    held, budget = scene.target.held.accounts, scene.target.budget
+    if key in held:
+        scene.accounts[label] = held[key]
+        return
+    if key in budget.given_up:
+        pytest.skip(budget.given_up[key])
+    scene.may_wait()
+    found = in_the_world(scene, type_id, held_has or arrived, exclude=account_id(scene, label))
+    if found is not None:
+        held[key] = scene.accounts[label] = found
+        return
+    waited = 0.0
+    while True:
+        if arrived(account_id(scene, label)):
+            held[key] = scene.accounts[label]
+            scene.hold(label)
+            return
+        if budget.left <= 0:
+            budget.given_up[key] = (
+                f"no {kind} arrived on a new {type_id} account within {waited:g} s of waiting, and the partner's "
+                f"world holds no {type_id} account with {kind} (check with: --max-wait {int(budget.total * 4)} "
+                f"or more, or a {type_id} account with {kind} among the partner's users)")
+            pytest.skip(budget.given_up[key])
+        waited += budget.wait(scene.target, pause(waited))
+
+
+def in_the_world(scene, type_id, has, exclude):
+    """A `type_id` account of the partner's users for which `has(account_id)` holds, read in full; or None."""
+    try:
+        listing = scene.client.call("GetAccounts", token=scene.token)
+    except NotOffered:
+        return None
+    if not listing.ok:
+        return None
+    try:
+        ids = [i for i in scene.ids_in(listing, "accounts", "GetAccount") if i and i != exclude]
+    except AssertionError:
+        return None
+    for account in sorted(ids, key=str)[:WORLD_ACCOUNTS_READ]:
+        reply = scene.client.call("GetAccount", token=scene.token, params={"id": account})
+        record = reply.body if reply.ok and isinstance(reply.body, dict) else {}
+        if type_id in [v for v in record.values() if isinstance(v, str)] and has(account):
+            return record
+    return None

@@ -103,6 +103,12 @@ def creates_child_token(scene, actor, name, child, scope):
     create_child_token(scene, child, name, scope, by=actor)
 
 
+@when(acting('{actor} creates a token "{name}" for the child partner "{child}" with scope "{scope}" lasting '
+            '{seconds:d} seconds'))
+def creates_child_token_lasting(scene, actor, name, child, scope, seconds):
+    create_child_token(scene, child, name, scope, lifetime=seconds, by=actor)
+
+
 @when(phrase('I list the tokens of the child partner "{child}"'))
 def list_child_tokens(scene, child):
     scene.call("GetPartnerTokens", params={"id": child_id(scene, child)})
@@ -156,6 +162,15 @@ def settings_fields(scene):
         check(field in body, f"the partner record has {field} (spec §2 other resources)")
     check(isinstance(body["redirectUrls"], list), "redirectUrls is a list (it replaced the single redirectUrl)")
     check(isinstance(body["userTokenExpirySeconds"], int), "userTokenExpirySeconds is a number of seconds")
+
+
+@then("the settings carry uiSettings.styling")
+def settings_carry_styling(scene):
+    """Spec §2 (2.5.0): the partner record has uiSettings, including uiSettings.styling (its shape not shown)."""
+    check(scene.reply.ok, f"expected the partner settings, got {scene.reply.describe()}")
+    ui = scene.reply.body.get("uiSettings")
+    check(isinstance(ui, dict) and "styling" in ui,
+          f"the partner record carries uiSettings.styling (spec §2, 2.5.0), got uiSettings {ui!r}")
 
 
 @then(phrase('the settings show the e-mail address "{email}"'))

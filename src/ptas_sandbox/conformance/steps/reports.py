@@ -1,12 +1,11 @@
 """Steps of the report features: reports of an account and the transactions that link to them (spec §1
 capability 6, §2 transaction and report resources, §4.3 GetReports, GetReport, the reportId search)."""
 
-import pytest
 from pytest_bdd import then, when
 
 from ..scene import check
 from . import phrase
-from .accounts import account_id
+from .accounts import account_id, await_data
 from .dataimports import every_entry_reports
 from .transactions import transactions
 
@@ -46,26 +45,21 @@ def all_linked(scene, linked_report):
     check(not others, f"the reportId search returned transactions of other reports: {sorted(map(str, others))}")
 
 
+def has_reports(scene, account):
+    reply = scene.client.call("GetReports", token=scene.token, params={"id": account})
+    body = reply.body
+    listed = body if isinstance(body, list) else next(
+        (v for v in body.values() if isinstance(v, list)), []) if isinstance(body, dict) else []
+    return reply.ok and bool(listed)
+
+
 @when(phrase('the account "{label}" has received a report'))
 def received_report(scene, label):
     """Reports come when the provider delivers them (the dummy-report type: after two days). A simulator moves its
-    clock 48 h; on a deployment the harness lists the account's reports, at growing intervals from a minute,
-    until one is there, within the --max-wait budget (a @slow scenario)."""
+    clock 48 h; on a deployment the run reuses an account that holds reports, else lists the account's reports
+    at growing intervals from a minute within the run's budget (accounts.await_data)."""
     if scene.target.simulator:
         scene.time_passes(172800)
         return
-    scene.time_passes(0)        # the @slow and --slow rules of waiting on a deployment
-    budget = float(scene.target.options.get("max_wait") or 300)
-    waited = 0.0
-    while True:
-        reply = scene.client.call("GetReports", token=scene.token, params={"id": account_id(scene, label)})
-        body = reply.body
-        listed = body if isinstance(body, list) else next(
-            (v for v in (body or {}).values() if isinstance(v, list)), []) if isinstance(body, dict) else []
-        if reply.ok and listed:
-            return
-        if waited >= budget:
-            pytest.skip(f"no report arrived within {budget:g} s of waiting (--max-wait)")
-        pause = min(max(60.0, waited / 4), budget - waited)
-        scene.target.sleep(pause)
-        waited += pause
+    await_data(scene, label, "reports", lambda account: has_reports(scene, account),
+               lambda waited: max(60.0, waited / 4))

@@ -162,6 +162,17 @@ def listed_used(scene, name):
     check(checks.seconds_between(record["createdAt"], record["lastUsedAt"]) >= 0, "lastUsedAt is not before createdAt")
 
 
+@then(phrase('the listed token "{name}" was last used later than before'))
+def listed_used_later(scene, name):
+    """Spec §2 (2.1.1): lastUsedAt is the time of the token's last use, so it moves with each use."""
+    lists = [r for r in scene.replies if r.operation == "GetOwnPartnerTokens" and r.ok]
+    check(len(lists) >= 2, "the token was listed twice, once after each use")
+    before, now = (scene.find_listed(name, listing).get("lastUsedAt") for listing in lists[-2:])
+    check(isinstance(before, str) and isinstance(now, str), f"lastUsedAt is set once used, got {before!r}, {now!r}")
+    check(checks.seconds_between(before, now) >= 1, f"lastUsedAt stayed at {before} after a use 2 s later "
+          f"(it reads {now}); it moves with each use (spec §2)")
+
+
 @then(phrase('the listed token "{name}" has never been used'))
 def listed_unused(scene, name):
     record = scene.find_listed(name)

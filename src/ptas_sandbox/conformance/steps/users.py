@@ -21,9 +21,14 @@ def create_user(scene, label, scope=None, email=None, by="I"):
         scene.users[label] = {"id": reply.body["id"], "accessToken": record.get("accessToken"),
                               "token": record, "body": reply.body}
         if not scene.target.simulator:
-            scene.undo.append(lambda: scene.client.call("DeleteUser", token=scene.token,
-                                                        params={"id": reply.body["id"]}))
+            scene.on_close(lambda: deleted_user(scene, reply.body["id"]), key=("user", label))
     return reply
+
+
+def deleted_user(scene, user):
+    """DeleteUser at the end of a scenario: the user stays listed with deletedAt (spec §4.3), said in the summary."""
+    if scene.client.call("DeleteUser", token=scene.token, params={"id": user}).ok:
+        scene.target.held.left["users deleted by the run (the service keeps listing them with deletedAt)"] += 1
 
 
 def issue_user_token(scene, operation, actor, params=None):

@@ -12,6 +12,11 @@ Feature: A partner's own settings
     Then the settings show an e-mail address, redirect URLs, a name, the user token lifetime and UI settings
 
   @contract
+  Scenario: The UI settings carry the Account UI styling
+    When I read my partner settings
+    Then the settings carry uiSettings.styling
+
+  @contract
   Scenario: The e-mail address can be changed
     When I change my e-mail address to "integrations@acme.example"
     Then the request succeeds

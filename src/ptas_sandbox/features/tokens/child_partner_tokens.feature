@@ -43,3 +43,15 @@ Feature: Tokens of child partners
     Then the listed token "store" is revoked
     When "store" reads the partner's settings
     Then the request is refused as unauthorized
+
+  @contract
+  Scenario: Creating a child partner's token needs partner:create
+    Given a token "settings" with scope "partner:read partner:update"
+    When "settings" creates a token "store" for the child partner "Store 7" with scope "partner:read"
+    Then the request is refused as forbidden
+
+  @contract
+  Scenario: A child partner's token lives the expiresIn it was given
+    When I create a token "store" for the child partner "Store 7" with scope "partner:read" lasting 7200 seconds
+    Then the request succeeds
+    And the new token lives 7200 seconds

@@ -73,6 +73,18 @@ Feature: A partner's own tokens
     And "watcher" lists the partner's tokens
     Then the listed token "reader" has been used
 
+  @contract @slow
+  Scenario: lastUsedAt moves with each use of the token
+    Given a token "reader" with scope "partner:read"
+    And a token "watcher" with scope "partner:read"
+    When "reader" reads the partner's settings
+    And "watcher" lists the partner's tokens
+    Then the listed token "reader" has been used
+    When 2 seconds pass
+    And "reader" reads the partner's settings
+    And "watcher" lists the partner's tokens
+    Then the listed token "reader" was last used later than before
+
   @contract
   Scenario: A revoked token is marked revoked and no longer accepted
     Given a token "admin" with scope "partner:all"

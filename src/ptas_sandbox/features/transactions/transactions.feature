@@ -99,3 +99,15 @@ Feature: Transactions of an account
       | kind       |
       | deprecated |
       | mapped     |
+
+  @contract @slow
+  Scenario: The account's statistics give the dates of its first and last transaction
+    When the account "shop" has received its transactions
+    And I page through every transaction of the account "shop"
+    Then the account "shop" statistics give the dates of its first and last transaction
+
+  @contract @slow
+  Scenario: Transactions carry Shopper information
+    When the account "shop" has received its transactions
+    And I read the transactions of the account "shop"
+    Then some transaction carries Shopper information

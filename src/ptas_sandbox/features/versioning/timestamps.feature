@@ -58,7 +58,7 @@ Feature: Date-times with seven fractional digits
   @contract @slow
   Scenario: Transaction and report responses
     Given a user "Jane's Bakery" with a "dummy-report" account "shop"
-    When 172800 seconds pass
+    When the account "shop" has received a report
     And I read the transactions of the account "shop"
     And I read the first transaction of the account "shop" on its own
     And I list the reports of the account "shop"

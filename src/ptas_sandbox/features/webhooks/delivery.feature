@@ -19,6 +19,12 @@ Feature: Webhooks through the target's own document, notifications at a receiver
     Then the webhook is no longer listed or read
 
   @contract
+  Scenario: PATCH changes a webhook
+    When I subscribe a webhook to every active event kind, sent to the receiver
+    And I patch the webhook to AccountCreated notifications only
+    Then reading the webhook shows AccountCreated notifications only
+
+  @contract
   Scenario Outline: A test <kind> notification reaches the receiver
     Given a webhook for <kind> notifications sent to the receiver
     When I send a test <kind> notification

@@ -6,19 +6,22 @@ DeleteChildPartner is in users/http.py: deleting a partner deletes its users, an
 from ..operations import PARTNER_ONLY, Answer, component, operation
 from . import models
 
-# The answer's styling may grow new properties (spec §9.2); a request's may not: an unknown key is a 400
-# (models.styling names it), so the request schema says so too (STYLING_SET).
+# No additionalProperties: false, though an unknown key is refused (models.styling names it): the schema is also
+# the response's, and spec §9.2 lets every response grow new properties (UI_SETTINGS_IN closes it for requests).
 STYLING = {"type": "object", "description": "the hosted pages' look",
            "properties": {key: {"type": "string", "maxLength": 120, "pattern": shape.pattern,
                                 "description": f"e.g. {models.EXAMPLES[shape]}",
                                 "x-problem": f"`{key}` must be like {models.EXAMPLES[shape]}."}
                           for key, shape in models.STYLING.items()}}
-FRAME_ANCESTORS = {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": models.ORIGIN.pattern},
-                   "description": "origins that may show the hosted pages in a frame (CSP frame-ancestors); "
-                                  "none by default"}
-UI_SETTINGS = {"type": "object", "properties": {"styling": STYLING, "frameAncestors": FRAME_ANCESTORS}}
-STYLING_SET = {**STYLING, "additionalProperties": False}
-UI_SETTINGS_SET = {"type": "object", "properties": {"styling": STYLING_SET, "frameAncestors": FRAME_ANCESTORS}}
+UI_SETTINGS = {"type": "object", "properties": {
+    "styling": STYLING,
+    "frameAncestors": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": models.ORIGIN.pattern},
+                       "description": "origins that may show the hosted pages in a frame (CSP frame-ancestors); "
+                                      "none by default"}}}
+# What a request may send: the styling properties only (partners.models refuses others); a response's schema stays
+# open (spec §9 rule 2).
+UI_SETTINGS_IN = {**UI_SETTINGS, "properties": {**UI_SETTINGS["properties"],
+                                                "styling": {**STYLING, "additionalProperties": False}}}
 PARTNER = component("Partner", {
     "type": "object",
     "properties": {
@@ -40,7 +43,7 @@ SETTINGS = {
         "email": models.EMAIL_FIELD,
         "redirectUrls": {"type": "array", "items": models.URL_FIELD, "maxItems": 20},
         "userTokenExpirySeconds": {"type": "integer", "minimum": 1, "maximum": 3_153_600_000},
-        "uiSettings": UI_SETTINGS_SET,
+        "uiSettings": UI_SETTINGS_IN,
     },
 }
 EXAMPLE = {"name": "Acme Shop Software", "email": "integrations@acme.example",

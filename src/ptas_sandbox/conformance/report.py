@@ -1,0 +1,397 @@
+"""The reporting half of `ptas conform`: progress lines while the suites run, the summary per spec area, JUnit
+XML and the summary files, and a failure said as a QA engineer needs it (step, expectation, last exchange)."""
+
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from xml.etree import ElementTree
+
+import pytest
+
+from . import tags
+from .client import RateLimitStuck
+from .redact import excerpt, redact, redact_file
+
+# Requests a scenario sends on average, for the duration estimate only: a default deployment run of the @contract
+# suites against the simulator sent 1258 requests for 249 scenarios (clean-up and data reuse included).
+REQUESTS_PER_SCENARIO = 5
+
+
+PASSED, FAILED, NOT_CHECKED, NOT_APPLICABLE = "passed", "failed", "not checked", "not applicable"
+INTERRUPTED = "the run was interrupted (Ctrl-C)"
+# What would check a scenario that was not checked, by words of its reason (the first that matches).
+REMEDIES = (
+    ("check with: ", None),                       # the reason says it itself
+    ("--oauth-consent", "--oauth-consent COMMAND (or interactive)"),
+    ("not offered by the target", "--operation NAME=METHOD PATH (see the lines printed above), --operations FILE "
+                                  "or --openapi FILE with the operation and its request schema"),
+    ("receiver", "--receiver-listen HOST:PORT [--receiver-url URL]"),
+    ("--quick", "a run without --quick"),
+    ("not selected by --tags", "--tags"),
+    ("not run: the run was interrupted", "a run that is not interrupted"),
+    ("not run: the target answered 429", "a target whose rate-limit window moves, or a lower --pace"),
+)
+
+
+def remedy(reason):
+    """What would check a scenario left unchecked for `reason`, in words a QA engineer can act on."""
+    for words, option in REMEDIES:
+        if words in reason:
+            return option or reason.split("check with: ", 1)[1].rstrip(")")
+    return "nothing the run can change: the target's data or document does not allow it"
+
+
+class Reporter:
+    """Progress while the suites run, then the summary per spec area (a pytest plugin object)."""
+
+    def __init__(self, out, tags_expression=None, only=None):
+        self.out, self.only, self.target = out, set(only or ()), None
+        self.wanted = selector(tags_expression)
+        self.results = {}               # nodeid -> (area, title, outcome, detail)
+        self.features = {}              # nodeid -> feature name (JUnit classname)
+        self.durations = Counter()      # nodeid -> seconds
+        self.left_out = []              # (area, outcome, reason, feature, title): not run on this target
+        self.errors = []
+        self.total = 0
+        self.items = {}
+        self.started = time.monotonic()
+        self.stopped = None             # why the run stopped before its last scenario (Ctrl-C, a stuck 429)
+
+    def pytest_configure(self, config):
+        # Only the crash line reaches the output: native tracebacks spare pytest's source parsing on every failure.
+        config.option.tbstyle = "native"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if self.only:
+            items[:] = [item for item in items if title(item) in self.only]
+
+    def pytest_collection_finish(self, session):
+        self.items = {item.nodeid: item for item in session.items}
+        self.total = len(session.items)
+        self.write(f"{self.total} scenarios selected")
+        pace = self.target.pace
+        if pace and self.total:
+            requests = self.total * REQUESTS_PER_SCENARIO
+            seconds = max(0.0, requests - pace[0]) * pace[1] / pace[0]
+            self.write(f"estimate: about {minutes(seconds)} of paced requests ({self.total} scenarios × "
+                       f"~{REQUESTS_PER_SCENARIO} requests at {pace[0]} per {pace[1]:g} s; --pace for a higher "
+                       f"limit), plus up to {minutes(self.target.budget.total)} of waiting for time and data "
+                       "(--max-wait)")
+
+    def pytest_deselected(self, items):
+        for item in items:
+            kind, reason = item.stash.get(tags.DESELECTED, (None, None))
+            if reason is None or not self.wanted(item):
+                continue        # --tags leaves it out anyway: not a scenario this target could not run
+            self.left_out.append((tags.area_of(item), kind, reason, feature_of(item), title(item)))
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(redact(report.longreprtext))
+            self.write(f"collection error: {redact(report.longreprtext)[-2000:]}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_bdd_step_error(self, request, feature, scenario, step, step_func, step_func_args, exception):
+        request.node.stash[FAILED_STEP] = f"{step.keyword} {step.name}"
+        if "scene" in request.fixturenames:
+            request.node.stash[SCENE] = request.getfixturevalue("scene")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """A failure reads as a QA engineer needs it, in the output and the reports alike: the step, what was
+        expected in words, the last request and response; never a traceback."""
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed and call.excinfo is not None:
+            report.longrepr = explain(item, call.excinfo)
+            if isinstance(call.excinfo.value, RateLimitStuck):
+                self.stopped = str(call.excinfo.value)
+                item.session.shouldstop = self.stopped
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        """Ctrl-C: say what happens now, stop waiting (no pace, no Retry-After), and report what ran. (pytest
+        calls this too when a stuck 429 made the run stop: that reason is kept.)"""
+        if self.stopped:
+            return
+        self.stopped = INTERRUPTED
+        if self.target is not None:
+            self.target.state.stopping = True
+        self.write("interrupted (Ctrl-C): removing what the run made on the target (tokens, users, child partners, "
+                   "webhooks, settings), without waiting; Ctrl-C again leaves it; the reports follow")
+
+    def waiting_said(self, seconds, why):
+        """A paced run is never silent for long: the wait, why, and the scenarios done so far."""
+        done = len(self.results)
+        elapsed = time.monotonic() - self.started
+        left = f", about {minutes(elapsed / done * (self.total - done))} left at the rate so far" \
+            if done and self.total > done else ""
+        self.write(f"         … waiting {seconds:.0f} s for {why}; {done}/{self.total} scenarios done{left}")
+
+    def pytest_runtest_logreport(self, report):
+        item = self.items.get(report.nodeid)
+        if item is None:
+            return
+        self.durations[report.nodeid] += report.duration
+        known = self.results.get(report.nodeid)
+        if report.failed:
+            outcome, detail = FAILED, str(report.longrepr)
+        elif report.skipped:
+            outcome, detail = NOT_CHECKED, skip_reason(report)
+        elif report.when == "call":
+            outcome, detail = PASSED, ""
+        else:
+            return
+        if known and known[2] == FAILED:
+            return
+        self.features[report.nodeid] = feature_of(item)
+        self.results[report.nodeid] = (tags.area_of(item), title(item), outcome, redact(detail))
+        if report.when != "teardown" or outcome == FAILED:
+            done = len(self.results)
+            shown = detail if outcome == NOT_CHECKED else detail.replace("\n", "\n         ")
+            word = "SKIPPED" if outcome == NOT_CHECKED else outcome.upper()
+            self.write(f"[{done:>4}/{self.total}] {word:7} {tags.area_of(item):14} {title(item)}"
+                       + (f"\n         {shown}" if outcome != PASSED else ""))
+
+    def write(self, line):
+        print(redact(line), file=self.out, flush=True)
+
+    def preflight_failed(self, message):
+        """The run could not start: one failed test says why, so a CI publisher finds a report."""
+        self.results["preflight"] = ("preflight", "the target and the token can be used", FAILED, message)
+        self.features["preflight"] = "ptas conform preflight"
+
+    # -- what the run found ---------------------------------------------------------------------------------
+    def outcomes(self):
+        """(area, title, outcome, detail, feature, seconds) of every scenario the target could have run or did."""
+        rows = [(a, n, o, d, self.features.get(node, ""), self.durations[node])
+                for node, (a, n, o, d) in self.results.items()]
+        rows += [(area, name, kind, reason, feature, 0.0) for area, kind, reason, feature, name in self.left_out]
+        not_run = f"not run: {self.stopped}" if self.stopped else "not run"
+        rows += [(tags.area_of(item), title(item), NOT_CHECKED, not_run, feature_of(item), 0.0)
+                 for node, item in self.items.items() if node not in self.results]
+        return rows
+
+    def totals(self):
+        """(passed, failed, not checked, not applicable); a scenario --tags left out does not count at all."""
+        counts = Counter(row[2] for row in self.outcomes())
+        return counts[PASSED], counts[FAILED] + len(self.errors), counts[NOT_CHECKED], counts[NOT_APPLICABLE]
+
+    def unchecked_areas(self):
+        return sorted({row[0] for row in self.outcomes() if row[2] == NOT_CHECKED})
+
+    def last_line(self):
+        """Counts that never read as a pass of what was not checked: the unchecked areas are named."""
+        passed, failed, unchecked, inapplicable = self.totals()
+        line = f"{passed} passed, {failed} failed, {unchecked} not checked"
+        if inapplicable:
+            line += f", {inapplicable} not applicable to this target"
+        if unchecked:
+            line += f" (NOT CHECKED in {', '.join(self.unchecked_areas())}: see above)"
+        return line
+
+    def per_area(self):
+        areas = defaultdict(Counter)
+        for area, _, outcome, *_ in self.outcomes():
+            areas[area][outcome] += 1
+        return areas
+
+    def not_checked(self):
+        """(area, reason, what would check it) -> count."""
+        return Counter((area, reason, remedy(reason)) for area, _, outcome, reason, *_ in self.outcomes()
+                       if outcome == NOT_CHECKED)
+
+    def summary(self):
+        elapsed = time.monotonic() - self.started
+        described = self.target.describe() if self.target is not None else "no target"
+        lines = ["", f"summary by spec area ({described}, {elapsed:.1f} s):",
+                 f"  {'area':14} {'spec':42} {'passed':>6} {'failed':>6} {'not checked':>11} {'n/a':>4}"]
+        for area, counts in sorted(self.per_area().items()):
+            lines.append(f"  {area:14} {tags.AREAS.get(area, ''):42} {counts[PASSED]:>6} {counts[FAILED]:>6} "
+                         f"{counts[NOT_CHECKED]:>11} {counts[NOT_APPLICABLE]:>4}")
+        failures = [row for row in self.outcomes() if row[2] == FAILED]
+        if failures:
+            lines.append("failed:")
+            lines += [f"  {area}: {name}\n      " + detail.replace("\n", "\n      ")
+                      for area, name, _, detail, *_ in failures]
+        inapplicable = Counter((row[0], row[3]) for row in self.outcomes() if row[2] == NOT_APPLICABLE)
+        if inapplicable:
+            lines.append("not applicable to this target:")
+            lines += [f"  {area}: {count} — {reason}" for (area, reason), count in sorted(inapplicable.items())]
+        left = self.target.held.left if self.target is not None else {}
+        if left:
+            lines.append("left on the target by the run:")
+            lines += [f"  {count} {what}" for what, count in sorted(left.items())]
+        unchecked = self.not_checked()
+        if unchecked:
+            lines.append("NOT CHECKED, by area and spec section, with what would check it:")
+            lines += [f"  {area} ({tags.AREAS.get(area, '')}): {count} — {reason}\n      check with: {option}"
+                      for (area, reason, option), count in sorted(unchecked.items())]
+        return redact("\n".join(lines))
+
+    def as_dict(self):
+        passed, failed, unchecked, inapplicable = self.totals()
+        return {"target": redact(self.target.describe()) if self.target is not None else None,
+                "totals": {"passed": passed, "failed": failed, "notChecked": unchecked,
+                           "notApplicable": inapplicable},
+                "lastLine": self.last_line(),
+                "areas": {a: dict(c) for a, c in self.per_area().items()},
+                "scenarios": [{"area": a, "scenario": n, "outcome": o, "detail": redact(d)}
+                              for a, n, o, d, *_ in self.outcomes()],
+                "leftOnTarget": dict(self.target.held.left) if self.target is not None else {},
+                "notChecked": [{"area": a, "spec": tags.AREAS.get(a, ""), "reason": r, "checkWith": option,
+                                "scenarios": count} for (a, r, option), count in sorted(self.not_checked().items())]}
+
+    def write_reports(self, report_dir):
+        """junit.xml, summary.txt (ending with the last line), summary.json; cucumber.json's tokens masked."""
+        os.makedirs(report_dir, exist_ok=True)
+        self.write_junit(os.path.join(report_dir, "junit.xml"))
+        path = os.path.join(report_dir, "cucumber.json")
+        if os.path.exists(path):
+            redact_file(path)
+        with open(os.path.join(report_dir, "summary.txt"), "w", encoding="utf-8") as handle:
+            handle.write(self.summary() + "\n" + self.last_line() + "\n")
+        with open(os.path.join(report_dir, "summary.json"), "w", encoding="utf-8") as handle:
+            json.dump(self.as_dict(), handle, indent=2)
+
+    def write_junit(self, path):
+        """JUnit XML as CI dashboards group it: one testsuite per spec area, the feature as the classname; a
+        scenario not checked is a skipped testcase with the reason and what would check it; one that does not
+        apply to the target is no testcase at all, only counted in the suite's properties."""
+        cases = defaultdict(list)       # area -> (feature, title, outcome, detail, seconds)
+        inapplicable = defaultdict(Counter)
+        for area, name, outcome, detail, feature, seconds in self.outcomes():
+            if outcome == NOT_APPLICABLE:
+                inapplicable[area][detail] += 1
+            else:
+                cases[area].append((feature, name, outcome, detail, seconds))
+        root = ElementTree.Element("testsuites", name="ptas conform")
+        for area in sorted(set(cases) | set(inapplicable)):
+            rows = cases[area]
+            counts = Counter(row[2] for row in rows)
+            suite = ElementTree.SubElement(root, "testsuite", name=area, tests=str(len(rows)),
+                                           failures=str(counts[FAILED]), errors="0",
+                                           skipped=str(counts[NOT_CHECKED]),
+                                           time=f"{sum(row[4] for row in rows):.3f}")
+            if inapplicable[area]:
+                properties = ElementTree.SubElement(suite, "properties")
+                for reason, count in sorted(inapplicable[area].items()):
+                    ElementTree.SubElement(properties, "property", name=f"not applicable: {reason}",
+                                           value=str(count))
+            seen = Counter()
+            for feature, name, outcome, detail, seconds in rows:
+                seen[(feature, name)] += 1
+                unique = name if seen[(feature, name)] == 1 else f"{name} #{seen[(feature, name)]}"
+                case = ElementTree.SubElement(suite, "testcase", classname=feature or area, name=unique,
+                                              time=f"{seconds:.3f}")
+                if outcome == FAILED:
+                    failure = ElementTree.SubElement(case, "failure", message=failure_message(detail))
+                    failure.text = redact(detail)
+                elif outcome == NOT_CHECKED:
+                    said = "" if "check with: " in detail else f" (check with: {remedy(detail)})"
+                    ElementTree.SubElement(case, "skipped", message=redact(f"not checked: {detail}{said}")[:500])
+        root.set("tests", str(sum(len(rows) for rows in cases.values())))
+        ElementTree.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def failure_message(detail):
+    """The expectation in words (a JUnit failure's message), not the step it failed at."""
+    lines = detail.split("\n")
+    said = next((line[len("expected: "):] for line in lines if line.startswith("expected: ")), lines[0])
+    return redact(said)[:300]
+
+
+FAILED_STEP = pytest.StashKey[str]()
+SCENE = pytest.StashKey[object]()
+
+
+def selector(expression):
+    """Whether --tags selects an item (pytest's own -m grammar), so target skips count only for selected ones."""
+    if not expression:
+        return lambda item: True
+    from _pytest.mark.expression import Expression
+    compiled = Expression.compile(expression.replace("@", ""))
+
+    def wanted(item):
+        return compiled.evaluate(lambda name, **kw: item.get_closest_marker(name) is not None)
+    return wanted
+
+
+def minutes(seconds):
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def title(item):
+    """The scenario's name as the feature says it, outline placeholders filled in."""
+    name = (item.obj.__doc__ or item.name).split(": ", 1)[-1]
+    example = getattr(item, "callspec", None) and item.callspec.params.get("_pytest_bdd_example")
+    if example and "<" not in name:
+        return f"{name} ({', '.join(str(v) for v in example.values())})"
+    for key, value in (example or {}).items():
+        name = name.replace(f"<{key}>", str(value))
+    return name
+
+
+def feature_of(item):
+    """The feature's name (the JUnit classname): from pytest-bdd's registry, else the file the scenario is in."""
+    try:
+        from pytest_bdd.scenario import scenario_wrapper_template_registry
+        return scenario_wrapper_template_registry[item.obj].feature.name
+    except (ImportError, KeyError, AttributeError):
+        return (item.obj.__doc__ or "").split(": ", 1)[0]
+
+
+def explain(item, excinfo):
+    """Step, expectation in words, last request and response, tokens masked; never a traceback."""
+    step = item.stash.get(FAILED_STEP, None)
+    error = excinfo.value
+    lines = [f"at step “{step}”" if step else "while setting the stage (before the first step)"]
+    lines.append("expected: " + expectation(error))
+    scene = item.stash.get(SCENE, None)
+    reply = None
+    if scene is not None:
+        replies = getattr(getattr(scene, "client", None), "replies", None) or []
+        reply = replies[-1] if replies else getattr(scene, "reply", None)
+    if reply is not None:
+        lines.append(f"last request: {reply.method} {redact(reply.path)}"
+                     + (f" ({reply.operation})" if reply.operation else ""))
+        trace = trace_id(reply)
+        lines.append(f"last response: {reply.status}" + (f", traceId {trace}" if trace else "")
+                     + f", body: {excerpt(reply.text, 300) or '(empty)'}")
+    return redact("\n".join(lines))
+
+
+def expectation(error):
+    """What the step expected, in words, from the exception it raised."""
+    name = error.__class__.__name__
+    text = str(error).replace("AssertionError: ", "").strip()
+    if isinstance(error, RateLimitStuck):
+        return redact(text)
+    if isinstance(error, AssertionError):
+        first = text.split("\nassert ")[0].strip() if text else ""
+        return redact(" / ".join(first.splitlines()[:4])[:600]) or "the step's check to hold (it did not)"
+    if isinstance(error, KeyError):
+        return f"the response to carry the field {text} (it is missing)"
+    if isinstance(error, (IndexError, StopIteration)):
+        return f"the response to list an entry the step needs (none there: {name} {text})".strip()
+    if isinstance(error, (TypeError, AttributeError, ValueError)):
+        return f"a response of the shape the step reads ({name}: {redact(text)[:300]})"
+    return f"the step to complete ({name}: {redact(text)[:300]})"
+
+
+def trace_id(reply):
+    body = reply.body if isinstance(reply.body, dict) else {}
+    for key in ("traceId", "traceid", "trace_id"):
+        if isinstance(body.get(key), str):
+            return body[key]
+    for header in ("x-trace-id", "traceparent", "x-request-id", "request-id"):
+        if reply.headers.get(header):
+            return reply.headers[header]
+    return None
+
+
+def skip_reason(report):
+    if isinstance(report.longrepr, tuple):
+        return report.longrepr[2].replace("Skipped: ", "")
+    return str(report.longrepr)
