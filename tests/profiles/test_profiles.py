@@ -15,8 +15,8 @@ import tempfile
 
 import pytest
 
+from ptas_sandbox import profile as profiles
 from ptas_sandbox.cli import main as ptas
-from ptas_sandbox.conformance import profile as profiles
 from ptas_sandbox.conformance import runner
 from ptas_sandbox.simulator import create_app
 from tests.conformance.variants import VARIANTS

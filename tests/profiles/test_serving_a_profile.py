@@ -5,8 +5,8 @@ import io
 
 import pytest
 
+from ptas_sandbox import profile as profiles
 from ptas_sandbox.cli import main as ptas
-from ptas_sandbox.conformance import profile as profiles
 from ptas_sandbox.conformance.profile_learn import learn
 from ptas_sandbox.conformance.targets import in_process
 from ptas_sandbox.simulator import create_app

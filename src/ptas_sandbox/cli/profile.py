@@ -17,7 +17,7 @@ def add(commands):
 
 
 def load(path):
-    from ptas_sandbox.conformance.profile import ProfileError, load
+    from ptas_sandbox.profile import ProfileError, load
     try:
         return load(path)
     except ProfileError as error:
@@ -26,13 +26,13 @@ def load(path):
 
 
 def run_show(args):
-    from ptas_sandbox.conformance.profile import show
+    from ptas_sandbox.profile import show
     print(show(load(args.file), evidence=args.evidence))
     return 0
 
 
 def run_diff(args):
-    from ptas_sandbox.conformance.profile import diff
+    from ptas_sandbox.profile import diff
     lines = diff(load(args.a), load(args.b), args.a, args.b)
     if not lines:
         print(f"{args.a} and {args.b} make the same choices")

@@ -155,7 +155,7 @@ def settings(args, state):
     if args.operation_limit:
         config["OPERATION_LIMITS"] = dict(args.operation_limit)
     if args.profile:
-        from ptas_sandbox.conformance.profile import ProfileError, load
+        from ptas_sandbox.profile import ProfileError, load
         try:
             config["PROFILE"] = load(args.profile)
         except ProfileError as error:

@@ -12,7 +12,8 @@ import json
 import re
 import uuid
 
-from . import profile as profiles
+from ptas_sandbox import profile as profiles
+
 from .bodies import Bodies, NoSchema, identifier, json_type, place
 from .client import Exchange, parse_json
 from .redact import excerpt, redact

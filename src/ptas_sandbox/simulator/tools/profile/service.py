@@ -1,7 +1,7 @@
 """`PROFILE` in the app's config (a profile, or the path of its file) puts the profile layer in front of every
 route; without it the simulator answers as it always does."""
 
-from ptas_sandbox.conformance.profile import check, load
+from ptas_sandbox.profile import check, load
 
 from ...auth import bearer
 from ...problems import Problem
