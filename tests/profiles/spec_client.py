@@ -32,6 +32,19 @@ def normal(value, key=None):
     return value
 
 
+def entries_of(body):
+    return next((v for v in body.values() if isinstance(v, list)), []) if isinstance(body, dict) else []
+
+
+def page_shape(body):
+    entries = entries_of(body)
+    body = body if isinstance(body, dict) else {}
+    forms = {k: None if v is None else "digits" if str(v).isdigit() else "opaque"
+             for k, v in body.items() if k.endswith("PageReference")}
+    return {"keys": sorted(body), "entries": len(entries), "entry keys": sorted(entries[0]) if entries else [],
+            "references": forms}
+
+
 class SpecClient:
     def __init__(self, app, token, overrides=()):
         transport = WsgiTransport(app)
@@ -58,13 +71,24 @@ class SpecClient:
         return reply
 
     def page(self, label, account_id):
-        """A page of an account's transactions: its shape (their content is drawn from each world's seed)."""
-        reply = self.client.call("GetTransactions", token=self.token, params={"id": account_id})
-        body = reply.body if isinstance(reply.body, dict) else {}
-        entries = next((v for v in body.values() if isinstance(v, list)), [])
-        self.seen.append((label, reply.status, reply.content_type,
-                          {"keys": sorted(body), "entries": len(entries),
-                           "entry keys": sorted(entries[0]) if entries else []}))
+        """A page of an account's transactions: its shape and the form of its references (their content is drawn
+        from each world's seed), then the next page and back again by the references the target gave."""
+        first = self.client.call("GetTransactions", token=self.token, params={"id": account_id})
+        self.seen.append((label, first.status, first.content_type, page_shape(first.body)))
+        reference = (first.body or {}).get("nextPageReference") if isinstance(first.body, dict) else None
+        if reference is None:
+            return
+        second = self.client.call("GetTransactions", token=self.token, params={"id": account_id},
+                                  query={"pageReference": reference})
+        self.seen.append((label + ": the next one", second.status, second.content_type, page_shape(second.body)))
+        back = (second.body or {}).get("previousPageReference") if isinstance(second.body, dict) else None
+        again = self.client.call("GetTransactions", token=self.token, params={"id": account_id},
+                                 query={"pageReference": back})
+        same = entries_of(again.body) == entries_of(first.body)
+        self.seen.append((label + ": back again", again.status, page_shape(again.body), same))
+        stale = self.client.call("GetTransactions", token=self.token, params={"id": account_id},
+                                 query={"pageReference": "9999"})
+        self.seen.append((label + ": a reference it never gave", stale.status, stale.content_type))
 
     def id_of(self, reply, reader):
         return identifier(reply.body, *self.ops.hints(reader))

@@ -220,6 +220,8 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}
     assert value(ItemsLists, "lists")["GetUsers"] == {"shape": "object", "key": "items"}
     assert value(Pages25, "paging")["pageSize"] == 25 and value(ItemsLists, "paging")["pageSize"] == 100
+    assert value(Pages25, "paging")["referenceForm"] == "integer"
+    assert value(ItemsLists, "paging")["referenceForm"] == "opaque"
 
 
 def test_conform_writes_the_profile_and_prints_it_on_one_screen(apps, tmp_path):

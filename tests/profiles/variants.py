@@ -2,8 +2,9 @@
 spec leaves open, says so in its own document, and must be learned and served by a profile like the others."""
 
 import json
+from urllib.parse import parse_qsl, urlencode
 
-from tests.conformance.variants import Variant, json_of
+from tests.conformance.variants import Variant, json_of, problem
 
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 
@@ -123,15 +124,42 @@ MORE = (Creates200, DeleteWithBody, Invalid422, AbsoluteTypes, NewestFirst, Item
 
 
 class Pages25(Variant):
-    """A page of transactions holds 25 when the client names no page size."""
+    """A page of transactions holds 25 when the client names no page size, and page references are offsets: the
+    next page starts after this page's entries, the previous one 25 before it (a string of digits)."""
 
-    name = "pages of 25"
+    name = "pages of 25 at offsets"
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.offsets = {}            # (account path, offset) -> the simulator's reference there
 
     def request(self, operation, environ, body):
-        query = environ.get("QUERY_STRING", "")
-        if operation == "GetTransactions" and "pageSize=" not in query:
-            environ["QUERY_STRING"] = f"{query}&pageSize=25" if query else "pageSize=25"
+        if operation != "GetTransactions":
+            return body
+        query = dict(parse_qsl(environ.get("QUERY_STRING", "")))
+        query.setdefault("pageSize", "25")
+        offset = query.get("pageReference", "")
+        environ["ptas.start"] = 0
+        if offset.isdigit() and (environ["PATH_INFO"], int(offset)) in self.offsets:
+            query["pageReference"] = self.offsets[(environ["PATH_INFO"], int(offset))]
+            environ["ptas.start"] = int(offset)
+        elif offset:
+            return problem(400, "pageReference is not an offset this deployment gave")
+        environ["QUERY_STRING"] = urlencode(query)
+        environ["ptas.size"] = int(query["pageSize"])
         return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation != "GetTransactions" or not status.startswith("200") or not isinstance(body, dict):
+            return status, headers, data
+        start, size = environ["ptas.start"], environ["ptas.size"]
+        for field, offset in (("nextPageReference", start + len(body["transactions"])),
+                              ("previousPageReference", max(0, start - size))):
+            if body[field]:
+                self.offsets[(environ["PATH_INFO"], offset)] = body[field]
+                body[field] = str(offset)
+        return status, headers, json.dumps(body).encode()
 
 
 class DeleteAcknowledged(Variant):

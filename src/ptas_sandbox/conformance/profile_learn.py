@@ -613,7 +613,8 @@ class Learner:
         if full is not None:
             reference = full.body["nextPageReference"]
             size = len(entries_of({k: v for k, v in full.body.items() if isinstance(v, list)}) or [])
-            self.know("paging", {"pageSize": size, "reference": reference_kind(reference)},
+            self.know("paging", {"pageSize": size, "reference": reference_kind(reference),
+                                 "referenceForm": reference_form(reference)},
                       f"a page holds {size} transactions when the client names no page size; page references "
                       f"are {reference_kind(reference)}", evidence(full))
         else:
@@ -654,6 +655,11 @@ def shape_of(path, template):
         return False
     pattern = "^" + re.escape(template).replace(re.escape("{}"), "[^/]+") + "$"
     return re.match(pattern, path.split("?")[0]) is not None
+
+
+def reference_form(reference):
+    """The form the profiled simulator gives its references: `integer` (offsets), else its own opaque ones."""
+    return "integer" if isinstance(reference, int) or str(reference).isdigit() else "opaque"
 
 
 def reference_kind(reference):

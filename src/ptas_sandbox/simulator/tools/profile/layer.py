@@ -12,6 +12,8 @@ import io
 import json
 import re
 import threading
+from collections import OrderedDict
+from urllib.parse import parse_qsl, urlencode
 
 from werkzeug.test import Client
 
@@ -28,6 +30,8 @@ PAGED = ("GetTransactions", "GetTransactionsDeprecated")
 # Unpaged lists of what a partner creates: their order is by creation (the account type catalogue has its own).
 UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "GetPartnerTokens", "GetAccounts",
            "GetDataImports", "GetReports")
+# Page references issued in the deployment's offset form, each standing for the simulator's own reference.
+OFFSETS_KEPT = 4096
 
 
 def known(profile, name):
@@ -75,6 +79,7 @@ class ProfileLayer:
         self.app, self.profile, self.claims = app, profile, claims
         self.ready = False
         self.lock = threading.Lock()
+        self.offsets, self.offsets_lock = OrderedDict(), threading.Lock()
 
     def prepare(self):
         """Read the simulator's own document once, at the first request (the app is complete by then)."""
@@ -241,8 +246,9 @@ class ProfileLayer:
             template = self.delete_template(name)
             before = fill(template, values[-1]) if template is not None else \
                 self.inner_json("GET", sim_path, {"Authorization": authorization})
+        query, paging = self.page_request(name, sim_path, self.query(name, environ.get("QUERY_STRING", "")))
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
-                 "QUERY_STRING": self.query(name, environ.get("QUERY_STRING", ""))}
+                 "QUERY_STRING": query}
         captured = {}
 
         def capture(status, headers, exc_info=None):
@@ -254,7 +260,7 @@ class ProfileLayer:
         finally:
             getattr(chunks, "close", lambda: None)()
         status = int(captured["status"].split()[0])
-        status, headers, data = self.respond(name, status, captured["headers"], data, before)
+        status, headers, data = self.respond(name, status, captured["headers"], data, before, paging)
         return self.answer(start_response, status, headers, data)
 
     def query(self, name, query):
@@ -263,6 +269,41 @@ class ProfileLayer:
         if name in PAGED and size and not re.search(r"(^|&)pageSize=", query):
             return f"{query}&pageSize={size}" if query else f"pageSize={size}"
         return query
+
+    def page_request(self, name, sim_path, query):
+        """Where the deployment's page references are offsets: the simulator's reference an offset stands for
+        (an offset this layer never issued goes on as it came, and the simulator refuses it), and what the
+        answer needs to issue offsets of its own."""
+        if name not in PAGED or (known(self.profile, "paging") or {}).get("referenceForm") != "integer":
+            return query, None
+        pairs = parse_qsl(query, keep_blank_values=True)
+        rest = sorted((k, v) for k, v in pairs if k != "pageReference")
+        key, start = (sim_path, urlencode(rest)), 0
+        given = next((v for k, v in pairs if k == "pageReference"), None)
+        if given is not None and given.isdigit():
+            with self.offsets_lock:
+                reference = self.offsets.get((*key, int(given)))
+            if reference is not None:
+                start = int(given)
+                pairs = [(k, reference if k == "pageReference" else v) for k, v in pairs]
+        size = dict(rest).get("pageSize", "")
+        return urlencode(pairs), {"key": key, "start": start, "size": int(size) if size.isdigit() else None}
+
+    def page_answer(self, body, paging):
+        """A page's references as offsets: the next page starts after this one's entries, the previous one a page
+        size before it."""
+        entries = next((v for v in body.values() if isinstance(v, list)), [])
+        start, size = paging["start"], paging["size"] or max(len(entries), 1)
+        for field, offset in (("nextPageReference", start + len(entries)),
+                              ("previousPageReference", max(0, start - size))):
+            if body.get(field):
+                with self.offsets_lock:
+                    self.offsets[(*paging["key"], offset)] = body[field]
+                    self.offsets.move_to_end((*paging["key"], offset))
+                    while len(self.offsets) > OFFSETS_KEPT:
+                        self.offsets.popitem(last=False)
+                body[field] = str(offset)
+        return body
 
     def refuse(self, name, values, environ, raw):
         """The deployment's own refusals, before the simulator sees the request: (status, headers, body)."""
@@ -316,7 +357,7 @@ class ProfileLayer:
         return status, [("Content-Type", "application/problem+json")], json.dumps(body).encode()
 
     # -- an answer ------------------------------------------------------------------------------------------
-    def respond(self, name, status, headers, data, before):
+    def respond(self, name, status, headers, data, before, paging=None):
         kind = next((v for k, v in headers if k.lower() == "content-type"), "")
         if "problem+json" in kind:
             return self.restyle_problem(status, headers, data)
@@ -330,6 +371,8 @@ class ProfileLayer:
                 [("Content-Type", "application/json")]
         if body is None:
             return new_status, headers, data if new_status != 204 else b""
+        if paging and isinstance(body, dict):
+            body = self.page_answer(body, paging)
         _, schema = self.response_schema(name)
         if before is not None and body is before:
             if self.delete_template(name) is not None:
