@@ -70,25 +70,26 @@ class SpecClient:
         self.seen.append((label, reply.status, reply.content_type, observed))
         return reply
 
-    def page(self, label, account_id):
-        """A page of an account's transactions: its shape and the form of its references (their content is drawn
-        from each world's seed), then the next page and back again by the references the target gave."""
-        first = self.client.call("GetTransactions", token=self.token, params={"id": account_id})
-        self.seen.append((label, first.status, first.content_type, page_shape(first.body)))
-        reference = (first.body or {}).get("nextPageReference") if isinstance(first.body, dict) else None
-        if reference is None:
+    def page(self, label, account_id, reference=None):
+        """A page of an account's transactions as the client observes it: its shape and the form of its references
+        (their content is drawn from each world's seed); a 429 as it is (its rate-limit headers too)."""
+        reply = self.client.call("GetTransactions", token=self.token, params={"id": account_id}, honour_429=False,
+                                 query={"pageReference": reference} if reference is not None else None)
+        limits = sorted(k for k in reply.headers if "ratelimit" in k or k == "retry-after") \
+            if reply.status == 429 else None
+        self.seen.append((label, reply.status, reply.content_type, page_shape(reply.body), limits))
+        return reply.body if isinstance(reply.body, dict) else {}
+
+    def pages(self, label, account_id):
+        """The first page, the next one and back again by the references the target gave, and a reference it
+        never gave."""
+        first = self.page(label, account_id)
+        if first.get("nextPageReference") is None:
             return
-        second = self.client.call("GetTransactions", token=self.token, params={"id": account_id},
-                                  query={"pageReference": reference})
-        self.seen.append((label + ": the next one", second.status, second.content_type, page_shape(second.body)))
-        back = (second.body or {}).get("previousPageReference") if isinstance(second.body, dict) else None
-        again = self.client.call("GetTransactions", token=self.token, params={"id": account_id},
-                                 query={"pageReference": back})
-        same = entries_of(again.body) == entries_of(first.body)
-        self.seen.append((label + ": back again", again.status, page_shape(again.body), same))
-        stale = self.client.call("GetTransactions", token=self.token, params={"id": account_id},
-                                 query={"pageReference": "9999"})
-        self.seen.append((label + ": a reference it never gave", stale.status, stale.content_type))
+        second = self.page(label + ": the next one", account_id, first["nextPageReference"])
+        again = self.page(label + ": back again", account_id, second.get("previousPageReference"))
+        self.seen.append((label + ": back again is the first", entries_of(again) == entries_of(first)))
+        self.page(label + ": a reference it never gave", account_id, "9999")
 
     def id_of(self, reply, reader):
         return identifier(reply.body, *self.ops.hints(reader))
@@ -143,7 +144,7 @@ class SpecClient:
                             build={"userId": ann, "accountId": account_id})
         self.call("read the session", "GetAccountUiSession", params={"id": self.id_of(session, "GetAccountUiSession")})
         self.client.request("POST", "/_sandbox/clock", token=self.token, json={"advance": 2 * 86400})
-        self.page("a page of transactions", account_id)
+        self.pages("a page of transactions", account_id)
         self.call("delete an account", "DeleteAccount", params={"id": account_id})
         self.call("delete a child partner", "DeleteChildPartner", params={"id": child_id})
         self.call("delete a user", "DeleteUser", params={"id": bob})

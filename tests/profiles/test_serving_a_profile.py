@@ -7,6 +7,7 @@ import pytest
 
 from ptas_sandbox import profile as profiles
 from ptas_sandbox.cli import main as ptas
+from ptas_sandbox.conformance import runner
 from ptas_sandbox.conformance.profile_learn import learn
 from ptas_sandbox.conformance.targets import in_process
 from ptas_sandbox.simulator import create_app
@@ -146,3 +147,40 @@ def test_an_operation_the_deployment_serves_elsewhere_is_not_at_the_simulators_p
         assert "get" not in document["paths"]["/partner/v2/users"]
     finally:
         app.extensions["ptas"].close()
+
+
+def test_a_429_met_by_the_run_is_served_as_the_deployment_shapes_it(tmp_path):
+    """The run meets the deployment's 429 (a limit of 2 reads of transactions per minute, waited out on a clock
+    the test moves); the profiled simulator, under the same limit, answers the spec client's third read with the
+    same headers and members, where the plain simulator answers otherwise."""
+    from tests.support.deployments import Clock
+
+    from .spec_client import SpecClient
+    from .test_profiles import world_token
+    from .variants import RateLimitHeaders
+    made = []
+
+    def app(**config):
+        made.append(create_app({"STATE": ":memory:", "START_SERVICES": False, **RateLimitHeaders.config, **config}))
+        return made[-1]
+    try:
+        clock, path = Clock(), tmp_path / "staging.json"
+        inner = app(SYSTEM_TIME=clock)
+        out = io.StringIO()
+        status = runner.run(app=RateLimitHeaders(inner), tags_expression="contract and transactions", clock=clock,
+                            profile_out=str(path), out=out)
+        assert status == 0, out.getvalue()[-3000:]
+        rate = profiles.known(profiles.load(path), "rateLimit")
+        assert rate == {"status": 429,
+                        "headers": ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after"],
+                        "members": ["detail", "instance", "status", "title", "type"]}
+        answers = []
+        for target in (RateLimitHeaders(app()), app(PROFILE=str(path)), app()):
+            inner_app = getattr(target, "app", target)
+            answers.append([seen for seen in SpecClient(target, world_token(inner_app)).run()
+                            if len(seen) > 1 and seen[1] == 429])
+        deployment, profiled, plain = answers
+        assert deployment and deployment == profiled and plain != deployment, (deployment, profiled, plain)
+    finally:
+        for each in made:
+            each.extensions["ptas"].close()

@@ -4,7 +4,7 @@ spec leaves open, says so in its own document, and must be learned and served by
 import json
 from urllib.parse import parse_qsl, urlencode
 
-from tests.conformance.variants import Variant, json_of, problem
+from tests.conformance.variants import Variant, json_of
 
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 
@@ -140,11 +140,9 @@ class Pages25(Variant):
         query.setdefault("pageSize", "25")
         offset = query.get("pageReference", "")
         environ["ptas.start"] = 0
-        if offset.isdigit() and (environ["PATH_INFO"], int(offset)) in self.offsets:
+        if offset.isdigit() and (environ["PATH_INFO"], int(offset)) in self.offsets:   # else refused as invalid
             query["pageReference"] = self.offsets[(environ["PATH_INFO"], int(offset))]
             environ["ptas.start"] = int(offset)
-        elif offset:
-            return problem(400, "pageReference is not an offset this deployment gave")
         environ["QUERY_STRING"] = urlencode(query)
         environ["ptas.size"] = int(query["pageSize"])
         return body
@@ -178,3 +176,22 @@ class DeleteAcknowledged(Variant):
 
 
 MORE = MORE + (Pages25, DeleteAcknowledged)
+
+
+class RateLimitHeaders(Variant):
+    """A 429 says its window in RateLimit-Limit, -Remaining and -Reset beside Retry-After, and its body holds the
+    members of RFC 9457 only. `config`: the limit the deployment and its profiled simulator both run with, low
+    enough that reading three pages of transactions meets it."""
+
+    name = "429 with RateLimit-* headers"
+    config = {"OPERATION_LIMITS": {"GetTransactions": (2, 60)}}
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if not status.startswith("429") or not isinstance(body, dict):
+            return status, headers, data
+        wait = next(v for k, v in headers if k.lower() == "retry-after")
+        headers = headers + [("RateLimit-Limit", str(body["limit"])), ("RateLimit-Remaining", "0"),
+                             ("RateLimit-Reset", wait)]
+        body = {k: v for k, v in body.items() if k in ("type", "title", "status", "detail", "instance")}
+        return status, headers, json.dumps(body).encode()

@@ -30,6 +30,8 @@ PAGED = ("GetTransactions", "GetTransactionsDeprecated")
 # Unpaged lists of what a partner creates: their order is by creation (the account type catalogue has its own).
 UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "GetPartnerTokens", "GetAccounts",
            "GetDataImports", "GetReports")
+# The members any problem may carry; a situation's own extension members (`parameter`, `limit`) are not these.
+COMMON_MEMBERS = ("type", "title", "status", "detail", "instance", "traceId")
 # Page references issued in the deployment's offset form, each standing for the simulator's own reference.
 OFFSETS_KEPT = 4096
 
@@ -403,13 +405,29 @@ class ProfileLayer:
             body["type"] = types[slug]
         elif slug and common_prefix(types):
             body["type"] = common_prefix(types) + slug
-        members = problems.get("members")
-        if members:
-            body = {k: v for k, v in body.items() if k in members}
-        rate = known(self.profile, "rateLimit") or {}
-        if status == 429 and rate:
-            headers = [(k, v) for k, v in headers if k.lower() != "retry-after" or "retry-after" in rate["headers"]]
+        rate = (known(self.profile, "rateLimit") or {}) if status == 429 else {}
+        if rate:
+            headers = self.rate_headers(headers, body, rate["headers"])
+        if rate.get("members"):         # learned in this very situation: its extension members too
+            body = {k: v for k, v in body.items() if k in rate["members"]}
+        elif problems.get("members"):   # learned in other situations: the members every problem may carry
+            body = {k: v for k, v in body.items() if k in problems["members"] or k not in COMMON_MEMBERS}
         return status, headers, json.dumps(body).encode()
+
+    @staticmethod
+    def rate_headers(headers, body, learned):
+        """A 429's rate-limit headers as the deployment sends them: those it sends, from the simulator's own
+        window (its limit, its length, the wait before a retry), and no other."""
+        wait = next((v for k, v in headers if k.lower() == "retry-after"), "1")
+        limit, window = body.get("limit"), body.get("windowSeconds")
+        known_limit = limit is not None and window is not None
+        values = {"retry-after": wait, "ratelimit-limit": limit, "ratelimit-remaining": 0, "ratelimit-reset": wait,
+                  "ratelimit-policy": f"{limit};w={window}" if known_limit else None,
+                  "ratelimit": f"limit={limit}, remaining=0, reset={wait}" if known_limit else None}
+        values.update({f"x-{k}": values[k] for k in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset")})
+        kept = [(k, v) for k, v in headers if k.lower() not in values]
+        return kept + [(name.title().replace("Ratelimit", "RateLimit"), str(values[name]))
+                       for name in learned if name in values and values[name] is not None]
 
     def reshape(self, name, schema, body):
         body = self.rename(name, schema, body)
