@@ -64,7 +64,8 @@ openapi-lint: $(TEST_STAMP) $(SPECTRAL)
 
 # The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE).
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
-	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo
+	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo \
+	tests/snapshots
 
 serve: $(SERVE_STAMP)
 	$(BIN)/ptas serve $(ARGS)
