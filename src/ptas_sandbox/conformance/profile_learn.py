@@ -12,6 +12,7 @@ import json
 import re
 import uuid
 
+from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
 
 from .bodies import Bodies, NoSchema, identifier, json_type, place
@@ -84,8 +85,7 @@ class Learner:
         self.ops = target.operations
         self.bodies = Bodies(self.ops)
         self.sim = sim_document or simulator_document()
-        self.sim_ops = {op["operationId"]: (m.upper(), p, op) for p, item in self.sim["paths"].items()
-                        for m, op in item.items() if isinstance(op, dict) and op.get("operationId")}
+        self.sim_ops = openapi_reading.operations(self.sim)
         self.profile = profiles.new(redact(target.name))
         self.seen = {}              # component -> [(context, keys, record, evidence)]
         self.undo = []
@@ -109,21 +109,11 @@ class Learner:
 
     # -- the simulator's side -------------------------------------------------------------------------------
     def deref(self, node):
-        while isinstance(node, dict) and "$ref" in node:
-            target = self.sim
-            for part in node["$ref"][2:].split("/"):
-                target = target[part]
-            node = target
-        return node
+        return openapi_reading.deref(self.sim, node)
 
     def sim_response(self, name):
         """(status, schema) of the simulator's success answer to an operation."""
-        _, _, op = self.sim_ops[name]
-        for status, response in sorted(op.get("responses", {}).items()):
-            if str(status).startswith("2"):
-                content = (response.get("content") or {}).get("application/json") or {}
-                return int(status), content.get("schema")
-        return None, None
+        return openapi_reading.success(self.sim_ops[name][2])
 
     def list_key(self, name):
         """The property of the simulator's list answer that holds the entries (`users`), and their schema."""

@@ -17,6 +17,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from werkzeug.test import Client
 
+from ptas_sandbox import openapi_reading
+
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 METHODS = ("get", "put", "post", "patch", "delete")
@@ -92,8 +94,7 @@ class ProfileLayer:
 
     def learn_routes(self):
         self.sim = self.inner_json("GET", "/openapi.json")
-        self.sim_ops = {op["operationId"]: (m.upper(), p, op) for p, item in self.sim["paths"].items()
-                        for m, op in item.items() if isinstance(op, dict) and op.get("operationId")}
+        self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = known(self.profile, "operations") or {}
         routes = []
         for name, (method, path, _) in self.sim_ops.items():
@@ -123,18 +124,10 @@ class ProfileLayer:
         return json_of(self.inner(method, path, headers)[1])
 
     def deref(self, node):
-        while isinstance(node, dict) and "$ref" in node:
-            target = self.sim
-            for part in node["$ref"][2:].split("/"):
-                target = target[part]
-            node = target
-        return node
+        return openapi_reading.deref(self.sim, node)
 
     def response_schema(self, name):
-        for status, response in sorted(self.sim_ops[name][2].get("responses", {}).items()):
-            if str(status).startswith("2"):
-                return int(status), ((response.get("content") or {}).get("application/json") or {}).get("schema")
-        return None, None
+        return openapi_reading.success(self.sim_ops[name][2])
 
     def request_properties(self, name):
         body = self.sim_ops[name][2].get("requestBody") or {}
