@@ -86,9 +86,9 @@ def refused_url():
 class Served:
     """An app behind a real werkzeug server on 127.0.0.1 port 0; `close()` stops the server and the sandbox."""
 
-    def __init__(self, app):
+    def __init__(self, app, request_handler=None):
         self.app = app
-        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=request_handler)
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.base = f"http://127.0.0.1:{self.server.server_port}"
 

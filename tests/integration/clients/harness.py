@@ -11,6 +11,7 @@ from werkzeug.wrappers import Request, Response
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.webhooks import InvalidSignature, verify
+from tests.support.receivers import Served
 
 API_FAULTS = {
     "status-429": {"type": "status", "status": 429, "retryAfter": 7},
@@ -88,22 +89,13 @@ class Run:
             self.sandbox.close()
 
 
-class Sandbox:
+class Sandbox(Served):
     """A served sandbox on 127.0.0.1; every Run on it has a world of its own."""
 
     def __init__(self):
-        # A flush waits at most 1 s for attempts still running: every receiver here answers at once, and an
-        # attempt the dispatcher fails to record (a duplicate's retry, seen while writing these clients) would
-        # otherwise hold each flush for 30 s.
-        self.app = create_app({"START_SERVICES": False, "FLUSH_WAIT_SECONDS": 1})
-        self.server = make_server("127.0.0.1", 0, self.app, threaded=True, request_handler=Quiet)
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.app.extensions["ptas"].close()
+        # A flush waits at most 1 s for attempts still running: every receiver here answers at once, so a flush
+        # that waits longer is a dispatcher fault, and the clients' runs should not hang on it.
+        super().__init__(create_app({"START_SERVICES": False, "FLUSH_WAIT_SECONDS": 1}), request_handler=Quiet)
 
 
 class Receiver:
