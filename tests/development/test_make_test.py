@@ -1,4 +1,5 @@
-"""`make test`'s last line speaks for both passes: every test on SQLite and the store's tests on PostgreSQL."""
+"""`make test`'s last line speaks for every pass: every test on SQLite, the store's tests on PostgreSQL and on
+SQLite's store-exact path."""
 
 import re
 from pathlib import Path
@@ -29,8 +30,11 @@ def test_a_pass_that_did_not_run_says_so(tmp_path, capsys):
 
 def test_the_makefile_prints_it_last_and_keeps_the_passes_status():
     recipe = MAKEFILE.split("\ntest:", 1)[1].split("\n\n", 1)[0]
-    assert re.search(r"tests\.support\.summary .*\n.*; exit \$\$status", recipe)
-    assert "--junitxml=$(JUNIT)-sqlite.xml" in recipe and "--junitxml=$(JUNIT)-postgresql.xml" in recipe
+    assert re.search(r"tests\.support\.summary [^\n]*(\\\n[^\n]*)*; exit \$\$status\Z", recipe)
+    for junit_file in ("sqlite", "postgresql", "exact"):
+        assert f"--junitxml=$(JUNIT)-{junit_file}.xml" in recipe and f"=$(JUNIT)-{junit_file}.xml\"" in recipe
+    # the background pass's status counts: the recipe waits for it and fails when either pass failed
+    assert "wait $$exact; ex=$$?" in recipe and "[ $$pg = 0 ] && [ $$ex = 0 ]" in recipe
 
 
 def test_make_test_lints_the_openapi_document_with_spectral_and_fails_on_a_warning():
