@@ -32,6 +32,21 @@ CHOICES = {
 }
 
 
+# The kinds of record whose ids a partner sees, named as the simulator's document names them: by the component
+# a record is, by a property that refers to one (`userId`, or a nested `account` in a notification), and by the
+# path segment a record is found under. A profile's `ids` choice holds the deployment's id form per kind.
+COMPONENT_KIND = {"User": "user", "UserCreated": "user", "UserWithStatistics": "user", "Account": "account",
+                  "AccountChanged": "account", "Partner": "partner", "Webhook": "webhook", "Token": "token",
+                  "Report": "report", "DataImport": "dataimport", "Transaction": "transaction",
+                  "AccountUiSession": "accountuisession", "UserUiSession": "useruisession"}
+KEY_KIND = {"userId": "user", "accountId": "account", "partnerId": "partner", "webhookId": "webhook",
+            "tokenId": "token", "reportId": "report", "dataImportId": "dataimport", "transactionId": "transaction",
+            "user": "user", "account": "account", "token": "token"}
+SEGMENT_KIND = {"users": "user", "accounts": "account", "partners": "partner", "webhooks": "webhook",
+                "tokens": "token", "reports": "report", "dataimports": "dataimport", "transactions": "transaction",
+                "accountui": "accountuisession", "userui": "useruisession"}
+
+
 class ProfileError(ValueError):
     """A file that is not a profile this version reads."""
 

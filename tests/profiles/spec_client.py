@@ -45,6 +45,16 @@ def page_shape(body):
             "references": forms}
 
 
+def unused(known):
+    """An id of the same form as a known one that no record has: its last character changed."""
+    if isinstance(known, int):
+        return known + 1000
+    text = str(known)
+    last = text[-1]
+    other = str((int(last) + 5) % 10) if last.isdigit() else ("a" if last.lower() != "a" else "b")
+    return text[:-1] + (other.upper() if last.isupper() else other)
+
+
 class SpecClient:
     def __init__(self, app, token, overrides=()):
         transport = WsgiTransport(app)
@@ -109,6 +119,7 @@ class SpecClient:
                   json=self.bodies.writable("UpdateUser", {**user.body, "name": "Ann B"}, nulls=True))
         self.call("a malformed id", "GetUser", params={"id": "not-an-id"})
         self.call("an unknown id", "GetUser", params={"id": "00000000-0000-4000-8000-000000000001"})
+        self.call("an id of the target's form no record has", "GetUser", params={"id": unused(ann)})
         self.call("an invalid body", "CreateUser", json={self.bodies.placement("CreateUser", "name"): 5})
         token = first.body.get("token")
         user_token = token if isinstance(token, str) else (token or {}).get("accessToken")

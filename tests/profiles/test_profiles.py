@@ -191,10 +191,12 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
         Creates200,
         DeleteAcknowledged,
         DeleteWithBody,
+        IntegerIds,
         Invalid422,
         ItemsLists,
         NewestFirst,
         Pages25,
+        PrefixedIds,
     )
     value = lambda variant, name: profiles.known(learned(variant), name)
     assert value(FullReplacePut, "put") == {"mode": "replace", "partialStatus": 400}
@@ -222,6 +224,14 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert value(Pages25, "paging")["pageSize"] == 25 and value(ItemsLists, "paging")["pageSize"] == 100
     assert value(Pages25, "paging")["referenceForm"] == "integer"
     assert value(ItemsLists, "paging")["referenceForm"] == "opaque"
+    numbered = value(IntegerIds, "ids")
+    assert numbered["format"] == "integer" and numbered["malformedStatus"] == 404
+    assert set(numbered["kinds"]) >= {"user", "account", "partner", "webhook", "token", "transaction",
+                                      "accountuisession", "useruisession", "dataimport"}
+    assert numbered["kinds"]["user"] == {"form": "integer", "json": "string"}
+    prefixed = value(PrefixedIds, "ids")["kinds"]
+    assert prefixed["user"] == {"form": "prefixed", "prefix": "usr_", "rest": "string", "length": 20,
+                                "alphabet": "base36"} and prefixed["webhook"]["prefix"] == "whk_"
 
 
 def test_conform_writes_the_profile_and_prints_it_on_one_screen(apps, tmp_path):

@@ -184,3 +184,44 @@ def test_a_429_met_by_the_run_is_served_as_the_deployment_shapes_it(tmp_path):
     finally:
         for each in made:
             each.extensions["ptas"].close()
+
+
+def numbered_profile():
+    """A profile whose deployment numbers its records per kind (learned so by IntegerIds in test_profiles.py)."""
+    kinds = {kind: {"form": "integer", "json": "string"} for kind in ("user", "account", "partner", "webhook")}
+    return {"format": profiles.FORMAT, "version": profiles.VERSION, "target": "staging", "unknown": {},
+            "choices": {"ids": {"value": {"format": "integer", "malformedStatus": 404, "kinds": kinds},
+                                "says": "ids are integers", "evidence": []}}}
+
+
+def test_numbered_ids_reach_webhook_payloads_stay_after_a_restart_and_stay_in_their_world(tmp_path):
+    from ptas_sandbox.conformance.steps.account_types import form_for
+    from ptas_sandbox.webhooks import verify
+
+    config = {"STATE": str(tmp_path / "state.db"), "START_SERVICES": False, "PROFILE": numbered_profile()}
+    app = create_app(config)
+    client = app.test_client()
+    token = client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]
+    auth = {"Authorization": f"Bearer {token}"}
+    user = client.post("/partner/v2/users", json={"name": "Ann"}, headers=auth).json
+    hook = client.post("/partner/v2/webhooks", headers=auth, json={
+        "callbackUrl": "http://localhost/_sandbox/echo/ids", "events": ["AccountCreated"]}).json
+    dummy = client.get("/partner/v2/accounttypes/dummy", headers=auth).json
+    account = client.post("/partner/v2/accounts", headers=auth, json={
+        "accountTypeId": "dummy", "userId": user["id"], "credentials": form_for(dummy)})
+    assert (user["id"], hook["id"], account.status_code, account.json["id"], account.json["userId"]) == \
+        ("1", "1", 201, "1", "1"), account.json
+    assert client.post("/_sandbox/webhooks/flush", headers=auth).status_code == 200
+    [capture] = client.get("/_sandbox/echo/ids", headers=auth).json["captures"]
+    stamp = int(capture["headers"]["Webhook-Timestamp"])
+    payload = verify(hook["secret"], capture["headers"], capture["body"], now=stamp)   # signed as it is sent
+    assert payload["data"]["account"]["id"] == "1" and payload["data"]["userId"] == "1"
+    app.extensions["ptas"].close()
+
+    again = create_app(config).test_client()          # the same state: the numbers mean the same records
+    assert again.get("/partner/v2/users/1", headers=auth).json["name"] == "Ann"
+    assert again.get("/partner/v2/accounts", headers=auth).json["accounts"][0]["userId"] == "1"
+    assert again.get("/partner/v2/users/2", headers=auth).status_code == 404          # never given
+    assert again.get("/partner/v2/users/not-a-number", headers=auth).status_code == 404
+    other = again.post("/_sandbox/partners", json={"name": "Q"}).json["accessToken"]
+    assert again.get("/partner/v2/users/1", headers={"Authorization": f"Bearer {other}"}).status_code == 404

@@ -328,8 +328,44 @@ class Learner:
                   f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}",
                   seen, seen_bad)
 
+    def id_forms(self, renames):
+        """The form of the ids of each kind of record the run saw (a record's id, and the ids it refers to):
+        UUIDs, integers (JSON numbers or strings of digits), or a prefix (`usr_`) before a UUID, digits or a
+        string of fixed length. Kept only where some kind's ids are not UUIDs."""
+        samples = {}
+        for (operation, component), observations in self.seen.items():
+            id_key = (renames.get(operation, {}).get(component) or {}).get("id", "id")
+            for _, record, _ in observations:
+                if isinstance(record, dict) and profiles.COMPONENT_KIND.get(component):
+                    samples.setdefault(profiles.COMPONENT_KIND[component], []).append(record.get(id_key))
+                for key, kind in profiles.KEY_KIND.items():
+                    if key.endswith("Id") and isinstance(record, dict):
+                        samples.setdefault(kind, []).append(record.get(key))
+        forms = {}
+        for kind, values in samples.items():
+            found = [form for form in map(id_form, values) if form is not None]
+            if found and all(f.get("form") == found[0]["form"] and f.get("prefix") == found[0].get("prefix")
+                             for f in found):
+                form = dict(found[0])
+                if "length" in form and len({f.get("length") for f in found}) > 1:
+                    form["length"] = None
+                forms[kind] = form
+        suffixes = "".join(PREFIXED.match(v).group(2) for values in samples.values() for v in values
+                           if (id_form(v) or {}).get("rest") == "string")
+        for form in forms.values():
+            if form.get("rest") == "string":
+                form["alphabet"] = alphabet_of(suffixes)
+        entry = self.profile["choices"].get("ids")
+        if entry is None or all(f["form"] == "uuid" for f in forms.values()):
+            return
+        kinds = sorted({f["form"] for f in forms.values()})
+        entry["value"]["format"] = kinds[0] if len(kinds) == 1 else "mixed"
+        entry["value"]["kinds"] = forms
+        entry["says"] = "ids are " + "; ".join(f"{kind}: {describe_id(f)}" for kind, f in sorted(forms.items())) + \
+            f"; a malformed id answers {entry['value']['malformedStatus']}"
+
     def problems(self):
-        unknown, seen = self.call("GetUser", params={"id": str(uuid.UUID(int=0x5EED))})
+        unknown, seen = self.call("GetUser", params={"id": self.unknown_id()})
         self.problem("not-found", unknown, seen)
         bad, seen_bad = self.call("CreateUser", json=self.invalid_user())
         self.problem("invalid-body", bad, seen_bad)
@@ -341,6 +377,17 @@ class Learner:
         reply = self.client.request("GET", self.ops.resolve("GetOwnPartner")[1], token="not-a-token",
                                     operation="GetOwnPartner")
         self.problem("unauthorized", reply, evidence(reply))
+
+    def unknown_id(self):
+        """An id no record has, in the form of the deployment's own (a malformed one is another situation)."""
+        known = getattr(self, "user", None)
+        form = id_form(known) or {"form": "uuid"}
+        if form["form"] == "integer":
+            return "987654321"
+        if form["form"] == "prefixed":
+            rest = str(known)[len(form["prefix"]):]
+            return form["prefix"] + ("0" * len(rest) if form["rest"] != "uuid" else str(uuid.UUID(int=0x5EED)))
+        return str(uuid.UUID(int=0x5EED))
 
     def compose_problems(self):
         """Every problem the probes met, by situation: the members and type URI of each."""
@@ -468,6 +515,32 @@ class Learner:
         listed, seen_list = self.call("GetAccounts")
         self.list_shape("GetAccounts", listed, seen_list)
         self.observe("GetAccounts", listed, seen_list)
+        self.sessions(user, account)
+
+    def sessions(self, user, account):
+        """The records of the hosted pages' sessions and of an import, as the deployment shows them (their ids'
+        form above all): each a probe of its own, skipped where the target offers no such operation."""
+        try:
+            imports = self.client.call("GetDataImports", token=self.token, query={"accountId": account})
+            self.observe("GetDataImports", imports, evidence(imports))
+        except NotOffered:
+            pass
+        probes = (("CreateAccountUiSession", {"userId": user, "accountId": account}, "GetAccountUiSession"),
+                  ("CreateUserUiSession", {}, "GetUserUiSession"))
+        for name, build, reader in probes:
+            try:
+                made, seen = self.call(name, build=build)
+            except (NotOffered, NoSchema) as error:
+                self.profile.setdefault("notes", []).append(f"sessions: {name}: {redact(error)}")
+                continue
+            self.observe(name, made, seen)
+            made_id = identifier(made.body, *self.ops.hints(reader)) if made.ok else None
+            if made_id is not None:
+                try:
+                    one, seen_one = self.call(reader, params={"id": made_id})
+                except NotOffered:
+                    continue
+                self.observe(reader, one, seen_one)
 
     def documented(self):
         """Records no probe saw (data imports, reports, UI sessions): named as the target's document names them
@@ -504,6 +577,7 @@ class Learner:
         self.compose_problems()
         self.documented()
         renames, evidence_of = self.renames()
+        self.id_forms(renames)
         if evidence_of:
             self.know("records", renames, "records name these fields otherwise: " + "; ".join(
                 f"{op} {c} {', '.join(f'{a} as {b}' for a, b in r.items())}"
@@ -661,6 +735,52 @@ def reference_kind(reference):
     if re.fullmatch(r"[A-Za-z0-9_-]+=*", text):
         return f"opaque base64url-like strings ({len(text)} characters)"
     return f"opaque strings ({len(text)} characters)"
+
+
+PREFIXED = re.compile(r"^([A-Za-z]{1,12}[_-])([0-9a-fA-F-]{36}|[A-Za-z0-9]+)$")
+
+
+def id_form(value):
+    """The form of one id as a partner sees it, or None for no id."""
+    if isinstance(value, bool) or value is None or value == "":
+        return None
+    if isinstance(value, int):
+        return {"form": "integer", "json": "integer"}
+    if not isinstance(value, str):
+        return None
+    if UUID.match(value):
+        return {"form": "uuid"}
+    if value.isdigit():
+        return {"form": "integer", "json": "string"}
+    prefixed = PREFIXED.match(value)
+    if prefixed:
+        prefix, rest = prefixed.groups()
+        if UUID.match(rest):
+            return {"form": "prefixed", "prefix": prefix, "rest": "uuid"}
+        if rest.isdigit() and not rest.startswith("0"):
+            return {"form": "prefixed", "prefix": prefix, "rest": "integer"}
+        return {"form": "prefixed", "prefix": prefix, "rest": "string", "length": len(rest)}
+    return {"form": "other"}
+
+
+def alphabet_of(text):
+    """The smallest of the usual alphabets that holds every character the ids' suffixes used."""
+    chars = set(text)
+    for name, alphabet in (("hex", "0123456789abcdef"), ("HEX", "0123456789ABCDEF"),
+                           ("base36", "0123456789abcdefghijklmnopqrstuvwxyz")):
+        if chars <= set(alphabet):
+            return name
+    return "base62"
+
+
+def describe_id(form):
+    if form["form"] == "prefixed":
+        rest = {"uuid": "a UUID", "integer": "a number"}.get(form["rest"]) or \
+            f"{form.get('length') or 'some'} {form.get('alphabet', '')} characters"
+        return f"{form['prefix']!r} and {rest}"
+    if form["form"] == "integer":
+        return "integers" + (" (strings of digits)" if form.get("json") == "string" else "")
+    return {"uuid": "UUIDs"}.get(form["form"], "of another form (not imitated)")
 
 
 def deleted_answer(body, record_id):

@@ -18,6 +18,9 @@ from urllib.parse import parse_qsl, urlencode
 from werkzeug.test import Client
 
 from ptas_sandbox import openapi_reading
+from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
+
+from .ids import MALFORMED, Ids, key_kind
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SIM_TYPE = "urn:ptas-sandbox:problem:"
@@ -78,9 +81,10 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile, claims):
+    def __init__(self, app, profile, claims, store=None):
         """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none."""
         self.app, self.profile, self.claims = app, profile, claims
+        self.ids = Ids(known(profile, "ids"), store)
         self.ready = False
         self.lock = threading.Lock()
         self.offsets, self.offsets_lock = OrderedDict(), threading.Lock()
@@ -94,6 +98,7 @@ class ProfileLayer:
 
     def learn_routes(self):
         self.sim = self.inner_json("GET", "/openapi.json")
+        self.number_ids(self.sim)
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = known(self.profile, "operations") or {}
         routes = []
@@ -111,6 +116,20 @@ class ProfileLayer:
         self.records = known(self.profile, "records") or {}
         self.defaults = self.default_renames()
         self.document = self.publish(copy.deepcopy(self.sim))
+
+    def number_ids(self, document):
+        """Records whose ids the deployment shows as JSON numbers say so in the document: their `id`, and the
+        properties that refer to one (`userId`)."""
+        for component, schema in document.get("components", {}).get("schemas", {}).items():
+            properties = schema.get("properties") or {}
+            for key, prop in properties.items():
+                kind = COMPONENT_KIND.get(component) if key == "id" else key_kind(key)
+                form = self.ids.form(kind) if kind else None
+                if form and form["form"] == "integer" and form.get("json") == "integer" and isinstance(prop, dict):
+                    nullable = isinstance(prop.get("type"), list) and "null" in prop["type"]
+                    prop["type"] = ["integer", "null"] if nullable else "integer"
+                    prop.pop("format", None)
+                    prop.pop("pattern", None)
 
     # -- the simulator's side -------------------------------------------------------------------------------
     def inner(self, method, path, headers=None, data=None):
@@ -224,6 +243,13 @@ class ProfileLayer:
         name = route.name
         length = int(environ.get("CONTENT_LENGTH") or 0)
         raw = environ["wsgi.input"].read(length) if length else b""
+        world, literals, shown_values = None, {}, list(values)
+        if self.ids.active:
+            world = self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("wld")
+            values = self.path_ids(route, world, values, literals)
+            if values is None:
+                status = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
+                return self.answer(start_response, *self.problem(status, "malformed-id", "not an id"))
         refused = self.refuse(name, values, environ, raw)
         if refused:
             return self.answer(start_response, *refused)
@@ -234,14 +260,20 @@ class ProfileLayer:
         fields = (self.operations.get(name) or {}).get("fields") or {}
         if fields and isinstance(body, dict):
             back = {theirs: mine for mine, theirs in fields.items()}
-            raw = json.dumps({back.get(k, k): v for k, v in body.items()}).encode()
+            body = {back.get(k, k): v for k, v in body.items()}
+            raw = json.dumps(body).encode()
+        if self.ids.active and isinstance(body, dict):
+            raw = json.dumps(self.ids.request(world, body, literals)).encode()
         authorization = environ.get("HTTP_AUTHORIZATION", "")
         before = None
         if self.sim_ops[name][0] == "DELETE" and self.delete_body(name):
             template = self.delete_template(name)
-            before = fill(template, values[-1]) if template is not None else \
+            before = fill(template, shown_values[-1]) if template is not None else \
                 self.inner_json("GET", sim_path, {"Authorization": authorization})
-        query, paging = self.page_request(name, sim_path, self.query(name, environ.get("QUERY_STRING", "")))
+        query = self.query(name, environ.get("QUERY_STRING", ""))
+        if self.ids.active:
+            query = self.query_ids(world, query, literals)
+        query, paging = self.page_request(name, sim_path, query)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query}
         captured = {}
@@ -255,8 +287,65 @@ class ProfileLayer:
         finally:
             getattr(chunks, "close", lambda: None)()
         status = int(captured["status"].split()[0])
-        status, headers, data = self.respond(name, status, captured["headers"], data, before, paging)
+        headers = captured["headers"]
+        if self.ids.active:     # in the simulator's words still: its field names say which ids are which
+            headers, data = self.answer_ids(name, world, headers, data, literals)
+            if before is not None and self.delete_template(name) is None:
+                before = self.ids.answer(world, self.record_kind(name), before, literals)
+        status, headers, data = self.respond(name, status, headers, data, before, paging)
         return self.answer(start_response, status, headers, data)
+
+    # -- ids in the deployment's form -----------------------------------------------------------------------
+    def path_ids(self, route, world, values, literals):
+        """The path's ids as the simulator's UUIDs; None when one is not of the deployment's form."""
+        out, previous, kinds = [], None, []
+        for segment in route.sim_template.split("/"):
+            param = re.fullmatch(r"{([^}]+)}", segment)
+            if param:
+                kinds.append(SEGMENT_KIND.get(previous or "") if param.group(1) == "id" else key_kind(param.group(1)))
+            previous = segment
+        malformed = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
+        for value, kind in zip(values, kinds):
+            found = self.ids.back(world, kind, value) if kind and value != "self" else value
+            if found is MALFORMED and malformed != 404:
+                return None
+            if found is MALFORMED:      # answered as an unknown id is: the simulator's own not-found
+                found = self.ids.nowhere(world, kind, value)
+            if found != value:
+                literals[found] = value
+            out.append(found)
+        return out
+
+    def query_ids(self, world, query, literals):
+        pairs = []
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            kind = key_kind(key)
+            found = self.ids.back(world, kind, value) if kind else value
+            if found is not MALFORMED and found != value:
+                literals[found] = value
+                value = found
+            pairs.append((key, value))
+        return urlencode(pairs)
+
+    def record_kind(self, name):
+        """The kind of record an operation answers with (its own `id` is of that kind)."""
+        _, schema = self.response_schema(name)
+        component = (schema or {}).get("$ref", "").rsplit("/", 1)[-1]
+        if component in COMPONENT_KIND:
+            return COMPONENT_KIND[component]
+        return next((SEGMENT_KIND[s] for s in reversed(self.sim_ops[name][1].split("/")) if s in SEGMENT_KIND), None)
+
+    def answer_ids(self, name, world, headers, data, literals):
+        kind = next((v for k, v in headers if k.lower() == "content-type"), "")
+        headers = [(k, self.ids.text(world, v, literals) if k.lower() == "location" else v) for k, v in headers]
+        body = json_of(data) if data and "json" in kind else None
+        if body is None:
+            return headers, data
+        if "problem+json" in kind:
+            body = self.ids.texts(world, body, literals)
+        else:
+            body = self.ids.answer(world, self.record_kind(name), body, literals)
+        return headers, json.dumps(body).encode()
 
     def query(self, name, query):
         """The deployment's page size where the client names none (the simulator's pages hold 100)."""
