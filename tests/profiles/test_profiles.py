@@ -194,7 +194,9 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
         IntegerIds,
         Invalid422,
         ItemsLists,
+        LinkReferences,
         NewestFirst,
+        PageNumbers,
         Pages25,
         PrefixedIds,
     )
@@ -222,7 +224,10 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}
     assert value(ItemsLists, "lists")["GetUsers"] == {"shape": "object", "key": "items"}
     assert value(Pages25, "paging")["pageSize"] == 25 and value(ItemsLists, "paging")["pageSize"] == 100
-    assert value(Pages25, "paging")["referenceForm"] == "integer"
+    assert value(Pages25, "paging")["referenceForm"] == "offset"
+    assert value(PageNumbers, "paging")["referenceForm"] == "page" and value(PageNumbers, "paging")["firstPage"] == 1
+    assert value(LinkReferences, "paging")["referenceForm"] == "opaque"
+    assert value(LinkReferences, "paging")["url"] == {"absolute": True, "parameter": "pageReference"}
     assert value(ItemsLists, "paging")["referenceForm"] == "opaque"
     numbered = value(IntegerIds, "ids")
     assert numbered["format"] == "integer" and numbered["malformedStatus"] == 404

@@ -2,7 +2,7 @@
 spec leaves open, says so in its own document, and must be learned and served by a profile like the others."""
 
 import json
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
@@ -313,3 +313,70 @@ class PrefixedIds(IntegerIds):
 
 
 MORE = MORE + (IntegerIds, PrefixedIds)
+
+
+class PageNumbers(Variant):
+    """Page references are page numbers counting from 1: the next page of the first one is "2", its previous
+    one "1" (a number never given is an invalid reference)."""
+
+    name = "page numbers"
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.pages = {}             # (account path, the other parameters, page number) -> the simulator's reference
+
+    def request(self, operation, environ, body):
+        if operation != "GetTransactions":
+            return body
+        query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        rest = sorted((k, v) for k, v in query if k != "pageReference")
+        given = dict(query).get("pageReference")
+        environ["ptas.key"], environ["ptas.page"] = (environ["PATH_INFO"], urlencode(rest)), 1
+        if given is not None and given.isdigit() and (*environ["ptas.key"], int(given)) in self.pages:
+            given, environ["ptas.page"] = self.pages[(*environ["ptas.key"], int(given))], int(given)
+        environ["QUERY_STRING"] = urlencode(rest + ([("pageReference", given)] if given is not None else []))
+        return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation != "GetTransactions" or not status.startswith("200") or not isinstance(body, dict):
+            return status, headers, data
+        page = environ["ptas.page"]
+        for field, number in (("nextPageReference", page + 1), ("previousPageReference", page - 1)):
+            if body[field]:
+                self.pages[(*environ["ptas.key"], number)] = body[field]
+                body[field] = str(number)
+        return status, headers, json.dumps(body).encode()
+
+
+class LinkReferences(Variant):
+    """Page references are absolute links to the page (the account's transactions with the reference in the
+    query); a client follows the link, or sends it back as its pageReference."""
+
+    name = "page references as links"
+
+    def request(self, operation, environ, body):
+        if operation != "GetTransactions":
+            return body
+        query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        given = dict(query).get("pageReference", "")
+        if given.startswith(("http://", "https://")):
+            inner = dict(parse_qsl(urlsplit(given).query)).get("pageReference", "")
+            query = [(k, inner if k == "pageReference" else v) for k, v in query]
+        environ["QUERY_STRING"] = urlencode(query)
+        return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation != "GetTransactions" or not status.startswith("200") or not isinstance(body, dict):
+            return status, headers, data
+        rest = [(k, v) for k, v in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+                if k != "pageReference"]
+        base = f"{environ['wsgi.url_scheme']}://{environ['HTTP_HOST']}{environ['PATH_INFO']}"
+        for field in ("nextPageReference", "previousPageReference"):
+            if body[field]:
+                body[field] = f"{base}?{urlencode(rest + [('pageReference', body[field])])}"
+        return status, headers, json.dumps(body).encode()
+
+
+MORE = MORE + (PageNumbers, LinkReferences)

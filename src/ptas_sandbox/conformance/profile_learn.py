@@ -11,6 +11,7 @@ not be observed goes under `unknown`, with why.
 import json
 import re
 import uuid
+from urllib.parse import parse_qsl, urlsplit
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
@@ -672,15 +673,17 @@ class Learner:
         pages = [r for r in met if r.operation == "GetTransactions"]
         for page in pages[:2]:
             self.observe("GetTransactions", page, evidence(page))
-        full = next((r for r in pages if r.query is not None and "pageSize" not in r.query and r.ok
-                     and isinstance(r.body, dict) and r.body.get("nextPageReference")), None)
-        if full is not None:
+        full = [r for r in pages if r.query is not None and "pageSize" not in r.query and r.ok
+                and isinstance(r.body, dict) and r.body.get("nextPageReference")]
+        full.sort(key=lambda r: "pageReference" in r.query)        # a first page says the most
+        if full:
+            full = full[0]
             reference = full.body["nextPageReference"]
             size = len(entries_of({k: v for k, v in full.body.items() if isinstance(v, list)}) or [])
-            self.know("paging", {"pageSize": size, "reference": reference_kind(reference),
-                                 "referenceForm": reference_form(reference)},
+            form = reference_form(reference, size, first="pageReference" not in full.query, sent=full.query)
+            self.know("paging", {"pageSize": size, "reference": reference_kind(reference), **form},
                       f"a page holds {size} transactions when the client names no page size; page references "
-                      f"are {reference_kind(reference)}", evidence(full))
+                      f"are {reference_kind(reference)}" + describe_form(form), evidence(full))
         else:
             self.unknown("paging", "the run read no full page of transactions (a deployment's data arrives in its "
                                    "own time: run the transactions scenarios, with --slow, on a world with data)")
@@ -721,9 +724,29 @@ def shape_of(path, template):
     return re.match(pattern, path.split("?")[0]) is not None
 
 
-def reference_form(reference):
-    """The form the profiled simulator gives its references: `integer` (offsets), else its own opaque ones."""
-    return "integer" if isinstance(reference, int) or str(reference).isdigit() else "opaque"
+def reference_form(reference, size, first=True, sent=()):
+    """The form of a next page's reference: `offset` (the page size, after a first page), `page` (a page number:
+    "2" after the first page when pages count from 1, "1" from 0: `firstPage`), else `opaque`; `url` where it is
+    a link (absolute or a path) whose query parameter `parameter` holds one of those."""
+    text, extra = str(reference), {}
+    if text.startswith(("http://", "https://", "/")):
+        link = urlsplit(text)
+        params = parse_qsl(link.query, keep_blank_values=True)
+        names = [k for k, _ in params if k == "pageReference"] or [k for k, _ in params if k not in sent]
+        if names:
+            extra["url"] = {"absolute": bool(link.scheme), "parameter": names[-1]}
+            text = dict(params)[names[-1]]
+    if text.isdigit() and first and size > 2 and int(text) in (1, 2):
+        return {"referenceForm": "page", "firstPage": int(text) - 1, **extra}
+    return {"referenceForm": "offset" if text.isdigit() else "opaque", **extra}
+
+
+def describe_form(form):
+    kind = {"page": f" (page numbers from {form.get('firstPage')})", "offset": " (offsets)"}.get(
+        form["referenceForm"], "")
+    link = form.get("url")
+    return kind + (f", inside {'absolute links' if link['absolute'] else 'paths'} (their "
+                   f"{link['parameter']!r} parameter)" if link else "")
 
 
 def reference_kind(reference):

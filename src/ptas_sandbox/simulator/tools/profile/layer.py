@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from werkzeug.test import Client
 
@@ -37,7 +37,7 @@ UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "Get
            "GetDataImports", "GetReports")
 # The members any problem may carry; a situation's own extension members (`parameter`, `limit`) are not these.
 COMMON_MEMBERS = ("type", "title", "status", "detail", "instance", "traceId")
-# Page references issued in the deployment's offset form, each standing for the simulator's own reference.
+# Page references given as offsets or page numbers, each standing for the simulator's own reference.
 OFFSETS_KEPT = 4096
 
 
@@ -273,7 +273,7 @@ class ProfileLayer:
         query = self.query(name, environ.get("QUERY_STRING", ""))
         if self.ids.active:
             query = self.query_ids(world, query, literals)
-        query, paging = self.page_request(name, sim_path, query)
+        query, paging = self.page_request(name, sim_path, query, environ)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query}
         captured = {}
@@ -354,39 +354,71 @@ class ProfileLayer:
             return f"{query}&pageSize={size}" if query else f"pageSize={size}"
         return query
 
-    def page_request(self, name, sim_path, query):
-        """Where the deployment's page references are offsets: the simulator's reference an offset stands for
-        (an offset this layer never issued goes on as it came, and the simulator refuses it), and what the
-        answer needs to issue offsets of its own."""
-        if name not in PAGED or (known(self.profile, "paging") or {}).get("referenceForm") != "integer":
+    def paging_form(self):
+        """(offset | page | opaque, the first page's number, the link the reference is in or None)."""
+        paging = known(self.profile, "paging") or {}
+        form = {"integer": "offset"}.get(paging.get("referenceForm"), paging.get("referenceForm"))
+        return form, paging.get("firstPage", 1), paging.get("url")
+
+    def page_request(self, name, sim_path, query, environ):
+        """The simulator's reference for the one the client sent in the deployment's form: an offset or a page
+        number this layer gave (one it never gave goes on as it came, and the simulator refuses it), the reference
+        inside a link (sent back as pageReference, or the link followed); and what the answer needs to give
+        references of that form."""
+        form, first, link = self.paging_form()
+        if name not in PAGED or (form not in ("offset", "page") and not link):
             return query, None
+        parameter = (link or {}).get("parameter", "pageReference")
         pairs = parse_qsl(query, keep_blank_values=True)
-        rest = sorted((k, v) for k, v in pairs if k != "pageReference")
-        key, start = (sim_path, urlencode(rest)), 0
-        given = next((v for k, v in pairs if k == "pageReference"), None)
-        if given is not None and given.isdigit():
+        given = next((v for k, v in pairs if k == parameter), None)
+        if given is None:
+            given = next((v for k, v in pairs if k == "pageReference"), None)
+        if link and given is not None and given.startswith(("http://", "https://", "/")):
+            given = dict(parse_qsl(urlsplit(given).query)).get(parameter, given)
+        rest = sorted((k, v) for k, v in pairs if k not in ("pageReference", parameter))
+        key, position = (sim_path, urlencode(rest)), (first if form == "page" else 0)
+        reference = given
+        if form in ("offset", "page") and given is not None and given.isdigit():
             with self.offsets_lock:
-                reference = self.offsets.get((*key, int(given)))
-            if reference is not None:
-                start = int(given)
-                pairs = [(k, reference if k == "pageReference" else v) for k, v in pairs]
+                found = self.offsets.get((*key, form, int(given)))
+            if found is not None:
+                reference, position = found, int(given)
         size = dict(rest).get("pageSize", "")
-        return urlencode(pairs), {"key": key, "start": start, "size": int(size) if size.isdigit() else None}
+        shown = [(k, v) for k, v in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+                 if k not in ("pageReference", parameter)]
+        base = f"{environ.get('wsgi.url_scheme', 'http')}://{environ.get('HTTP_HOST', 'localhost')}" \
+            if (link or {}).get("absolute") else ""
+        return urlencode(rest + ([("pageReference", reference)] if given is not None else [])), {
+            "key": key, "form": form, "position": position, "first": first, "link": link,
+            "size": int(size) if size.isdigit() else None, "href": (base + environ.get("PATH_INFO", ""), shown)}
 
     def page_answer(self, body, paging):
-        """A page's references as offsets: the next page starts after this one's entries, the previous one a page
-        size before it."""
+        """A page's references in the deployment's form: offsets (the next page starts after this one's entries,
+        the previous one a page size before it) or page numbers, each remembered for the simulator's own
+        reference; inside a link to the page where the deployment's references are links."""
         entries = next((v for v in body.values() if isinstance(v, list)), [])
-        start, size = paging["start"], paging["size"] or max(len(entries), 1)
-        for field, offset in (("nextPageReference", start + len(entries)),
-                              ("previousPageReference", max(0, start - size))):
-            if body.get(field):
+        form, position = paging["form"], paging["position"]
+        size = paging["size"] or max(len(entries), 1)
+        positions = {"offset": {"nextPageReference": position + len(entries),
+                                "previousPageReference": max(0, position - size)},
+                     "page": {"nextPageReference": position + 1,
+                              "previousPageReference": max(paging["first"], position - 1)}}.get(form, {})
+        for field in ("nextPageReference", "previousPageReference"):
+            if not body.get(field):
+                continue
+            value = body[field]
+            if field in positions:
                 with self.offsets_lock:
-                    self.offsets[(*paging["key"], offset)] = body[field]
-                    self.offsets.move_to_end((*paging["key"], offset))
+                    remembered = (*paging["key"], form, positions[field])
+                    self.offsets[remembered] = value
+                    self.offsets.move_to_end(remembered)
                     while len(self.offsets) > OFFSETS_KEPT:
                         self.offsets.popitem(last=False)
-                body[field] = str(offset)
+                value = str(positions[field])
+            if paging["link"]:
+                path, shown = paging["href"]
+                value = f"{path}?{urlencode(shown + [(paging['link']['parameter'], value)])}"
+            body[field] = value
         return body
 
     def refuse(self, name, values, environ, raw):
