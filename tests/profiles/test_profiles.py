@@ -199,6 +199,7 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
         PageNumbers,
         Pages25,
         PrefixedIds,
+        SharedNumbers,
     )
     value = lambda variant, name: profiles.known(learned(variant), name)
     assert value(FullReplacePut, "put") == {"mode": "replace", "partialStatus": 400}
@@ -233,7 +234,8 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert numbered["format"] == "integer" and numbered["malformedStatus"] == 404
     assert set(numbered["kinds"]) >= {"user", "account", "partner", "webhook", "token", "transaction",
                                       "accountuisession", "useruisession", "dataimport"}
-    assert numbered["kinds"]["user"] == {"form": "integer", "json": "string"}
+    assert numbered["kinds"]["user"] == {"form": "integer", "json": "string"} and "sequence" not in numbered
+    assert value(SharedNumbers, "ids")["sequence"] == "shared"
     prefixed = value(PrefixedIds, "ids")["kinds"]
     assert prefixed["user"] == {"form": "prefixed", "prefix": "usr_", "rest": "string", "length": 20,
                                 "alphabet": "base36"} and prefixed["webhook"]["prefix"] == "whk_"

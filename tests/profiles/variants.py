@@ -280,6 +280,18 @@ class IntegerIds(Variant):
         return document
 
 
+class SharedNumbers(IntegerIds):
+    """One sequence numbers every kind of record, so no two records share an id (user 1, webhook 2, ...)."""
+
+    name = "one sequence for every kind of id"
+
+    def show(self, kind, value):
+        return super().show("*", value)
+
+    def taken(self, kind, value):
+        return super().taken("*", value)
+
+
 class PrefixedIds(IntegerIds):
     """Ids are a kind's prefix and 20 base-36 characters (`usr_0000000000000000000b`): a number underneath, shown
     in the deployment's own alphabet."""
@@ -312,7 +324,7 @@ class PrefixedIds(IntegerIds):
         return document
 
 
-MORE = MORE + (IntegerIds, PrefixedIds)
+MORE = MORE + (IntegerIds, SharedNumbers, PrefixedIds)
 
 
 class PageNumbers(Variant):

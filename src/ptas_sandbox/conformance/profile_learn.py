@@ -351,7 +351,7 @@ class Learner:
                 if "length" in form and len({f.get("length") for f in found}) > 1:
                     form["length"] = None
                 forms[kind] = form
-        suffixes = "".join(PREFIXED.match(v).group(2) for values in samples.values() for v in values
+        suffixes = "".join(v[len(id_form(v)["prefix"]):] for values in samples.values() for v in values
                            if (id_form(v) or {}).get("rest") == "string")
         for form in forms.values():
             if form.get("rest") == "string":
@@ -362,7 +362,13 @@ class Learner:
         kinds = sorted({f["form"] for f in forms.values()})
         entry["value"]["format"] = kinds[0] if len(kinds) == 1 else "mixed"
         entry["value"]["kinds"] = forms
+        numbers = {kind: {str(v) for v in samples[kind] if id_form(v)} for kind, f in forms.items()
+                   if f["form"] == "integer"}
+        if len(numbers) > 1 and sum(map(len, numbers.values())) >= 6 and \
+                len(set().union(*numbers.values())) == sum(map(len, numbers.values())):
+            entry["value"]["sequence"] = "shared"      # no number ever stood for two kinds of record
         entry["says"] = "ids are " + "; ".join(f"{kind}: {describe_id(f)}" for kind, f in sorted(forms.items())) + \
+            ("; one sequence numbers every kind" if entry["value"].get("sequence") else "") + \
             f"; a malformed id answers {entry['value']['malformedStatus']}"
 
     def problems(self):
@@ -773,7 +779,7 @@ def id_form(value):
         return None
     if UUID.match(value):
         return {"form": "uuid"}
-    if value.isdigit():
+    if value.isdigit() and (value == "0" or not value.startswith("0")):
         return {"form": "integer", "json": "string"}
     prefixed = PREFIXED.match(value)
     if prefixed:
@@ -783,14 +789,17 @@ def id_form(value):
         if rest.isdigit() and not rest.startswith("0"):
             return {"form": "prefixed", "prefix": prefix, "rest": "integer"}
         return {"form": "prefixed", "prefix": prefix, "rest": "string", "length": len(rest)}
+    if re.fullmatch(r"(?=.*[0-9])[A-Za-z0-9]{4,64}", value):     # a bare string (hex, a ULID, zero-padded)
+        return {"form": "prefixed", "prefix": "", "rest": "string", "length": len(value)}
     return {"form": "other"}
 
 
 def alphabet_of(text):
     """The smallest of the usual alphabets that holds every character the ids' suffixes used."""
     chars = set(text)
-    for name, alphabet in (("hex", "0123456789abcdef"), ("HEX", "0123456789ABCDEF"),
-                           ("base36", "0123456789abcdefghijklmnopqrstuvwxyz")):
+    for name, alphabet in (("digits", "0123456789"), ("hex", "0123456789abcdef"), ("HEX", "0123456789ABCDEF"),
+                           ("base36", "0123456789abcdefghijklmnopqrstuvwxyz"),
+                           ("BASE36", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")):
         if chars <= set(alphabet):
             return name
     return "base62"

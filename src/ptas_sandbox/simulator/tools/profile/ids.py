@@ -17,8 +17,8 @@ from . import models
 
 UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 UUID_ONLY = re.compile("^" + UUID_TEXT.pattern + "$")
-ALPHABETS = {"hex": "0123456789abcdef", "HEX": "0123456789ABCDEF",
-             "base36": "0123456789abcdefghijklmnopqrstuvwxyz",
+ALPHABETS = {"digits": "0123456789", "hex": "0123456789abcdef", "HEX": "0123456789ABCDEF",
+             "base36": "0123456789abcdefghijklmnopqrstuvwxyz", "BASE36": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
              "base62": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"}
 # Ids of no record: what an id of the right form that was never shown stands for (the simulator answers 404).
 NOWHERE = uuid.UUID("6d0b6b3c-9a4e-4f1e-8c55-0f5e1d7c2a90")
@@ -52,6 +52,7 @@ class Ids:
         self.default = next(iter(forms.values())) if forms and all(
             f == next(iter(forms.values())) and f.get("form") == "integer" for f in forms.values()) else None
         self.store = store
+        self.shared = (learned or {}).get("sequence") == "shared"     # one sequence numbers every kind
 
     @property
     def active(self):
@@ -90,7 +91,8 @@ class Ids:
                 by_kind.setdefault(kind, []).append(str(value))
         for kind, values in by_kind.items():
             form = self.form(kind)
-            numbers = {} if self.reencodes(form) else models.numbers_of(self.store, world, kind, values)
+            numbers = {} if self.reencodes(form) else \
+                models.numbers_of(self.store, world, self.sequence(kind), values)
             for value in values:
                 out[(kind, value)] = self.shown(form, value, numbers.get(value))
         return out
@@ -126,8 +128,11 @@ class Ids:
                 number = decode(rest, alphabet)
                 if self.reencodes(form):
                     return str(uuid.UUID(int=number)) if number < 2 ** 128 else self.nowhere(world, kind, text)
-        found = models.uuid_of(self.store, world, kind, number) if world else None
+        found = models.uuid_of(self.store, world, self.sequence(kind), number) if world else None
         return found or self.nowhere(world, kind, text)
+
+    def sequence(self, kind):
+        return "*" if self.shared else kind
 
     @staticmethod
     def nowhere(world, kind, text):
@@ -156,7 +161,7 @@ class Ids:
             return text
         pairs = [(SEGMENT_KIND.get(m.group(1) or ""), m.group(2))
                  for m in re.finditer(r"(?:/([a-z]+)/)?(" + UUID_TEXT.pattern + ")", text)]
-        shown = self.show(world, [(k, v) for k, v in pairs if k])
+        shown = self.show(world, [(k, v) for k, v in pairs if k and v not in literals])
 
         def one(match):
             value = match.group(2)
