@@ -240,6 +240,26 @@ def test_redaction_rules(value, expected):
     assert journal.redact(value) == expected
 
 
+@pytest.mark.parametrize("raw", [
+    b'{"id": "u1", "name": "Jane", "tags": ["a", "b"], "n": 3}',          # nothing secret-shaped: kept verbatim
+    b'{"accessToken": "abc", "tokenId": "t1"}',
+    b'{"\\u0074oken": "abc", "name": "Jane"}',                             # an escape spelling a secret key
+    b'{"Code": "123456", "pinned": true}',
+    b'{"note": "see eyJhbGciOi.eyJzdWIiOi.sig here"}',
+    b'{"credentials": {"username": "u"}}',
+    b'{"name": "' + b"x" * 5000 + b'"}',                                       # over the limit: cut
+    b'{not json',
+    b'',
+])
+def test_a_body_kept_as_it_came_is_the_body_redaction_would_keep(raw):
+    assert json.loads(journal.body_text("application/json", raw)) == journal.body_record("application/json", raw)
+
+
+def test_a_body_with_a_secret_in_an_escaped_key_is_redacted():
+    kept = json.loads(journal.body_text("application/json", b'{"\\u0074oken": "abc"}'))
+    assert kept["body"] == {"token": "[redacted]"}
+
+
 def test_the_query_string_is_redacted():
     assert journal.redact_query("a=1&token=abc&code=xyz") == "a=1&token=[redacted]&code=[redacted]"
 
@@ -249,3 +269,18 @@ def test_a_new_world_starts_its_journal_with_its_creation(api):
     [creation] = requests_of(world)["requests"]
     assert creation["response"]["body"]["accessToken"] == "[redacted]"
     assert creation["status"] == 201
+
+
+@pytest.mark.parametrize("body_limit", [4096, 200])      # a page the journal keeps, and one too large to keep
+def test_a_page_with_a_next_page_is_marked_for_the_report(config, body_limit):
+    from tests.support.accounts import imported, long_lived_user
+    app = create_app({**config, "JOURNAL_BODY_LIMIT": body_limit})
+    world = new_world(Api(app.test_client()))
+    _, api = long_lived_user(world)
+    account = imported(world.api, api, seconds=5)
+    first = api.get(f"/accounts/{account['id']}/transactions?pageSize=10").json
+    api.get(f"/accounts/{account['id']}/transactions?pageSize=600&pageReference={first['nextPageReference']}")
+    last, page = [r for r in requests_of(world)["requests"] if r["operationId"] == "GetTransactions"][:2]
+    assert page["marks"].get("nextPageReference") is True
+    assert "nextPageReference" not in last["marks"]           # the last page has none to follow
+    app.extensions["ptas"].close()

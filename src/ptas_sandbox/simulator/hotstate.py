@@ -26,6 +26,7 @@ from typing import Any
 
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
 PENDING_MAX = 10_000        # items waiting in one buffer; more and the request adding one writes the batch itself
+PENDING_BYTES = 16 << 20    # ... or bytes they hold (what `add` is told: the journal's bodies), whichever first
 CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
 
 log = logging.getLogger("ptas")
@@ -130,15 +131,18 @@ class Behind:
     def __init__(self, state: StoreState, write: Callable[[Any, list[Any]], None], at_once: bool = False) -> None:
         self.state, self.write, self.at_once = state, write, at_once
         self.items: list[Any] = []
+        self.size = 0
         self.lock = threading.Lock()
 
-    def add(self, item: Any) -> None:
+    def add(self, item: Any, size: int = 0) -> None:
+        """`item` to be written; `size`, the bytes it holds beyond its own fields (bodies), bounds the buffer."""
         if self.at_once:
             self.write(self.state.store, [item])
             return
         with self.lock:
             self.items.append(item)
-            full = len(self.items) >= PENDING_MAX
+            self.size += size
+            full = len(self.items) >= PENDING_MAX or self.size >= PENDING_BYTES
         if full:
             self.state.settle()
         else:
@@ -146,7 +150,7 @@ class Behind:
 
     def take(self) -> list[Any]:
         with self.lock:
-            items, self.items = self.items, []
+            items, self.items, self.size = self.items, [], 0
         return items
 
     def drop(self, keep: Callable[[Any], bool]) -> None:

@@ -196,10 +196,34 @@ def body_record(content_type, raw, limit=BODY_LIMIT):
     return {"contentType": content_type, "body": text[:limit], "truncated": len(text) > limit}
 
 
+# Text in which `redact` may find something: a key that is a secret's name or ends as one (`accessToken"`), a
+# credential, a JWT, or an escape that could spell one. Lower-cased bytes searched for each: a body with none of
+# them is kept as it came.
+SECRET_SHAPED = (*(f'{suffix}"'.encode() for suffix in SECRET_SUFFIXES),
+                 *(f'"{key}"'.encode() for key in SECRET_KEYS), b'"credential', b"eyj", b"\\")
+
+
+def body_text(content_type, raw, limit=BODY_LIMIT):
+    """`body_record` as the JSON text the journal stores. A JSON body of at most `limit` characters with nothing
+    secret-shaped in it (most answers) is checked to be JSON and kept verbatim: redacting and dumping it again
+    would give the same body."""
+    if raw and len(raw) <= limit and content_type and "json" in content_type and isinstance(raw, bytes):
+        lowered = raw.lower()
+        if not any(shape in lowered for shape in SECRET_SHAPED):
+            try:
+                text = raw.decode("utf-8")
+                json.loads(text)
+            except ValueError:
+                pass
+            else:
+                return f'{{"contentType": {json.dumps(content_type)}, "body": {text}, "truncated": false}}'
+    return json.dumps(body_record(content_type, raw, limit))
+
+
 def record(store, world_id, *, at, wall, operation, method, path, query, status, latency_us, token_id=None,
            token_kind=None, request=None, response=None, marks=None, limit=LIMIT,
            retention_seconds=RETENTION_SECONDS, started_ns=None, answered_ns=None):
-    """Append an entry (bodies already through `body_record`) and drop what falls outside retention.
+    """Append an entry (bodies through `body_record` or `body_text`) and drop what falls outside retention.
     `started_ns`/`answered_ns` are the machine's monotonic clock (the same for every worker process): the
     report tells from them which calls were already in flight when an answer went out, and how long a client
     really waited where the world clock stood still."""
@@ -209,12 +233,17 @@ def record(store, world_id, *, at, wall, operation, method, path, query, status,
             store.insert("journal", world=world_id, seq=seq, at=at, wall=wall, operation=operation,
                          method=method, path=path, query=redact_query(query), status=status,
                          latency_us=latency_us, token_id=token_id, token_kind=token_kind,
-                         request=json.dumps(request or {}), response=json.dumps(response or {}),
+                         request=_text(request), response=_text(response),
                          marks=json.dumps(marks or {}), started_ns=started_ns, answered_ns=answered_ns)
             store.execute("DELETE FROM journal WHERE world = ? AND (seq <= ? OR at < ?)",
                           (world_id, seq - limit, at - retention_seconds * 1_000_000))
         return seq
     return store.retrying(append)
+
+
+def _text(body):
+    """A body as the journal stores it: the JSON text `body_text` made, or a `body_record` dumped here."""
+    return body if isinstance(body, str) else json.dumps(body or {})
 
 
 def record_many(store, world_id, entries):
@@ -229,7 +258,7 @@ def record_many(store, world_id, entries):
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(world_id, first + n, e["at"], e["wall"], e["operation"], e["method"], e["path"],
               redact_query(e["query"]), e["status"], e["latency_us"], e.get("token_id"), e.get("token_kind"),
-              json.dumps(e.get("request") or {}), json.dumps(e.get("response") or {}), json.dumps(e.get("marks") or {}),
+              _text(e.get("request")), _text(e.get("response")), json.dumps(e.get("marks") or {}),
               e.get("started_ns"), e.get("answered_ns"))
              for n, e in enumerate(entries)])
         limit = min(e.get("limit", LIMIT) for e in entries)

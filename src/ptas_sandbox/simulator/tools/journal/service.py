@@ -99,16 +99,16 @@ def misplaced(sandbox):
     return None, None
 
 
-def answer_marks(entry, response, streamed):
-    """What the answer asked of the client, as marks: a Retry-After, a next page to follow."""
+def answer_marks(response, status, content_type, raw, page):
+    """What the answer asked of the client, as marks: a Retry-After (an error's), a next page to follow (a JSON
+    page the operation answered: searched in the bytes, no second parse of a page of a thousand records)."""
     marks = {}
-    retry_after = response.headers.get("Retry-After")
-    if retry_after and retry_after.isdigit():
-        marks["retryAfter"] = int(retry_after)
-    if entry["op"] is not None and request.method == "GET" and response.status_code == 200 and not streamed \
-            and response.mimetype == "application/json" and response.content_length \
-            and response.content_length < PAGE_BYTES:
-        found = NEXT_PAGE.search(response.get_data())      # no second parse of a page of a thousand records
+    if status >= 400:
+        retry_after = response.headers.get("Retry-After")
+        if retry_after and retry_after.isdigit():
+            marks["retryAfter"] = int(retry_after)
+    if page and content_type == "application/json" and raw and len(raw) < PAGE_BYTES:
+        found = NEXT_PAGE.search(raw)
         if found and found.group(1) != b"null":
             marks["nextPageReference"] = True
     return marks
@@ -124,20 +124,44 @@ def operation_of(entry, response):
     return "MethodNotAllowed" if response.status_code == 405 else "UnknownPath"
 
 
-def request_body(config, limit):
-    """What is kept of the request body; a body over the server's limit is not read (it was refused unread)."""
-    length = request.content_length
-    if not length:
-        return models.body_record(request.mimetype, b"", limit)
-    if config.get("MAX_CONTENT_LENGTH") and length > config["MAX_CONTENT_LENGTH"]:
-        return {"contentType": request.mimetype, "body": None, "truncated": True, "bytes": length}
-    return models.body_record(request.mimetype, request.get_data(cache=True), limit)
+def request_bytes(config, limit):
+    """What the request body is to the journal, unredacted: (content type, bytes or None, bytes refused unread).
+    A body over the server's limit was refused unread, one over PARSE_FACTOR x `limit` is not kept either.
+    Read from the WSGI environ: werkzeug's parsed properties cost more than the rest of the entry."""
+    environ = request.environ
+    content_type = environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
+    length = environ.get("CONTENT_LENGTH")
+    if not length or not length.isdigit() or not int(length):
+        return content_type, b"", 0
+    if config.get("MAX_CONTENT_LENGTH") and int(length) > config["MAX_CONTENT_LENGTH"]:
+        return content_type, None, int(length)
+    return kept(content_type, request.get_data(cache=True), limit)
+
+
+def kept(content_type, raw, limit):
+    if len(raw) > models.PARSE_FACTOR * limit:
+        return content_type, None, len(raw)
+    return content_type, raw, 0
+
+
+def body_of(body, limit):
+    """An entry's body as the journal keeps it (redacted, cut), from what `write` took."""
+    content_type, raw, unread = body
+    if raw is None:
+        return {"contentType": content_type, "body": None, "truncated": True, "bytes": unread}
+    return models.body_text(content_type, raw, limit)
 
 
 def record_batch(store, items):
-    """Entries written behind, each world's in one go (or one entry as it is made)."""
+    """Entries written behind, each world's in one go (or one entry as it is made). Their bodies are redacted
+    here, not while the request is answered: a batch redacts what no reader has seen yet, and the caller
+    waits for none of it."""
     worlds = {}
-    for world, fields in items:
+    for world, fields, limit, page in items:
+        content_type, raw, _ = fields["response"]
+        if page and raw is not None:
+            fields["marks"].update(answer_marks(None, 200, content_type, raw, page))
+        fields["request"], fields["response"] = body_of(fields["request"], limit), body_of(fields["response"], limit)
         worlds.setdefault(world, []).append(fields)
     for world, fields in worlds.items():
         if len(fields) == 1:
@@ -159,17 +183,25 @@ def write(sandbox, config, entry, response, entries):
     at = entry.get("at", sandbox.worlds.now(world))
     limit = config["JOURNAL_BODY_LIMIT"]
     streamed = response.is_streamed or response.direct_passthrough
-    marks = entry["marks"]
-    marks.update(answer_marks(entry, response, streamed))
     status = response.status_code
+    content_type = response.mimetype
+    raw = b"" if streamed else response.get_data()
+    marks = entry["marks"]
+    page = entry["op"] is not None and request.method == "GET" and status == 200
+    response_body = kept(content_type, raw, limit)
+    # the page of a body the journal keeps is searched by the batch that writes it (record_batch)
+    marks.update(answer_marks(response, status, content_type, raw if response_body[1] is None else b"", page))
     if (marks.get("injected") or {}).get("type") == "drop":
         marks["dropped"] = True             # no answer reached the client: no status (stored as 0)
         status = 0
+    # Bodies as they are: the batch writing them redacts them and searches the page (record_batch), off the
+    # request's path.
+    request_body = request_bytes(config, limit)
     entries.add((world.id, dict(
         at=at, wall=entry["wall"], operation=operation_of(entry, response),
         method=request.method, path=request.path, query=request.query_string.decode("latin-1"), status=status,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
-        token_kind=entry.get("kind"), request=request_body(config, limit),
-        response=models.body_record(response.mimetype, b"" if streamed else response.get_data(), limit),
-        marks=marks, limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
-        started_ns=entry["started"], answered_ns=time.perf_counter_ns())))
+        token_kind=entry.get("kind"), request=request_body, response=response_body, marks=marks,
+        limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
+        started_ns=entry["started"], answered_ns=time.perf_counter_ns()), limit, page),
+        size=len(request_body[1] or b"") + len(response_body[1] or b""))
