@@ -6,7 +6,6 @@ import uuid
 import pytest
 
 from ptas_sandbox.conformance.profile_learn import alphabet_of, id_form
-from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.tools.profile.ids import MALFORMED, Ids
 
 SAMPLES = [
@@ -21,11 +20,9 @@ SAMPLES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def store():
-    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
-    yield app.extensions["ptas"].store
-    app.extensions["ptas"].close()
+@pytest.fixture
+def store(app):
+    return app.extensions["ptas"].store
 
 
 @pytest.mark.parametrize("sample", SAMPLES)

@@ -194,11 +194,11 @@ def numbered_profile():
                                 "says": "ids are integers", "evidence": []}}}
 
 
-def test_numbered_ids_reach_webhook_payloads_stay_after_a_restart_and_stay_in_their_world(tmp_path):
+def test_numbered_ids_reach_webhook_payloads_stay_after_a_restart_and_stay_in_their_world(durable_store):
     from ptas_sandbox.conformance.steps.account_types import form_for
     from ptas_sandbox.webhooks import verify
 
-    config = {"STATE": str(tmp_path / "state.db"), "START_SERVICES": False, "PROFILE": numbered_profile()}
+    config = {"STATE": durable_store, "START_SERVICES": False, "PROFILE": numbered_profile()}
     app = create_app(config)
     client = app.test_client()
     token = client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]
