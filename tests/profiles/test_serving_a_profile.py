@@ -2,6 +2,7 @@
 `--ptas-profile` (a partner's own tests against its staging environment's choices)."""
 
 import io
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -11,6 +12,7 @@ from ptas_sandbox.conformance import runner
 from ptas_sandbox.conformance.profile_learn import learn
 from ptas_sandbox.conformance.targets import in_process
 from ptas_sandbox.simulator import create_app
+from tests.support.pages import post_form
 
 from .variants import Creates200
 
@@ -188,7 +190,8 @@ def test_a_429_met_by_the_run_is_served_as_the_deployment_shapes_it(tmp_path):
 
 def numbered_profile():
     """A profile whose deployment numbers its records per kind (learned so by IntegerIds in test_profiles.py)."""
-    kinds = {kind: {"form": "integer", "json": "string"} for kind in ("user", "account", "partner", "webhook")}
+    kinds = {kind: {"form": "integer", "json": "string"}
+             for kind in ("user", "account", "partner", "webhook", "useruisession")}
     return {"format": profiles.FORMAT, "version": profiles.VERSION, "target": "staging", "unknown": {},
             "choices": {"ids": {"value": {"format": "integer", "malformedStatus": 404, "kinds": kinds},
                                 "says": "ids are integers", "evidence": []}}}
@@ -216,12 +219,18 @@ def test_numbered_ids_reach_webhook_payloads_stay_after_a_restart_and_stay_in_th
     stamp = int(capture["headers"]["Webhook-Timestamp"])
     payload = verify(hook["secret"], capture["headers"], capture["body"], now=stamp)   # signed as it is sent
     assert payload["data"]["account"]["id"] == "1" and payload["data"]["userId"] == "1"
+    session = client.post("/partner/v2/userui", headers=auth, json={"redirectUrl": "https://app.example/done"}).json
+    registered = post_form(client, urlsplit(session["url"]).path, {"name": "Bo", "email": "bo@example.test"})
+    assert session["id"] == "1" and registered.status_code == 302       # the person's browser, with no token
+    assert dict(parse_qsl(urlsplit(registered.headers["Location"]).query)) == {
+        "sessionId": "1", "status": "Completed", "userId": "2"}
     app.extensions["ptas"].close()
 
     again = create_app(config).test_client()          # the same state: the numbers mean the same records
     assert again.get("/partner/v2/users/1", headers=auth).json["name"] == "Ann"
     assert again.get("/partner/v2/accounts", headers=auth).json["accounts"][0]["userId"] == "1"
-    assert again.get("/partner/v2/users/2", headers=auth).status_code == 404          # never given
+    assert again.get("/partner/v2/users/2", headers=auth).json["name"] == "Bo"
+    assert again.get("/partner/v2/users/3", headers=auth).status_code == 404          # never given
     assert again.get("/partner/v2/users/not-a-number", headers=auth).status_code == 404
     other = again.post("/_sandbox/partners", json={"name": "Q"}).json["accessToken"]
     assert again.get("/partner/v2/users/1", headers={"Authorization": f"Bearer {other}"}).status_code == 404

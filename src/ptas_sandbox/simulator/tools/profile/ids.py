@@ -85,6 +85,8 @@ class Ids:
     def show(self, world, found):
         """{(kind, uuid): as the deployment shows it} for the (kind, uuid) pairs of an answer."""
         out, by_kind = {}, {}
+        if world is None and found:         # a hosted page's answer: the world of the records it names
+            world = models.world_of(self.store, [str(v) for _, v in found if UUID_ONLY.match(str(v))])
         for kind, value in found:
             form = self.form(kind)
             if form and world and UUID_ONLY.match(str(value)):
@@ -156,20 +158,28 @@ class Ids:
             return [self.texts(world, v, literals) for v in value]
         return self.text(world, value, literals) if isinstance(value, str) else value
 
-    def text(self, world, text, literals):
+    def text(self, world, text, literals, kind=None):
+        """Ids inside a string: after the path segment that names their kind (`/users/…`), or as the value of a
+        query parameter that does (`userId=…`; `sessionId=…` of `kind`, the record the operation answers)."""
         if not UUID_TEXT.search(text):
             return text
-        pairs = [(SEGMENT_KIND.get(m.group(1) or ""), m.group(2))
-                 for m in re.finditer(r"(?:/([a-z]+)/)?(" + UUID_TEXT.pattern + ")", text)]
+        pattern = r"(?:/([a-z]+)/|([A-Za-z]+)=)?(" + UUID_TEXT.pattern + ")"
+
+        def kind_of(match):
+            segment, parameter = match.group(1), match.group(2)
+            if segment:
+                return SEGMENT_KIND.get(segment)
+            return kind if parameter == "sessionId" else key_kind(parameter or "")
+        pairs = [(kind_of(m), m.group(3)) for m in re.finditer(pattern, text)]
         shown = self.show(world, [(k, v) for k, v in pairs if k and v not in literals])
 
         def one(match):
-            value = match.group(2)
+            value = match.group(3)
+            before = match.group(0)[:-len(value)]
             if value in literals:
-                return (match.group(0)[:-len(value)]) + literals[value]
-            kind = SEGMENT_KIND.get(match.group(1) or "")
-            return match.group(0)[:-len(value)] + str(shown.get((kind, value), value))
-        return re.sub(r"(?:/([a-z]+)/)?(" + UUID_TEXT.pattern + ")", one, text)
+                return before + literals[value]
+            return before + str(shown.get((kind_of(match), value), value))
+        return re.sub(pattern, one, text)
 
     def request(self, world, body, literals):
         """A request body with the ids it refers to (`userId`, `accountId`, ...) back in the simulator's UUIDs."""

@@ -337,7 +337,8 @@ class ProfileLayer:
 
     def answer_ids(self, name, world, headers, data, literals):
         kind = next((v for k, v in headers if k.lower() == "content-type"), "")
-        headers = [(k, self.ids.text(world, v, literals) if k.lower() == "location" else v) for k, v in headers]
+        headers = [(k, self.ids.text(world, v, literals, self.record_kind(name)) if k.lower() == "location" else v)
+                   for k, v in headers]
         body = json_of(data) if data and "json" in kind else None
         if body is None:
             return headers, data

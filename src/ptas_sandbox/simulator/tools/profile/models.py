@@ -12,12 +12,21 @@ CREATE TABLE IF NOT EXISTS profile_ids (
     PRIMARY KEY (world, kind, number)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS profile_ids_by_uuid ON profile_ids (world, kind, uuid);
+CREATE INDEX IF NOT EXISTS profile_ids_world_of ON profile_ids (uuid);
 """
 
 
 def numbers_of(store, world, kind, uuids):
     """{uuid: its number} for each of `uuids`, numbering those seen for the first time after the kind's last."""
     found = {}
+    with store.transaction(read_only=True):     # most answers name records shown before: no write, no lock
+        for value in uuids:
+            row = store.one("SELECT number FROM profile_ids WHERE world = ? AND kind = ? AND uuid = ?",
+                            (world, kind, value))
+            if row is not None:
+                found[value] = row["number"]
+    if len(found) == len(set(uuids)):
+        return found
     with store.transaction():
         store.lock(f"profile-ids:{world}")
         for value in uuids:
@@ -38,3 +47,13 @@ def uuid_of(store, world, kind, number):
         row = store.one("SELECT uuid FROM profile_ids WHERE world = ? AND kind = ? AND number = ?",
                         (world, kind, number))
     return row["uuid"] if row else None
+
+
+def world_of(store, uuids):
+    """The world of records shown before, for an answer that names no world itself (a hosted page's redirect)."""
+    with store.transaction(read_only=True):
+        for value in uuids:
+            row = store.one("SELECT world FROM profile_ids WHERE uuid = ?", (value,))
+            if row:
+                return row["world"]
+    return None
