@@ -66,6 +66,9 @@ openapi-lint: $(TEST_STAMP) $(SPECTRAL)
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo \
 	tests/snapshots
+# ... and those with the tools that read what is written behind, a third time on SQLite's store-exact path (the
+# path of `--workers`: PTAS_TEST_PATH=exact), beside the PostgreSQL pass (the two share the machine's cores).
+EXACT_TESTS := $(STORE_TESTS) tests/journal tests/faults tests/integration tests/inspector
 
 serve: $(SERVE_STAMP)
 	$(BIN)/ptas serve $(ARGS)
@@ -76,14 +79,19 @@ check: $(TEST_STAMP)
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/mypy
 
-# The last line sums up both passes (tests/support/summary.py); a first pass that fails stops before the second.
+# The last line sums up the passes (tests/support/summary.py); a first pass that fails stops before the others.
 JUNIT := .pytest_cache/junit
 test: $(TEST_STAMP) browser postgresql check openapi-lint
-	@rm -f $(JUNIT)-*.xml; mkdir -p .pytest_cache
-	@$(BIN)/python -m pytest --junitxml=$(JUNIT)-sqlite.xml $(ARGS) && \
+	@rm -f $(JUNIT)-*; mkdir -p .pytest_cache
+	@$(BIN)/python -m pytest --junitxml=$(JUNIT)-sqlite.xml $(ARGS) && { \
+	  PTAS_TEST_PATH=exact $(BIN)/python -m pytest -q -p no:cacheprovider --basetemp=.pytest_cache/exact-tmp \
+	    --junitxml=$(JUNIT)-exact.xml $(EXACT_TESTS) $(ARGS) > $(JUNIT)-exact.log 2>&1 & exact=$$!; \
 	  PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q --junitxml=$(JUNIT)-postgresql.xml $(STORE_TESTS) $(ARGS); \
+	  pg=$$?; wait $$exact; ex=$$?; echo "--- the store-exact path on SQLite ($(JUNIT)-exact.log):"; \
+	  tail -n 25 $(JUNIT)-exact.log; [ $$pg = 0 ] && [ $$ex = 0 ]; }; \
 	  status=$$?; $(BIN)/python -m tests.support.summary "every test on SQLite=$(JUNIT)-sqlite.xml" \
-	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml"; exit $$status
+	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml" \
+	  "the store-exact path on SQLite=$(JUNIT)-exact.xml"; exit $$status
 
 bench: $(TEST_STAMP) postgresql wrk
 	$(BIN)/python -m bench $(ARGS)

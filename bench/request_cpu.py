@@ -13,14 +13,12 @@ import statistics
 import subprocess
 import sys
 
+from bench.bare_ratio import BARE_APP  # the same bare routes as the served comparison
+
 N = int(os.environ.get("PTAS_BENCH_REQUESTS", 2000))
 ROUNDS = int(os.environ.get("PTAS_BENCH_ROUNDS", 3))
 
-BARE = """
-import flask
-app = flask.Flask("bare")
-app.add_url_rule("/partner/v2/partners/self", "read", lambda: {"id": "p", "name": "Bench"})
-app.add_url_rule("/partner/v2/users", "create", lambda: (flask.request.get_json(), 201), methods=["POST"])
+BARE = BARE_APP + """
 client, headers, settle = app.test_client(), {"Authorization": "Bearer x"}, lambda: None
 """
 SIMULATOR = """

@@ -1,5 +1,6 @@
-"""`make test`'s last line: the outcome of both passes (every test on SQLite, the store's tests again on
-PostgreSQL) from their JUnit XML, so the line a reader sees last does not speak for the second pass alone."""
+"""`make test`'s last line: the outcome of every pass (every test on SQLite, the store's tests again on
+PostgreSQL and on SQLite's store-exact path) from their JUnit XML, so the line a reader sees last does not speak
+for the last pass alone."""
 
 import sys
 from xml.etree import ElementTree
