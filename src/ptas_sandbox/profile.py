@@ -22,7 +22,7 @@ CHOICES = {
     "listOrder": "the order of list entries",
     "listEntries": "list entries: summaries or details",
     "records": "field names of records the spec does not show",
-    "ids": "id format and the answer to a malformed id",
+    "ids": "the form of each kind of id (UUID, number, prefix) and the answer to a malformed id",
     "userToken": "the shape of the first user token",
     "invalidBody": "the status of an invalid request body",
     "problems": "ProblemDetails members and type URIs",

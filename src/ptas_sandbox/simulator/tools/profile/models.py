@@ -18,14 +18,14 @@ CREATE INDEX IF NOT EXISTS profile_ids_world_of ON profile_ids (uuid);
 
 def numbers_of(store, world, kind, uuids):
     """{uuid: its number} for each of `uuids`, numbering those seen for the first time after the kind's last."""
-    found = {}
+    found, wanted = {}, sorted(set(uuids))
     with store.transaction(read_only=True):     # most answers name records shown before: no write, no lock
-        for value in uuids:
-            row = store.one("SELECT number FROM profile_ids WHERE world = ? AND kind = ? AND uuid = ?",
-                            (world, kind, value))
-            if row is not None:
-                found[value] = row["number"]
-    if len(found) == len(set(uuids)):
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            for row in store.all("SELECT uuid, number FROM profile_ids WHERE world = ? AND kind = ? AND uuid IN "
+                                 f"({', '.join('?' * len(part))})", (world, kind, *part)):
+                found[row["uuid"]] = row["number"]
+    if len(found) == len(wanted):
         return found
     with store.transaction():
         store.lock(f"profile-ids:{world}")
