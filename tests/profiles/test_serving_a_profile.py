@@ -234,3 +234,24 @@ def test_numbered_ids_reach_webhook_payloads_stay_after_a_restart_and_stay_in_th
     assert again.get("/partner/v2/users/not-a-number", headers=auth).status_code == 404
     other = again.post("/_sandbox/partners", json={"name": "Q"}).json["accessToken"]
     assert again.get("/partner/v2/users/1", headers={"Authorization": f"Bearer {other}"}).status_code == 404
+
+
+@pytest.mark.parametrize("members", [["detail", "status", "title", "type"],
+                                     ["detail", "instance", "status", "title", "traceId", "type"]])
+def test_a_refusal_of_the_layers_own_has_the_members_the_deployment_gave_in_that_situation(members):
+    """A malformed id refused with 400: the members the deployment's own refusal had, whatever other problems
+    had (a deployment's refusal may be built apart from its other problems, or as they are)."""
+    profile = {"format": profiles.FORMAT, "version": profiles.VERSION, "target": "staging", "unknown": {},
+               "choices": {"ids": {"value": {"format": "uuid", "malformedStatus": 400}, "says": "", "evidence": []},
+                           "problems": {"value": {"members": ["detail", "instance", "status", "title", "traceId",
+                                                              "type"],
+                                                  "types": {"malformed-id": "about:blank"},
+                                                  "situations": {"malformed-id": members}},
+                                        "says": "", "evidence": []}}}
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "PROFILE": profile})
+    client = app.test_client()
+    token = client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]
+    refused = client.get("/partner/v2/users/not-an-id", headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 400 and sorted(refused.json) == members and refused.json["type"] == "about:blank"
+    assert refused.json.get("instance", "/partner/v2/users/not-an-id") == "/partner/v2/users/not-an-id"
+    app.extensions["ptas"].close()

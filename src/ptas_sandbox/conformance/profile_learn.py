@@ -403,7 +403,8 @@ class Learner:
             members = sorted({m for p in problems.values() for m in p["members"]})
             types = {k: p["type"] for k, p in problems.items() if p.get("type") is not None}
             absolute = all(str(t).startswith(("http://", "https://")) for t in types.values())
-            self.know("problems", {"members": members, "types": types},
+            situations = {k: p["members"] for k, p in problems.items()}
+            self.know("problems", {"members": members, "types": types, "situations": situations},
                       f"ProblemDetails carry {', '.join(members)}; type URIs are "
                       f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})",
                       *[p["evidence"] for p in problems.values()][:4])

@@ -81,9 +81,10 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile, claims, store=None):
-        """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none."""
-        self.app, self.profile, self.claims = app, profile, claims
+    def __init__(self, app, profile, claims, store=None, trace=None):
+        """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none;
+        `trace()`: a trace id for a problem of the layer's own."""
+        self.app, self.profile, self.claims, self.trace = app, profile, claims, trace
         self.ids = Ids(known(profile, "ids"), store)
         self.ready = False
         self.lock = threading.Lock()
@@ -238,7 +239,8 @@ class ProfileLayer:
         route, values = self.route(environ["REQUEST_METHOD"], path)
         if route is None:
             if any(old.match(environ["REQUEST_METHOD"], path) is not None for old in self.moved):
-                return self.answer(start_response, *self.problem(404, "not-found", f"No operation at {path}."))
+                return self.answer(start_response, *self.problem(404, "not-found", f"No operation at {path}.",
+                                                                        path))
             return self.app(environ, start_response)
         name = route.name
         length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -249,7 +251,7 @@ class ProfileLayer:
             values = self.path_ids(route, world, values, literals)
             if values is None:
                 status = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
-                return self.answer(start_response, *self.problem(status, "malformed-id", "not an id"))
+                return self.answer(start_response, *self.problem(status, "malformed-id", "not an id", path))
         refused = self.refuse(name, values, environ, raw)
         if refused:
             return self.answer(start_response, *refused)
@@ -429,12 +431,13 @@ class ProfileLayer:
                 name not in NAMED_IDS and "{key}" not in self.sim_ops[name][1] and "{id}" in self.sim_ops[name][1]:
             first = values[self.sim_ops[name][1].split("{id}")[0].count("{")]
             if first != "self" and not UUID.match(first):
-                return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id")
+                return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id",
+                                    environ["PATH_INFO"])
         deploy = known(self.profile, "deployTokens") or {}
         if name == "CreatePartnerToken" and deploy.get("createsChildTokens") is False:
             if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
                 return self.problem(deploy.get("status", 403), "deploy-token",
-                                    "a deploy token creates child partners only")
+                                    "a deploy token creates child partners only", environ["PATH_INFO"])
         put = known(self.profile, "put") or {}
         if put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200) >= 400:
             body = json_of(raw) if raw else None
@@ -449,7 +452,8 @@ class ProfileLayer:
                                      if record.get(k) is not None and k not in sent)
                     if missing:
                         return self.problem(put["partialStatus"], "partial-put",
-                                            f"PUT replaces the record: {', '.join(missing)} missing from the body")
+                                            f"PUT replaces the record: {', '.join(missing)} missing from the body",
+                                            path)
         return None
 
     def inner_get_record(self, name, path, values, environ):
@@ -459,16 +463,21 @@ class ProfileLayer:
         status, data = self.inner("GET", sim_path, {"Authorization": environ.get("HTTP_AUTHORIZATION", "")})
         return status, json_of(data)
 
-    def problem(self, status, situation, detail):
+    def problem(self, status, situation, detail, instance=None):
         """A refusal of the layer's own, typed as the deployment typed it in the same situation, else as it
-        types the simulator's nearest kind of problem."""
+        types the simulator's nearest kind of problem; with the members it had in that situation (else those
+        of any)."""
         problems = known(self.profile, "problems") or {}
         types = problems.get("types") or {}
         nearest = FALLBACK.get(situation, situation)
         kind = types.get(situation) or types.get(nearest) or (
             common_prefix(types) + nearest if common_prefix(types) else SIM_TYPE + nearest)
         body = {"type": kind, "title": detail, "status": status, "detail": detail}
-        members = problems.get("members")
+        if instance:
+            body["instance"] = instance
+        if self.trace is not None:
+            body["traceId"] = self.trace()
+        members = (problems.get("situations") or {}).get(situation) or problems.get("members")
         if members:
             body = {k: v for k, v in body.items() if k in members}
         return status, [("Content-Type", "application/problem+json")], json.dumps(body).encode()
