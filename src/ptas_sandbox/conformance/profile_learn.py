@@ -367,7 +367,11 @@ class Learner:
         if len(numbers) > 1 and sum(map(len, numbers.values())) >= 6 and \
                 len(set().union(*numbers.values())) == sum(map(len, numbers.values())):
             entry["value"]["sequence"] = "shared"      # no number ever stood for two kinds of record
-        entry["says"] = "ids are " + "; ".join(f"{kind}: {describe_id(f)}" for kind, f in sorted(forms.items())) + \
+        grouped = {}
+        for kind, form in sorted(forms.items()):
+            grouped.setdefault(describe_id(form), []).append(f"{kind} {form['prefix']!r}" if form.get("prefix")
+                                                             else kind)
+        entry["says"] = "ids are " + "; ".join(f"{way} ({', '.join(kinds)})" for way, kinds in grouped.items()) + \
             ("; one sequence numbers every kind" if entry["value"].get("sequence") else "") + \
             f"; a malformed id answers {entry['value']['malformedStatus']}"
 
@@ -810,7 +814,7 @@ def describe_id(form):
     if form["form"] == "prefixed":
         rest = {"uuid": "a UUID", "integer": "a number"}.get(form["rest"]) or \
             f"{form.get('length') or 'some'} {form.get('alphabet', '')} characters"
-        return f"{form['prefix']!r} and {rest}"
+        return f"a prefix and {rest}" if form["prefix"] else rest
     if form["form"] == "integer":
         return "integers" + (" (strings of digits)" if form.get("json") == "string" else "")
     return {"uuid": "UUIDs"}.get(form["form"], "of another form (not imitated)")
