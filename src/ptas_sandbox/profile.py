@@ -22,7 +22,7 @@ CHOICES = {
     "listOrder": "the order of list entries",
     "listEntries": "list entries: summaries or details",
     "records": "field names of records the spec does not show",
-    "ids": "id format and the answer to a malformed id",
+    "ids": "the form of each kind of id (UUID, number, prefix) and the answer to a malformed id",
     "userToken": "the shape of the first user token",
     "invalidBody": "the status of an invalid request body",
     "problems": "ProblemDetails members and type URIs",
@@ -30,6 +30,21 @@ CHOICES = {
     "deployTokens": "what a deploy token (partner:create only) may do",
     "paging": "page size and page-reference format",
 }
+
+
+# The kinds of record whose ids a partner sees, named as the simulator's document names them: by the component
+# a record is, by a property that refers to one (`userId`, or a nested `account` in a notification), and by the
+# path segment a record is found under. A profile's `ids` choice holds the deployment's id form per kind.
+COMPONENT_KIND = {"User": "user", "UserCreated": "user", "UserWithStatistics": "user", "Account": "account",
+                  "AccountChanged": "account", "Partner": "partner", "Webhook": "webhook", "Token": "token",
+                  "Report": "report", "DataImport": "dataimport", "Transaction": "transaction",
+                  "AccountUiSession": "accountuisession", "UserUiSession": "useruisession"}
+KEY_KIND = {"userId": "user", "accountId": "account", "partnerId": "partner", "webhookId": "webhook",
+            "tokenId": "token", "reportId": "report", "dataImportId": "dataimport", "transactionId": "transaction",
+            "user": "user", "account": "account", "token": "token"}
+SEGMENT_KIND = {"users": "user", "accounts": "account", "partners": "partner", "webhooks": "webhook",
+                "tokens": "token", "reports": "report", "dataimports": "dataimport", "transactions": "transaction",
+                "accountui": "accountuisession", "userui": "useruisession"}
 
 
 class ProfileError(ValueError):

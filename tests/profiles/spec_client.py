@@ -8,6 +8,7 @@ target's own).
 """
 
 import re
+from urllib.parse import parse_qsl, urlsplit
 
 from ptas_sandbox.conformance.bodies import Bodies, identifier
 from ptas_sandbox.conformance.client import Client, WsgiTransport, parse_json
@@ -36,13 +37,37 @@ def entries_of(body):
     return next((v for v in body.values() if isinstance(v, list)), []) if isinstance(body, dict) else []
 
 
+def reference_form(reference):
+    """What a client can tell of a page reference: a number (an offset or a page number, as it is), a link (where
+    it points and what its query holds), or an opaque string."""
+    if reference is None:
+        return None
+    text = str(reference)
+    if text.isdigit():
+        return text
+    if text.startswith(("http://", "https://", "/")):
+        link = urlsplit(text)
+        return {"link": normal(f"{link.scheme}://{link.netloc}{link.path}"),
+                "query": sorted((k, reference_form(v)) for k, v in parse_qsl(link.query))}
+    return "opaque"
+
+
 def page_shape(body):
     entries = entries_of(body)
     body = body if isinstance(body, dict) else {}
-    forms = {k: None if v is None else "digits" if str(v).isdigit() else "opaque"
-             for k, v in body.items() if k.endswith("PageReference")}
+    forms = {k: reference_form(v) for k, v in body.items() if k.endswith("PageReference")}
     return {"keys": sorted(body), "entries": len(entries), "entry keys": sorted(entries[0]) if entries else [],
             "references": forms}
+
+
+def unused(known):
+    """An id of the same form as a known one that no record has: its last character changed."""
+    if isinstance(known, int):
+        return known + 1000
+    text = str(known)
+    last = text[-1]
+    other = str((int(last) + 5) % 10) if last.isdigit() else ("a" if last.lower() != "a" else "b")
+    return text[:-1] + (other.upper() if last.isupper() else other)
 
 
 class SpecClient:
@@ -87,6 +112,12 @@ class SpecClient:
         if first.get("nextPageReference") is None:
             return
         second = self.page(label + ": the next one", account_id, first["nextPageReference"])
+        if str(first["nextPageReference"]).startswith(("http://", "https://", "/")):      # a link: follow it too
+            link = urlsplit(first["nextPageReference"])
+            reply = self.client.request("GET", link.path, token=self.token, query=dict(parse_qsl(link.query)),
+                                        operation="GetTransactions")
+            self.seen.append((label + ": the next one by its link", reply.status, page_shape(reply.body),
+                              entries_of(reply.body) == entries_of(second)))
         again = self.page(label + ": back again", account_id, second.get("previousPageReference"))
         self.seen.append((label + ": back again is the first", entries_of(again) == entries_of(first)))
         self.page(label + ": a reference it never gave", account_id, "9999")
@@ -109,6 +140,7 @@ class SpecClient:
                   json=self.bodies.writable("UpdateUser", {**user.body, "name": "Ann B"}, nulls=True))
         self.call("a malformed id", "GetUser", params={"id": "not-an-id"})
         self.call("an unknown id", "GetUser", params={"id": "00000000-0000-4000-8000-000000000001"})
+        self.call("an id of the target's form no record has", "GetUser", params={"id": unused(ann)})
         self.call("an invalid body", "CreateUser", json={self.bodies.placement("CreateUser", "name"): 5})
         token = first.body.get("token")
         user_token = token if isinstance(token, str) else (token or {}).get("accessToken")

@@ -191,10 +191,15 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
         Creates200,
         DeleteAcknowledged,
         DeleteWithBody,
+        IntegerIds,
         Invalid422,
         ItemsLists,
+        LinkReferences,
         NewestFirst,
+        PageNumbers,
         Pages25,
+        PrefixedIds,
+        SharedNumbers,
     )
     value = lambda variant, name: profiles.known(learned(variant), name)
     assert value(FullReplacePut, "put") == {"mode": "replace", "partialStatus": 400}
@@ -220,8 +225,20 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}
     assert value(ItemsLists, "lists")["GetUsers"] == {"shape": "object", "key": "items"}
     assert value(Pages25, "paging")["pageSize"] == 25 and value(ItemsLists, "paging")["pageSize"] == 100
-    assert value(Pages25, "paging")["referenceForm"] == "integer"
+    assert value(Pages25, "paging")["referenceForm"] == "offset"
+    assert value(PageNumbers, "paging")["referenceForm"] == "page" and value(PageNumbers, "paging")["firstPage"] == 1
+    assert value(LinkReferences, "paging")["referenceForm"] == "opaque"
+    assert value(LinkReferences, "paging")["url"] == {"absolute": True, "parameter": "pageReference"}
     assert value(ItemsLists, "paging")["referenceForm"] == "opaque"
+    numbered = value(IntegerIds, "ids")
+    assert numbered["format"] == "integer" and numbered["malformedStatus"] == 404
+    assert set(numbered["kinds"]) >= {"user", "account", "partner", "webhook", "token", "transaction",
+                                      "accountuisession", "useruisession", "dataimport"}
+    assert numbered["kinds"]["user"] == {"form": "integer", "json": "string"} and "sequence" not in numbered
+    assert value(SharedNumbers, "ids")["sequence"] == "shared"
+    prefixed = value(PrefixedIds, "ids")["kinds"]
+    assert prefixed["user"] == {"form": "prefixed", "prefix": "usr_", "rest": "string", "length": 20,
+                                "alphabet": "base36"} and prefixed["webhook"]["prefix"] == "whk_"
 
 
 def test_conform_writes_the_profile_and_prints_it_on_one_screen(apps, tmp_path):

@@ -2,6 +2,7 @@
 `--ptas-profile` (a partner's own tests against its staging environment's choices)."""
 
 import io
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -11,6 +12,7 @@ from ptas_sandbox.conformance import runner
 from ptas_sandbox.conformance.profile_learn import learn
 from ptas_sandbox.conformance.targets import in_process
 from ptas_sandbox.simulator import create_app
+from tests.support.pages import post_form
 
 from .variants import Creates200
 
@@ -184,3 +186,72 @@ def test_a_429_met_by_the_run_is_served_as_the_deployment_shapes_it(tmp_path):
     finally:
         for each in made:
             each.extensions["ptas"].close()
+
+
+def numbered_profile():
+    """A profile whose deployment numbers its records per kind (learned so by IntegerIds in test_profiles.py)."""
+    kinds = {kind: {"form": "integer", "json": "string"}
+             for kind in ("user", "account", "partner", "webhook", "useruisession")}
+    return {"format": profiles.FORMAT, "version": profiles.VERSION, "target": "staging", "unknown": {},
+            "choices": {"ids": {"value": {"format": "integer", "malformedStatus": 404, "kinds": kinds},
+                                "says": "ids are integers", "evidence": []}}}
+
+
+def test_numbered_ids_reach_webhook_payloads_stay_after_a_restart_and_stay_in_their_world(durable_store):
+    from ptas_sandbox.conformance.steps.account_types import form_for
+    from ptas_sandbox.webhooks import verify
+
+    config = {"STATE": durable_store, "START_SERVICES": False, "PROFILE": numbered_profile()}
+    app = create_app(config)
+    client = app.test_client()
+    token = client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]
+    auth = {"Authorization": f"Bearer {token}"}
+    user = client.post("/partner/v2/users", json={"name": "Ann"}, headers=auth).json
+    hook = client.post("/partner/v2/webhooks", headers=auth, json={
+        "callbackUrl": "http://localhost/_sandbox/echo/ids", "events": ["AccountCreated"]}).json
+    dummy = client.get("/partner/v2/accounttypes/dummy", headers=auth).json
+    account = client.post("/partner/v2/accounts", headers=auth, json={
+        "accountTypeId": "dummy", "userId": user["id"], "credentials": form_for(dummy)})
+    assert (user["id"], hook["id"], account.status_code, account.json["id"], account.json["userId"]) == \
+        ("1", "1", 201, "1", "1"), account.json
+    assert client.post("/_sandbox/webhooks/flush", headers=auth).status_code == 200
+    [capture] = client.get("/_sandbox/echo/ids", headers=auth).json["captures"]
+    stamp = int(capture["headers"]["Webhook-Timestamp"])
+    payload = verify(hook["secret"], capture["headers"], capture["body"], now=stamp)   # signed as it is sent
+    assert payload["data"]["account"]["id"] == "1" and payload["data"]["userId"] == "1"
+    session = client.post("/partner/v2/userui", headers=auth, json={"redirectUrl": "https://app.example/done"}).json
+    registered = post_form(client, urlsplit(session["url"]).path, {"name": "Bo", "email": "bo@example.test"})
+    assert session["id"] == "1" and registered.status_code == 302       # the person's browser, with no token
+    assert dict(parse_qsl(urlsplit(registered.headers["Location"]).query)) == {
+        "sessionId": "1", "status": "Completed", "userId": "2"}
+    app.extensions["ptas"].close()
+
+    again = create_app(config).test_client()          # the same state: the numbers mean the same records
+    assert again.get("/partner/v2/users/1", headers=auth).json["name"] == "Ann"
+    assert again.get("/partner/v2/accounts", headers=auth).json["accounts"][0]["userId"] == "1"
+    assert again.get("/partner/v2/users/2", headers=auth).json["name"] == "Bo"
+    assert again.get("/partner/v2/users/3", headers=auth).status_code == 404          # never given
+    assert again.get("/partner/v2/users/not-a-number", headers=auth).status_code == 404
+    other = again.post("/_sandbox/partners", json={"name": "Q"}).json["accessToken"]
+    assert again.get("/partner/v2/users/1", headers={"Authorization": f"Bearer {other}"}).status_code == 404
+
+
+@pytest.mark.parametrize("members", [["detail", "status", "title", "type"],
+                                     ["detail", "instance", "status", "title", "traceId", "type"]])
+def test_a_refusal_of_the_layers_own_has_the_members_the_deployment_gave_in_that_situation(members):
+    """A malformed id refused with 400: the members the deployment's own refusal had, whatever other problems
+    had (a deployment's refusal may be built apart from its other problems, or as they are)."""
+    profile = {"format": profiles.FORMAT, "version": profiles.VERSION, "target": "staging", "unknown": {},
+               "choices": {"ids": {"value": {"format": "uuid", "malformedStatus": 400}, "says": "", "evidence": []},
+                           "problems": {"value": {"members": ["detail", "instance", "status", "title", "traceId",
+                                                              "type"],
+                                                  "types": {"malformed-id": "about:blank"},
+                                                  "situations": {"malformed-id": members}},
+                                        "says": "", "evidence": []}}}
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "PROFILE": profile})
+    client = app.test_client()
+    token = client.post("/_sandbox/partners", json={"name": "P"}).json["accessToken"]
+    refused = client.get("/partner/v2/users/not-an-id", headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 400 and sorted(refused.json) == members and refused.json["type"] == "about:blank"
+    assert refused.json.get("instance", "/partner/v2/users/not-an-id") == "/partner/v2/users/not-an-id"
+    app.extensions["ptas"].close()

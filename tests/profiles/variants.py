@@ -2,9 +2,11 @@
 spec leaves open, says so in its own document, and must be learned and served by a profile like the others."""
 
 import json
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from tests.conformance.variants import Variant, json_of
+from ptas_sandbox import openapi_reading
+from ptas_sandbox import profile as profiles
+from tests.conformance.variants import SERVICE, UUID, Variant, json_of
 
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 
@@ -195,3 +197,198 @@ class RateLimitHeaders(Variant):
                              ("RateLimit-Reset", wait)]
         body = {k: v for k, v in body.items() if k in ("type", "title", "status", "detail", "instance")}
         return status, headers, json.dumps(body).encode()
+
+
+NO_RECORD = "00000000-0000-4000-8000-00000000dead"
+
+
+class IntegerIds(Variant):
+    """Records are numbered per kind, 1, 2, 3..., in the order the deployment first shows them (a string of
+    digits: the spec's ids are strings), in its answers, its paths, its query parameters, the bodies it takes
+    and the notifications it sends; a number it never gave, or an id of another form, is unknown (404)."""
+
+    name = "integer ids"
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.numbers, self.uuids = {}, {}
+        self.answers = {op.get("operationId"): openapi_reading.success(op)[1]
+                        for item in self.original["paths"].values() for op in item.values() if isinstance(op, dict)}
+        app.extensions["ptas"].hooks.notification.append(
+            lambda store, world, body: {**body, "data": self.shown(body["data"], None)})
+
+    def show(self, kind, value):
+        if not (isinstance(value, str) and UUID.match(value)):
+            return value
+        if (kind, value) not in self.numbers:
+            number = 1 + sum(1 for k, _ in self.numbers if k == kind)
+            self.numbers[(kind, value)], self.uuids[(kind, number)] = number, value
+        return self.shown_form(self.numbers[(kind, value)], kind)
+
+    def shown_form(self, number, kind):
+        return str(number)
+
+    def taken(self, kind, value):
+        text = str(value)
+        number = self.number_of(text, kind)
+        return self.uuids.get((kind, number), NO_RECORD) if number is not None else NO_RECORD
+
+    def number_of(self, text, kind):
+        return int(text) if text.isdigit() else None
+
+    def shown(self, value, kind):
+        if isinstance(value, dict):
+            return {k: self.show(kind, v) if k == "id" and kind else
+                    self.show(profiles.KEY_KIND[k], v) if k.endswith("Id") and k in profiles.KEY_KIND else
+                    self.shown(v, profiles.KEY_KIND.get(k) or profiles.SEGMENT_KIND.get(k.lower()) or
+                               (kind if isinstance(v, list) else None)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.shown(v, kind) for v in value]
+        return value
+
+    def request(self, operation, environ, body):
+        parts = environ["PATH_INFO"].split("/")
+        for i, part in enumerate(parts if environ["PATH_INFO"].startswith(SERVICE) else []):
+            kind = profiles.SEGMENT_KIND.get(parts[i - 1]) if i else None
+            if parts[i - 1] == "transactions" and parts[i - 2] == "v2":
+                kind = "account"             # the deprecated transactions path names the account
+            if kind and part != "self" and operation and not operation.startswith(("GetAccountType", "Validate")):
+                parts[i] = self.taken(kind, part)
+        environ["PATH_INFO"] = "/".join(parts)
+        query = [(k, self.taken(profiles.KEY_KIND[k], v) if k in profiles.KEY_KIND and k.endswith("Id") else v)
+                 for k, v in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)]
+        environ["QUERY_STRING"] = urlencode(query)
+        if isinstance(body, dict):
+            return {k: self.taken(profiles.KEY_KIND[k], v) if k in profiles.KEY_KIND and k.endswith("Id")
+                    and isinstance(v, (int, str)) else v for k, v in body.items()}
+        return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        kind_of = next((v for k, v in headers if k.lower() == "content-type"), "")
+        if body is None or "problem" in kind_of:
+            return status, headers, data
+        component = (self.answers.get(operation) or {}).get("$ref", "").rsplit("/", 1)[-1]
+        return status, headers, json.dumps(self.shown(body, profiles.COMPONENT_KIND.get(component))).encode()
+
+    def publish(self, document):
+        for name, kind in profiles.COMPONENT_KIND.items():
+            schema = document["components"]["schemas"].get(name)
+            if schema and "id" in schema.get("properties", {}):
+                schema["properties"]["id"] = {"type": "string", "pattern": "^[1-9][0-9]*$",
+                                              "description": f"the {kind}'s number"}
+        return document
+
+
+class SharedNumbers(IntegerIds):
+    """One sequence numbers every kind of record, so no two records share an id (user 1, webhook 2, ...)."""
+
+    name = "one sequence for every kind of id"
+
+    def show(self, kind, value):
+        return super().show("*", value)
+
+    def taken(self, kind, value):
+        return super().taken("*", value)
+
+
+class PrefixedIds(IntegerIds):
+    """Ids are a kind's prefix and 20 base-36 characters (`usr_0000000000000000000b`): a number underneath, shown
+    in the deployment's own alphabet."""
+
+    name = "prefixed ids"
+    PREFIXES = {"user": "usr_", "account": "acc_", "partner": "ptn_", "webhook": "whk_", "token": "tok_",
+                "report": "rpt_", "dataimport": "imp_", "transaction": "txn_", "accountuisession": "aus_",
+                "useruisession": "uus_"}
+    DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+    def shown_form(self, number, kind):
+        text = ""
+        while number:
+            number, digit = divmod(number, 36)
+            text = self.DIGITS[digit] + text
+        return self.PREFIXES[kind] + text.rjust(20, "0")
+
+    def number_of(self, text, kind):
+        prefix = self.PREFIXES[kind]
+        rest = text[len(prefix):]
+        if not text.startswith(prefix) or len(rest) != 20 or any(c not in self.DIGITS for c in rest):
+            return None
+        return int(rest, 36)
+
+    def publish(self, document):
+        for name in profiles.COMPONENT_KIND:
+            schema = document["components"]["schemas"].get(name)
+            if schema and "id" in schema.get("properties", {}):
+                schema["properties"]["id"] = {"type": "string", "pattern": "^[a-z]{3}_[0-9a-z]{20}$"}
+        return document
+
+
+MORE = MORE + (IntegerIds, SharedNumbers, PrefixedIds)
+
+
+class PageNumbers(Variant):
+    """Page references are page numbers counting from 1: the next page of the first one is "2", its previous
+    one "1" (a number never given is an invalid reference)."""
+
+    name = "page numbers"
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.pages = {}             # (account path, the other parameters, page number) -> the simulator's reference
+
+    def request(self, operation, environ, body):
+        if operation != "GetTransactions":
+            return body
+        query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        rest = sorted((k, v) for k, v in query if k != "pageReference")
+        given = dict(query).get("pageReference")
+        environ["ptas.key"], environ["ptas.page"] = (environ["PATH_INFO"], urlencode(rest)), 1
+        if given is not None and given.isdigit() and (*environ["ptas.key"], int(given)) in self.pages:
+            given, environ["ptas.page"] = self.pages[(*environ["ptas.key"], int(given))], int(given)
+        environ["QUERY_STRING"] = urlencode(rest + ([("pageReference", given)] if given is not None else []))
+        return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation != "GetTransactions" or not status.startswith("200") or not isinstance(body, dict):
+            return status, headers, data
+        page = environ["ptas.page"]
+        for field, number in (("nextPageReference", page + 1), ("previousPageReference", page - 1)):
+            if body[field]:
+                self.pages[(*environ["ptas.key"], number)] = body[field]
+                body[field] = str(number)
+        return status, headers, json.dumps(body).encode()
+
+
+class LinkReferences(Variant):
+    """Page references are absolute links to the page (the account's transactions with the reference in the
+    query); a client follows the link, or sends it back as its pageReference."""
+
+    name = "page references as links"
+
+    def request(self, operation, environ, body):
+        if operation != "GetTransactions":
+            return body
+        query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        given = dict(query).get("pageReference", "")
+        if given.startswith(("http://", "https://")):
+            inner = dict(parse_qsl(urlsplit(given).query)).get("pageReference", "")
+            query = [(k, inner if k == "pageReference" else v) for k, v in query]
+        environ["QUERY_STRING"] = urlencode(query)
+        return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if operation != "GetTransactions" or not status.startswith("200") or not isinstance(body, dict):
+            return status, headers, data
+        rest = [(k, v) for k, v in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+                if k != "pageReference"]
+        base = f"{environ['wsgi.url_scheme']}://{environ['HTTP_HOST']}{environ['PATH_INFO']}"
+        for field in ("nextPageReference", "previousPageReference"):
+            if body[field]:
+                body[field] = f"{base}?{urlencode(rest + [('pageReference', body[field])])}"
+        return status, headers, json.dumps(body).encode()
+
+
+MORE = MORE + (PageNumbers, LinkReferences)

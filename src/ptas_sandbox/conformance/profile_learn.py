@@ -11,6 +11,7 @@ not be observed goes under `unknown`, with why.
 import json
 import re
 import uuid
+from urllib.parse import parse_qsl, urlsplit
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
@@ -328,8 +329,54 @@ class Learner:
                   f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}",
                   seen, seen_bad)
 
+    def id_forms(self, renames):
+        """The form of the ids of each kind of record the run saw (a record's id, and the ids it refers to):
+        UUIDs, integers (JSON numbers or strings of digits), or a prefix (`usr_`) before a UUID, digits or a
+        string of fixed length. Kept only where some kind's ids are not UUIDs."""
+        samples = {}
+        for (operation, component), observations in self.seen.items():
+            id_key = (renames.get(operation, {}).get(component) or {}).get("id", "id")
+            for _, record, _ in observations:
+                if isinstance(record, dict) and profiles.COMPONENT_KIND.get(component):
+                    samples.setdefault(profiles.COMPONENT_KIND[component], []).append(record.get(id_key))
+                for key, kind in profiles.KEY_KIND.items():
+                    if key.endswith("Id") and isinstance(record, dict):
+                        samples.setdefault(kind, []).append(record.get(key))
+        forms = {}
+        for kind, values in samples.items():
+            found = [form for form in map(id_form, values) if form is not None]
+            if found and all(f.get("form") == found[0]["form"] and f.get("prefix") == found[0].get("prefix")
+                             for f in found):
+                form = dict(found[0])
+                if "length" in form and len({f.get("length") for f in found}) > 1:
+                    form["length"] = None
+                forms[kind] = form
+        suffixes = "".join(v[len(id_form(v)["prefix"]):] for values in samples.values() for v in values
+                           if (id_form(v) or {}).get("rest") == "string")
+        for form in forms.values():
+            if form.get("rest") == "string":
+                form["alphabet"] = alphabet_of(suffixes)
+        entry = self.profile["choices"].get("ids")
+        if entry is None or all(f["form"] == "uuid" for f in forms.values()):
+            return
+        kinds = sorted({f["form"] for f in forms.values()})
+        entry["value"]["format"] = kinds[0] if len(kinds) == 1 else "mixed"
+        entry["value"]["kinds"] = forms
+        numbers = {kind: {str(v) for v in samples[kind] if id_form(v)} for kind, f in forms.items()
+                   if f["form"] == "integer"}
+        if len(numbers) > 1 and sum(map(len, numbers.values())) >= 6 and \
+                len(set().union(*numbers.values())) == sum(map(len, numbers.values())):
+            entry["value"]["sequence"] = "shared"      # no number ever stood for two kinds of record
+        grouped = {}
+        for kind, form in sorted(forms.items()):
+            grouped.setdefault(describe_id(form), []).append(f"{kind} {form['prefix']!r}" if form.get("prefix")
+                                                             else kind)
+        entry["says"] = "ids are " + "; ".join(f"{way} ({', '.join(kinds)})" for way, kinds in grouped.items()) + \
+            ("; one sequence numbers every kind" if entry["value"].get("sequence") else "") + \
+            f"; a malformed id answers {entry['value']['malformedStatus']}"
+
     def problems(self):
-        unknown, seen = self.call("GetUser", params={"id": str(uuid.UUID(int=0x5EED))})
+        unknown, seen = self.call("GetUser", params={"id": self.unknown_id()})
         self.problem("not-found", unknown, seen)
         bad, seen_bad = self.call("CreateUser", json=self.invalid_user())
         self.problem("invalid-body", bad, seen_bad)
@@ -342,6 +389,17 @@ class Learner:
                                     operation="GetOwnPartner")
         self.problem("unauthorized", reply, evidence(reply))
 
+    def unknown_id(self):
+        """An id no record has, in the form of the deployment's own (a malformed one is another situation)."""
+        known = getattr(self, "user", None)
+        form = id_form(known) or {"form": "uuid"}
+        if form["form"] == "integer":
+            return "987654321"
+        if form["form"] == "prefixed":
+            rest = str(known)[len(form["prefix"]):]
+            return form["prefix"] + ("0" * len(rest) if form["rest"] != "uuid" else str(uuid.UUID(int=0x5EED)))
+        return str(uuid.UUID(int=0x5EED))
+
     def compose_problems(self):
         """Every problem the probes met, by situation: the members and type URI of each."""
         problems = self.profile.get("_problems", {})
@@ -349,7 +407,8 @@ class Learner:
             members = sorted({m for p in problems.values() for m in p["members"]})
             types = {k: p["type"] for k, p in problems.items() if p.get("type") is not None}
             absolute = all(str(t).startswith(("http://", "https://")) for t in types.values())
-            self.know("problems", {"members": members, "types": types},
+            situations = {k: p["members"] for k, p in problems.items()}
+            self.know("problems", {"members": members, "types": types, "situations": situations},
                       f"ProblemDetails carry {', '.join(members)}; type URIs are "
                       f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})",
                       *[p["evidence"] for p in problems.values()][:4])
@@ -468,6 +527,32 @@ class Learner:
         listed, seen_list = self.call("GetAccounts")
         self.list_shape("GetAccounts", listed, seen_list)
         self.observe("GetAccounts", listed, seen_list)
+        self.sessions(user, account)
+
+    def sessions(self, user, account):
+        """The records of the hosted pages' sessions and of an import, as the deployment shows them (their ids'
+        form above all): each a probe of its own, skipped where the target offers no such operation."""
+        try:
+            imports = self.client.call("GetDataImports", token=self.token, query={"accountId": account})
+            self.observe("GetDataImports", imports, evidence(imports))
+        except NotOffered:
+            pass
+        probes = (("CreateAccountUiSession", {"userId": user, "accountId": account}, "GetAccountUiSession"),
+                  ("CreateUserUiSession", {}, "GetUserUiSession"))
+        for name, build, reader in probes:
+            try:
+                made, seen = self.call(name, build=build)
+            except (NotOffered, NoSchema) as error:
+                self.profile.setdefault("notes", []).append(f"sessions: {name}: {redact(error)}")
+                continue
+            self.observe(name, made, seen)
+            made_id = identifier(made.body, *self.ops.hints(reader)) if made.ok else None
+            if made_id is not None:
+                try:
+                    one, seen_one = self.call(reader, params={"id": made_id})
+                except NotOffered:
+                    continue
+                self.observe(reader, one, seen_one)
 
     def documented(self):
         """Records no probe saw (data imports, reports, UI sessions): named as the target's document names them
@@ -504,6 +589,7 @@ class Learner:
         self.compose_problems()
         self.documented()
         renames, evidence_of = self.renames()
+        self.id_forms(renames)
         if evidence_of:
             self.know("records", renames, "records name these fields otherwise: " + "; ".join(
                 f"{op} {c} {', '.join(f'{a} as {b}' for a, b in r.items())}"
@@ -598,15 +684,17 @@ class Learner:
         pages = [r for r in met if r.operation == "GetTransactions"]
         for page in pages[:2]:
             self.observe("GetTransactions", page, evidence(page))
-        full = next((r for r in pages if r.query is not None and "pageSize" not in r.query and r.ok
-                     and isinstance(r.body, dict) and r.body.get("nextPageReference")), None)
-        if full is not None:
+        full = [r for r in pages if r.query is not None and "pageSize" not in r.query and r.ok
+                and isinstance(r.body, dict) and r.body.get("nextPageReference")]
+        full.sort(key=lambda r: "pageReference" in r.query)        # a first page says the most
+        if full:
+            full = full[0]
             reference = full.body["nextPageReference"]
             size = len(entries_of({k: v for k, v in full.body.items() if isinstance(v, list)}) or [])
-            self.know("paging", {"pageSize": size, "reference": reference_kind(reference),
-                                 "referenceForm": reference_form(reference)},
+            form = reference_form(reference, size, first="pageReference" not in full.query, sent=full.query)
+            self.know("paging", {"pageSize": size, "reference": reference_kind(reference), **form},
                       f"a page holds {size} transactions when the client names no page size; page references "
-                      f"are {reference_kind(reference)}", evidence(full))
+                      f"are {reference_kind(reference)}" + describe_form(form), evidence(full))
         else:
             self.unknown("paging", "the run read no full page of transactions (a deployment's data arrives in its "
                                    "own time: run the transactions scenarios, with --slow, on a world with data)")
@@ -647,9 +735,29 @@ def shape_of(path, template):
     return re.match(pattern, path.split("?")[0]) is not None
 
 
-def reference_form(reference):
-    """The form the profiled simulator gives its references: `integer` (offsets), else its own opaque ones."""
-    return "integer" if isinstance(reference, int) or str(reference).isdigit() else "opaque"
+def reference_form(reference, size, first=True, sent=()):
+    """The form of a next page's reference: `offset` (the page size, after a first page), `page` (a page number:
+    "2" after the first page when pages count from 1, "1" from 0: `firstPage`), else `opaque`; `url` where it is
+    a link (absolute or a path) whose query parameter `parameter` holds one of those."""
+    text, extra = str(reference), {}
+    if text.startswith(("http://", "https://", "/")):
+        link = urlsplit(text)
+        params = parse_qsl(link.query, keep_blank_values=True)
+        names = [k for k, _ in params if k == "pageReference"] or [k for k, _ in params if k not in sent]
+        if names:
+            extra["url"] = {"absolute": bool(link.scheme), "parameter": names[-1]}
+            text = dict(params)[names[-1]]
+    if text.isdigit() and first and size > 2 and int(text) in (1, 2):
+        return {"referenceForm": "page", "firstPage": int(text) - 1, **extra}
+    return {"referenceForm": "offset" if text.isdigit() else "opaque", **extra}
+
+
+def describe_form(form):
+    kind = {"page": f" (page numbers from {form.get('firstPage')})", "offset": " (offsets)"}.get(
+        form["referenceForm"], "")
+    link = form.get("url")
+    return kind + (f", inside {'absolute links' if link['absolute'] else 'paths'} (their "
+                   f"{link['parameter']!r} parameter)" if link else "")
 
 
 def reference_kind(reference):
@@ -661,6 +769,55 @@ def reference_kind(reference):
     if re.fullmatch(r"[A-Za-z0-9_-]+=*", text):
         return f"opaque base64url-like strings ({len(text)} characters)"
     return f"opaque strings ({len(text)} characters)"
+
+
+PREFIXED = re.compile(r"^([A-Za-z]{1,12}[_-])([0-9a-fA-F-]{36}|[A-Za-z0-9]+)$")
+
+
+def id_form(value):
+    """The form of one id as a partner sees it, or None for no id."""
+    if isinstance(value, bool) or value is None or value == "":
+        return None
+    if isinstance(value, int):
+        return {"form": "integer", "json": "integer"}
+    if not isinstance(value, str):
+        return None
+    if UUID.match(value):
+        return {"form": "uuid"}
+    if value.isdigit() and (value == "0" or not value.startswith("0")):
+        return {"form": "integer", "json": "string"}
+    prefixed = PREFIXED.match(value)
+    if prefixed:
+        prefix, rest = prefixed.groups()
+        if UUID.match(rest):
+            return {"form": "prefixed", "prefix": prefix, "rest": "uuid"}
+        if rest.isdigit() and not rest.startswith("0"):
+            return {"form": "prefixed", "prefix": prefix, "rest": "integer"}
+        return {"form": "prefixed", "prefix": prefix, "rest": "string", "length": len(rest)}
+    if re.fullmatch(r"(?=.*[0-9])[A-Za-z0-9]{4,64}", value):     # a bare string (hex, a ULID, zero-padded)
+        return {"form": "prefixed", "prefix": "", "rest": "string", "length": len(value)}
+    return {"form": "other"}
+
+
+def alphabet_of(text):
+    """The smallest of the usual alphabets that holds every character the ids' suffixes used."""
+    chars = set(text)
+    for name, alphabet in (("digits", "0123456789"), ("hex", "0123456789abcdef"), ("HEX", "0123456789ABCDEF"),
+                           ("base36", "0123456789abcdefghijklmnopqrstuvwxyz"),
+                           ("BASE36", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")):
+        if chars <= set(alphabet):
+            return name
+    return "base62"
+
+
+def describe_id(form):
+    if form["form"] == "prefixed":
+        rest = {"uuid": "a UUID", "integer": "a number"}.get(form["rest"]) or \
+            f"{form.get('length') or 'some'} {form.get('alphabet', '')} characters"
+        return f"a prefix and {rest}" if form["prefix"] else rest
+    if form["form"] == "integer":
+        return "integers" + (" (strings of digits)" if form.get("json") == "string" else "")
+    return {"uuid": "UUIDs"}.get(form["form"], "of another form (not imitated)")
 
 
 def deleted_answer(body, record_id):

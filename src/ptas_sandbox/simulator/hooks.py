@@ -20,6 +20,7 @@ meets them:
 
 and of a webhook notification (webhooks/deliveries.py):
 
+    notification  an event's notification body is made (a profile names records in the deployment's form)
     fan_out       an attempt-1 delivery row was written (faults duplicate, delay or reorder it)
     signing       an attempt is signed (faults replace the signature)
     delivery_log  the delivery log is read (faults mark the attempts they made)
@@ -79,6 +80,8 @@ class Hooks:
     catch_up: list[CatchUp] = field(default_factory=list)
     after: "list[Callable[[Response], None]]" = field(default_factory=list)
     record: "list[Callable[[Response], None]]" = field(default_factory=list)
+    # f(store, world id, notification body) -> the body every attempt sends (and signs)
+    notification: "list[Callable[[Store, str, dict[str, Any]], dict[str, Any]]]" = field(default_factory=list)
     # f(store, attempt-1 row, insert): insert(row) writes one more delivery row
     fan_out: "list[Callable[[Store, Row, Callable[[Row], None]], None]]" = field(default_factory=list)
     # f(store, attempt row, headers) -> the headers it goes out with

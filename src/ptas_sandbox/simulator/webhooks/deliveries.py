@@ -65,11 +65,15 @@ def cancel_pending(store, webhook_id, reason):
                   "WHERE webhook_id = ? AND status = 'pending'", (reason, webhook_id))
 
 
-def payload(event):
+def payload(event, store=None, hooks=None):
     """The notification body of an outbox event (docs/design.md): id, eventType, createdAt, data; isTest marks the
-    notifications of the test-event operations (§9.2: receivers tolerate extra properties)."""
-    return json.dumps({"id": event["id"], "eventType": event["kind"], "createdAt": render(event["created_at"]),
-                       "isTest": bool(event["test"]), "data": json.loads(event["data"])}, sort_keys=True)
+    notifications of the test-event operations (§9.2: receivers tolerate extra properties); then the
+    `notification` stage of `hooks` (hooks.py)."""
+    body = {"id": event["id"], "eventType": event["kind"], "createdAt": render(event["created_at"]),
+            "isTest": bool(event["test"]), "data": json.loads(event["data"])}
+    for shape in hooks.notification if hooks else ():
+        body = shape(store, event["world"], body)
+    return json.dumps(body, sort_keys=True)
 
 
 def fan_out(store, hooks, limit=500):
@@ -89,7 +93,7 @@ def fan_out(store, hooks, limit=500):
                                (event["world"], event["partner_id"], event["seq"]))
         for hook in subscribed:
             if event["kind"] in ACTIVE and event["kind"] in json.loads(hook["events"]):
-                row = attempt_row(event, hook, payload(event))
+                row = attempt_row(event, hook, payload(event, store, hooks))
                 store.insert("webhook_deliveries", **row)
                 for adjust in hooks.fan_out:
                     adjust(store, row, lambda extra: store.insert("webhook_deliveries", **extra))

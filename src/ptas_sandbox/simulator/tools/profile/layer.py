@@ -13,11 +13,14 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from werkzeug.test import Client
 
 from ptas_sandbox import openapi_reading
+from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
+
+from .ids import MALFORMED, Ids, key_kind
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SIM_TYPE = "urn:ptas-sandbox:problem:"
@@ -34,7 +37,7 @@ UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "Get
            "GetDataImports", "GetReports")
 # The members any problem may carry; a situation's own extension members (`parameter`, `limit`) are not these.
 COMMON_MEMBERS = ("type", "title", "status", "detail", "instance", "traceId")
-# Page references issued in the deployment's offset form, each standing for the simulator's own reference.
+# Page references given as offsets or page numbers, each standing for the simulator's own reference.
 OFFSETS_KEPT = 4096
 
 
@@ -78,9 +81,11 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile, claims):
-        """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none."""
-        self.app, self.profile, self.claims = app, profile, claims
+    def __init__(self, app, profile, claims, store=None, trace=None):
+        """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none;
+        `trace()`: a trace id for a problem of the layer's own."""
+        self.app, self.profile, self.claims, self.trace = app, profile, claims, trace
+        self.ids = Ids(known(profile, "ids"), store)
         self.ready = False
         self.lock = threading.Lock()
         self.offsets, self.offsets_lock = OrderedDict(), threading.Lock()
@@ -94,6 +99,7 @@ class ProfileLayer:
 
     def learn_routes(self):
         self.sim = self.inner_json("GET", "/openapi.json")
+        self.number_ids(self.sim)
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = known(self.profile, "operations") or {}
         routes = []
@@ -111,6 +117,20 @@ class ProfileLayer:
         self.records = known(self.profile, "records") or {}
         self.defaults = self.default_renames()
         self.document = self.publish(copy.deepcopy(self.sim))
+
+    def number_ids(self, document):
+        """Records whose ids the deployment shows as JSON numbers say so in the document: their `id`, and the
+        properties that refer to one (`userId`)."""
+        for component, schema in document.get("components", {}).get("schemas", {}).items():
+            properties = schema.get("properties") or {}
+            for key, prop in properties.items():
+                kind = COMPONENT_KIND.get(component) if key == "id" else key_kind(key)
+                form = self.ids.form(kind) if kind else None
+                if form and form["form"] == "integer" and form.get("json") == "integer" and isinstance(prop, dict):
+                    nullable = isinstance(prop.get("type"), list) and "null" in prop["type"]
+                    prop["type"] = ["integer", "null"] if nullable else "integer"
+                    prop.pop("format", None)
+                    prop.pop("pattern", None)
 
     # -- the simulator's side -------------------------------------------------------------------------------
     def inner(self, method, path, headers=None, data=None):
@@ -219,11 +239,19 @@ class ProfileLayer:
         route, values = self.route(environ["REQUEST_METHOD"], path)
         if route is None:
             if any(old.match(environ["REQUEST_METHOD"], path) is not None for old in self.moved):
-                return self.answer(start_response, *self.problem(404, "not-found", f"No operation at {path}."))
+                return self.answer(start_response, *self.problem(404, "not-found", f"No operation at {path}.",
+                                                                        path))
             return self.app(environ, start_response)
         name = route.name
         length = int(environ.get("CONTENT_LENGTH") or 0)
         raw = environ["wsgi.input"].read(length) if length else b""
+        world, literals, shown_values = None, {}, list(values)
+        if self.ids.active:
+            world = self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("wld")
+            values = self.path_ids(route, world, values, literals)
+            if values is None:
+                status = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
+                return self.answer(start_response, *self.problem(status, "malformed-id", "not an id", path))
         refused = self.refuse(name, values, environ, raw)
         if refused:
             return self.answer(start_response, *refused)
@@ -234,14 +262,20 @@ class ProfileLayer:
         fields = (self.operations.get(name) or {}).get("fields") or {}
         if fields and isinstance(body, dict):
             back = {theirs: mine for mine, theirs in fields.items()}
-            raw = json.dumps({back.get(k, k): v for k, v in body.items()}).encode()
+            body = {back.get(k, k): v for k, v in body.items()}
+            raw = json.dumps(body).encode()
+        if self.ids.active and isinstance(body, dict):
+            raw = json.dumps(self.ids.request(world, body, literals)).encode()
         authorization = environ.get("HTTP_AUTHORIZATION", "")
         before = None
         if self.sim_ops[name][0] == "DELETE" and self.delete_body(name):
             template = self.delete_template(name)
-            before = fill(template, values[-1]) if template is not None else \
+            before = fill(template, shown_values[-1]) if template is not None else \
                 self.inner_json("GET", sim_path, {"Authorization": authorization})
-        query, paging = self.page_request(name, sim_path, self.query(name, environ.get("QUERY_STRING", "")))
+        query = self.query(name, environ.get("QUERY_STRING", ""))
+        if self.ids.active:
+            query = self.query_ids(world, query, literals)
+        query, paging = self.page_request(name, sim_path, query, environ)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query}
         captured = {}
@@ -255,8 +289,66 @@ class ProfileLayer:
         finally:
             getattr(chunks, "close", lambda: None)()
         status = int(captured["status"].split()[0])
-        status, headers, data = self.respond(name, status, captured["headers"], data, before, paging)
+        headers = captured["headers"]
+        if self.ids.active:     # in the simulator's words still: its field names say which ids are which
+            headers, data = self.answer_ids(name, world, headers, data, literals)
+            if before is not None and self.delete_template(name) is None:
+                before = self.ids.answer(world, self.record_kind(name), before, literals)
+        status, headers, data = self.respond(name, status, headers, data, before, paging)
         return self.answer(start_response, status, headers, data)
+
+    # -- ids in the deployment's form -----------------------------------------------------------------------
+    def path_ids(self, route, world, values, literals):
+        """The path's ids as the simulator's UUIDs; None when one is not of the deployment's form."""
+        out, previous, kinds = [], None, []
+        for segment in route.sim_template.split("/"):
+            param = re.fullmatch(r"{([^}]+)}", segment)
+            if param:
+                kinds.append(SEGMENT_KIND.get(previous or "") if param.group(1) == "id" else key_kind(param.group(1)))
+            previous = segment
+        malformed = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
+        for value, kind in zip(values, kinds):
+            found = self.ids.back(world, kind, value) if kind and value != "self" else value
+            if found is MALFORMED and malformed != 404:
+                return None
+            if found is MALFORMED:      # answered as an unknown id is: the simulator's own not-found
+                found = self.ids.nowhere(world, kind, value)
+            if found != value:
+                literals[found] = value
+            out.append(found)
+        return out
+
+    def query_ids(self, world, query, literals):
+        pairs = []
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            kind = key_kind(key)
+            found = self.ids.back(world, kind, value) if kind else value
+            if found is not MALFORMED and found != value:
+                literals[found] = value
+                value = found
+            pairs.append((key, value))
+        return urlencode(pairs)
+
+    def record_kind(self, name):
+        """The kind of record an operation answers with (its own `id` is of that kind)."""
+        _, schema = self.response_schema(name)
+        component = (schema or {}).get("$ref", "").rsplit("/", 1)[-1]
+        if component in COMPONENT_KIND:
+            return COMPONENT_KIND[component]
+        return next((SEGMENT_KIND[s] for s in reversed(self.sim_ops[name][1].split("/")) if s in SEGMENT_KIND), None)
+
+    def answer_ids(self, name, world, headers, data, literals):
+        kind = next((v for k, v in headers if k.lower() == "content-type"), "")
+        headers = [(k, self.ids.text(world, v, literals, self.record_kind(name)) if k.lower() == "location" else v)
+                   for k, v in headers]
+        body = json_of(data) if data and "json" in kind else None
+        if body is None:
+            return headers, data
+        if "problem+json" in kind:
+            body = self.ids.texts(world, body, literals)
+        else:
+            body = self.ids.answer(world, self.record_kind(name), body, literals)
+        return headers, json.dumps(body).encode()
 
     def query(self, name, query):
         """The deployment's page size where the client names none (the simulator's pages hold 100)."""
@@ -265,39 +357,71 @@ class ProfileLayer:
             return f"{query}&pageSize={size}" if query else f"pageSize={size}"
         return query
 
-    def page_request(self, name, sim_path, query):
-        """Where the deployment's page references are offsets: the simulator's reference an offset stands for
-        (an offset this layer never issued goes on as it came, and the simulator refuses it), and what the
-        answer needs to issue offsets of its own."""
-        if name not in PAGED or (known(self.profile, "paging") or {}).get("referenceForm") != "integer":
+    def paging_form(self):
+        """(offset | page | opaque, the first page's number, the link the reference is in or None)."""
+        paging = known(self.profile, "paging") or {}
+        form = {"integer": "offset"}.get(paging.get("referenceForm"), paging.get("referenceForm"))
+        return form, paging.get("firstPage", 1), paging.get("url")
+
+    def page_request(self, name, sim_path, query, environ):
+        """The simulator's reference for the one the client sent in the deployment's form: an offset or a page
+        number this layer gave (one it never gave goes on as it came, and the simulator refuses it), the reference
+        inside a link (sent back as pageReference, or the link followed); and what the answer needs to give
+        references of that form."""
+        form, first, link = self.paging_form()
+        if name not in PAGED or (form not in ("offset", "page") and not link):
             return query, None
+        parameter = (link or {}).get("parameter", "pageReference")
         pairs = parse_qsl(query, keep_blank_values=True)
-        rest = sorted((k, v) for k, v in pairs if k != "pageReference")
-        key, start = (sim_path, urlencode(rest)), 0
-        given = next((v for k, v in pairs if k == "pageReference"), None)
-        if given is not None and given.isdigit():
+        given = next((v for k, v in pairs if k == parameter), None)
+        if given is None:
+            given = next((v for k, v in pairs if k == "pageReference"), None)
+        if link and given is not None and given.startswith(("http://", "https://", "/")):
+            given = dict(parse_qsl(urlsplit(given).query)).get(parameter, given)
+        rest = sorted((k, v) for k, v in pairs if k not in ("pageReference", parameter))
+        key, position = (sim_path, urlencode(rest)), (first if form == "page" else 0)
+        reference = given
+        if form in ("offset", "page") and given is not None and given.isdigit():
             with self.offsets_lock:
-                reference = self.offsets.get((*key, int(given)))
-            if reference is not None:
-                start = int(given)
-                pairs = [(k, reference if k == "pageReference" else v) for k, v in pairs]
+                found = self.offsets.get((*key, form, int(given)))
+            if found is not None:
+                reference, position = found, int(given)
         size = dict(rest).get("pageSize", "")
-        return urlencode(pairs), {"key": key, "start": start, "size": int(size) if size.isdigit() else None}
+        shown = [(k, v) for k, v in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+                 if k not in ("pageReference", parameter)]
+        base = f"{environ.get('wsgi.url_scheme', 'http')}://{environ.get('HTTP_HOST', 'localhost')}" \
+            if (link or {}).get("absolute") else ""
+        return urlencode(rest + ([("pageReference", reference)] if given is not None else [])), {
+            "key": key, "form": form, "position": position, "first": first, "link": link,
+            "size": int(size) if size.isdigit() else None, "href": (base + environ.get("PATH_INFO", ""), shown)}
 
     def page_answer(self, body, paging):
-        """A page's references as offsets: the next page starts after this one's entries, the previous one a page
-        size before it."""
+        """A page's references in the deployment's form: offsets (the next page starts after this one's entries,
+        the previous one a page size before it) or page numbers, each remembered for the simulator's own
+        reference; inside a link to the page where the deployment's references are links."""
         entries = next((v for v in body.values() if isinstance(v, list)), [])
-        start, size = paging["start"], paging["size"] or max(len(entries), 1)
-        for field, offset in (("nextPageReference", start + len(entries)),
-                              ("previousPageReference", max(0, start - size))):
-            if body.get(field):
+        form, position = paging["form"], paging["position"]
+        size = paging["size"] or max(len(entries), 1)
+        positions = {"offset": {"nextPageReference": position + len(entries),
+                                "previousPageReference": max(0, position - size)},
+                     "page": {"nextPageReference": position + 1,
+                              "previousPageReference": max(paging["first"], position - 1)}}.get(form, {})
+        for field in ("nextPageReference", "previousPageReference"):
+            if not body.get(field):
+                continue
+            value = body[field]
+            if field in positions:
                 with self.offsets_lock:
-                    self.offsets[(*paging["key"], offset)] = body[field]
-                    self.offsets.move_to_end((*paging["key"], offset))
+                    remembered = (*paging["key"], form, positions[field])
+                    self.offsets[remembered] = value
+                    self.offsets.move_to_end(remembered)
                     while len(self.offsets) > OFFSETS_KEPT:
                         self.offsets.popitem(last=False)
-                body[field] = str(offset)
+                value = str(positions[field])
+            if paging["link"]:
+                path, shown = paging["href"]
+                value = f"{path}?{urlencode(shown + [(paging['link']['parameter'], value)])}"
+            body[field] = value
         return body
 
     def refuse(self, name, values, environ, raw):
@@ -307,12 +431,13 @@ class ProfileLayer:
                 name not in NAMED_IDS and "{key}" not in self.sim_ops[name][1] and "{id}" in self.sim_ops[name][1]:
             first = values[self.sim_ops[name][1].split("{id}")[0].count("{")]
             if first != "self" and not UUID.match(first):
-                return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id")
+                return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id",
+                                    environ["PATH_INFO"])
         deploy = known(self.profile, "deployTokens") or {}
         if name == "CreatePartnerToken" and deploy.get("createsChildTokens") is False:
             if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
                 return self.problem(deploy.get("status", 403), "deploy-token",
-                                    "a deploy token creates child partners only")
+                                    "a deploy token creates child partners only", environ["PATH_INFO"])
         put = known(self.profile, "put") or {}
         if put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200) >= 400:
             body = json_of(raw) if raw else None
@@ -327,7 +452,8 @@ class ProfileLayer:
                                      if record.get(k) is not None and k not in sent)
                     if missing:
                         return self.problem(put["partialStatus"], "partial-put",
-                                            f"PUT replaces the record: {', '.join(missing)} missing from the body")
+                                            f"PUT replaces the record: {', '.join(missing)} missing from the body",
+                                            path)
         return None
 
     def inner_get_record(self, name, path, values, environ):
@@ -337,16 +463,21 @@ class ProfileLayer:
         status, data = self.inner("GET", sim_path, {"Authorization": environ.get("HTTP_AUTHORIZATION", "")})
         return status, json_of(data)
 
-    def problem(self, status, situation, detail):
+    def problem(self, status, situation, detail, instance=None):
         """A refusal of the layer's own, typed as the deployment typed it in the same situation, else as it
-        types the simulator's nearest kind of problem."""
+        types the simulator's nearest kind of problem; with the members it had in that situation (else those
+        of any)."""
         problems = known(self.profile, "problems") or {}
         types = problems.get("types") or {}
         nearest = FALLBACK.get(situation, situation)
         kind = types.get(situation) or types.get(nearest) or (
             common_prefix(types) + nearest if common_prefix(types) else SIM_TYPE + nearest)
         body = {"type": kind, "title": detail, "status": status, "detail": detail}
-        members = problems.get("members")
+        if instance:
+            body["instance"] = instance
+        if self.trace is not None:
+            body["traceId"] = self.trace()
+        members = (problems.get("situations") or {}).get(situation) or problems.get("members")
         if members:
             body = {k: v for k, v in body.items() if k in members}
         return status, [("Content-Type", "application/problem+json")], json.dumps(body).encode()
