@@ -85,6 +85,30 @@ def test_a_429_is_retried_after_the_time_it_names():
     assert len(transport.sent) == 2 and transport.sent[0][2]["Authorization"] == "Bearer t"
 
 
+def test_a_429_that_says_nothing_of_when_is_retried_backing_off():
+    """The spec does not show the 429's response: a faithful target may leave Retry-After out."""
+    clock = FakeClock()
+    refused = (429, {}, '{"status": 429}')
+    transport = Scripted(refused, refused, refused, (200, {}, "{}"))
+    reply = Client(transport, Operations(DOCUMENT), sleep=clock.sleep).request("GET", "/x")
+    assert reply.status == 200 and clock.slept == [1.0, 2.0, 4.0]
+
+
+def test_a_429_without_retry_after_is_the_answer_after_backing_off_longer_than_a_window():
+    clock = FakeClock()
+    transport = Scripted(*[(429, {}, "")] * 20)
+    reply = Client(transport, Operations(DOCUMENT), sleep=clock.sleep).request("GET", "/x")
+    assert reply.status == 429 and clock.slept == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0] and sum(clock.slept) > 60
+
+
+@pytest.mark.parametrize("headers", [{"ratelimit-reset": "30"}, {"x-ratelimit-reset": "30"}])
+def test_a_429_with_a_rate_limit_reset_header_waits_that_long(headers):
+    clock = FakeClock()
+    transport = Scripted((429, headers, ""), (200, {}, "{}"))
+    assert Client(transport, Operations(DOCUMENT), sleep=clock.sleep).request("GET", "/x").status == 200
+    assert clock.slept == [30.0]
+
+
 def test_a_429_can_be_observed_instead_of_retried():
     transport = Scripted((429, {"retry-after": "7"}, ""))
     reply = Client(transport, Operations(DOCUMENT)).request("GET", "/x", honour_429=False)

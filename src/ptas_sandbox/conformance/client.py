@@ -17,6 +17,10 @@ NOTHING = object()
 # 429s in a row, each met again after waiting its Retry-After, that end the run: the target's window does not move
 # (a frozen clock, or a limit far below the pace), and waiting longer would only make the run go silent.
 STUCK_AFTER = 3
+# A 429 that says nothing of when to come back (the spec does not show the 429's response, so a faithful target may
+# leave out Retry-After): waits doubling from 1 s until this much was waited in all, longer than §8's windows of
+# 60 seconds, before the 429 is the answer.
+UNTOLD_WAIT = 64.0
 # A wait for the pace this long or longer is said (a paced run is never silent for a minute).
 SAID_WAIT = 5.0
 
@@ -158,7 +162,8 @@ class Client:
             headers.setdefault("Content-Type", "application/json")
         headers.setdefault("Accept", "application/json, application/problem+json")
         state = self.state
-        for attempt in range(4):
+        attempt, untold = 0, 0.0
+        while True:
             if paced and self.throttle:
                 self.throttle.wait()
             status, response_headers, text = self.transport.send(method, path, headers, data, query)
@@ -166,17 +171,27 @@ class Client:
                 if honour_429:
                     state.refusals = 0
                 break
-            if not honour_429 or state.stopping or attempt == 3:
+            if not honour_429 or state.stopping:
                 break
-            if attempt > 0:
-                state.refusals += 1
-            if state.refusals >= STUCK_AFTER:
-                raise RateLimitStuck(
-                    f"the target answered 429 to {method} {path} again after each of {state.refusals} waits of its "
-                    "Retry-After: its rate-limit window does not move (a frozen clock?) or its limit is far below "
-                    "the pace (--pace); the run stops here")
-            pause = min(retry_after(response_headers), self.max_retry_after)
-            state.waiting(pause, f"a 429 of {method} {path} (Retry-After)")
+            told = retry_after(response_headers)
+            if told is None:                # no word of when: back off, doubling, up to UNTOLD_WAIT in all
+                pause = min(2.0 ** attempt, self.max_retry_after)
+                if untold + pause > UNTOLD_WAIT + 1:
+                    break
+                untold += pause
+            else:
+                if attempt >= 3:
+                    break
+                if attempt > 0:
+                    state.refusals += 1
+                if state.refusals >= STUCK_AFTER:
+                    raise RateLimitStuck(
+                        f"the target answered 429 to {method} {path} again after each of {state.refusals} waits of "
+                        "its Retry-After: its rate-limit window does not move (a frozen clock?) or its limit is far "
+                        "below the pace (--pace); the run stops here")
+                pause = min(told, self.max_retry_after)
+            attempt += 1
+            state.waiting(pause, f"a 429 of {method} {path} ({'Retry-After' if told is not None else 'backing off'})")
             self.sleep(pause)
         reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
         if record:
@@ -185,7 +200,9 @@ class Client:
 
 
 def retry_after(headers):
-    """Seconds to wait from a `Retry-After` header (seconds, or an HTTP date); 1 s when absent or unreadable."""
+    """Seconds to wait after a 429, as the target says: `Retry-After` (seconds, or an HTTP date), else a
+    rate-limit reset header (`RateLimit-Reset`, `X-RateLimit-Reset`: seconds from now, or a Unix time); None when
+    it says nothing readable."""
     value = headers.get("retry-after", "")
     try:
         return max(0.0, float(value))
@@ -196,4 +213,12 @@ def retry_after(headers):
     try:
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
     except (TypeError, ValueError):
-        return 1.0
+        pass
+    for name in ("ratelimit-reset", "x-ratelimit-reset"):
+        try:
+            reset = float(headers.get(name, ""))
+        except ValueError:
+            continue
+        # a Unix time is larger than any sensible wait (2001 onwards); anything else counts seconds from now
+        return max(0.0, reset - time.time()) if reset > 1e9 else max(0.0, reset)
+    return None

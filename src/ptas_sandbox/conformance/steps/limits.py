@@ -38,7 +38,7 @@ def rate_limited(scene):
     checks.problem(scene.reply, 429)
     check("retry-after" in scene.reply.headers, "a 429 says when to retry with Retry-After")
     wait_s = retry_after(scene.reply.headers)
-    check(0 < wait_s <= 60, f"Retry-After is within the 60 s window, got {wait_s}")
+    check(wait_s is not None and 0 < wait_s <= 60, f"Retry-After is within the 60 s window, got {wait_s}")
     return wait_s
 
 
