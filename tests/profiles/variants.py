@@ -199,6 +199,21 @@ class RateLimitHeaders(Variant):
         return status, headers, json.dumps(body).encode()
 
 
+class NoRetryAfter(RateLimitHeaders):
+    """A 429 says nothing of when to come back (the spec does not show the 429's response): no Retry-After, no
+    rate-limit headers, a body of RFC 9457's members only. Same limit as RateLimitHeaders."""
+
+    name = "429 without Retry-After"
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        if not status.startswith("429") or not isinstance(body, dict):
+            return status, headers, data
+        headers = [(k, v) for k, v in headers if k.lower() != "retry-after"]
+        body = {k: v for k, v in body.items() if k in ("type", "title", "status", "detail", "instance")}
+        return status, headers, json.dumps(body).encode()
+
+
 NO_RECORD = "00000000-0000-4000-8000-00000000dead"
 
 
