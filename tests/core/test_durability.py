@@ -8,8 +8,9 @@ import signal
 import pytest
 
 from ptas_sandbox.simulator import create_app, hotstate
-from tests.core.test_workers import Launch, call
+from tests.core.test_workers import call
 from tests.support.client import Api
+from tests.support.launched import Launched
 from tests.support.worlds import new_world
 
 
@@ -19,9 +20,9 @@ def serve(tmp_path):
     launched = []
 
     def start(state):
-        server = Launch(tmp_path, state, "--rate-limit", "5/3600", workers=1)
+        server = Launched(tmp_path, "one-process", "--store", state, "--rate-limit", "5/3600")
         launched.append(server)
-        return server.ready()
+        return server
     yield start
     for server in launched:
         server.stop()

@@ -4,55 +4,12 @@ so the rate limit stays exact, no acknowledged write is lost, and each webhook a
 of the final state only; the webhook flush control call, not sleeping, waits for deliveries."""
 
 import os
-import re
-import socket
-import subprocess
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Launch:
-    def __init__(self, cwd, store, *options, workers=2):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", str(self.port), "--store", store,
-             "--workers", str(workers), *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.first = self.process.stdout.readline()
-
-    def ready(self):
-        assert re.search(r"simulator on http://", self.first), self.first + self._rest()
-        deadline = time.monotonic() + 60
-        while True:         # the workers may still be importing when the launcher says it listens
-            try:
-                if requests.get(f"{self.base}/_sandbox/health", timeout=5).status_code == 200:
-                    return self
-            except requests.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-            time.sleep(0.05)
-
-    def _rest(self):
-        return self.process.stdout.read() if self.process.poll() is not None else ""
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
+from tests.support.launched import Launched
 
 
 @pytest.fixture
@@ -60,7 +17,9 @@ def launch(tmp_path):
     launched = []
 
     def start(store, *options, workers=2):
-        server = Launch(tmp_path, store, *options, workers=workers)
+        """`ptas serve` on `store`, started: `.ready()` waits for it (a second launch may be refused)."""
+        server = Launched(tmp_path, "workers" if workers > 1 else "one-process", "--store", store, *options,
+                          ready=False)
         launched.append(server)
         return server
     yield start

@@ -20,9 +20,10 @@ def free_port():
 
 
 class Launched:
-    """A served sandbox on 127.0.0.1:`port`, on a SQLite file in `cwd` unless `--store` is among the options."""
+    """A served sandbox on 127.0.0.1:`port`, on a SQLite file in `cwd` unless `--store` is among the options.
+    Started and waited for; with `ready=False` only started (a launch expected to refuse), `ready()` waits."""
 
-    def __init__(self, cwd, mode, *options, env=None):
+    def __init__(self, cwd, mode, *options, env=None, ready=True):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         store = [] if "--store" in options else ["--store", str(cwd / "sandbox.db")]
@@ -32,12 +33,16 @@ class Launched:
              *workers, *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         self.first = self.process.stdout.readline()
+        if ready:
+            self.ready()
+
+    def ready(self):
         assert re.search(r"simulator on http://", self.first), self.first + self.rest()
         deadline = time.monotonic() + 60
         while True:         # gunicorn's workers may still be importing when the launcher says it listens
             try:
                 if requests.get(f"{self.base}/_sandbox/health", timeout=5).status_code == 200:
-                    break
+                    return self
             except requests.ConnectionError:
                 assert time.monotonic() < deadline, self.rest()
             time.sleep(0.05)
@@ -49,6 +54,9 @@ class Launched:
         return socket.create_connection(("127.0.0.1", self.port), timeout=timeout, source_address=(source, 0))
 
     def stop(self):
+        """Stop it (SIGTERM, then SIGKILL): what it printed since the first line; "" when stopped already."""
+        if self.process.stdout.closed:
+            return ""
         self.process.terminate()
         try:
             self.process.wait(20)
