@@ -54,14 +54,19 @@ def no_previous_reference(environ, status, headers, body):
         return changed(status, headers, data)
 
 
-def no_transaction_type(environ, status, headers, body):
-    """Transactions without TransactionType (spec §9 2.12.1)."""
-    data = json_of(body)
-    if get(environ, r"/transactions") and isinstance(data, dict):
-        for row in data.get("transactions", [data]):
-            if isinstance(row, dict):
-                row.pop("transactionType", None)
-        return changed(status, headers, data)
+def transactions_without(field):
+    """A deployment whose transactions (in pages and read one by one) lack `field`."""
+    def broken(environ, status, headers, body):
+        data = json_of(body)
+        if get(environ, r"/transactions") and isinstance(data, dict):
+            for row in data.get("transactions", [data]):
+                if isinstance(row, dict):
+                    row.pop(field, None)
+            return changed(status, headers, data)
+    return broken
+
+
+no_transaction_type = transactions_without("transactionType")     # spec §9 2.12.1
 
 
 def statistics_miscounted(environ, status, headers, body):
@@ -340,14 +345,7 @@ def statistics_swapped(environ, status, headers, body):
         return changed(status, headers, data)
 
 
-def no_shopper(environ, status, headers, body):
-    """Transactions without Shopper information (spec §2, 2.7.0)."""
-    data = json_of(body)
-    if get(environ, r"/transactions") and isinstance(data, dict):
-        for row in data.get("transactions", [data]):
-            if isinstance(row, dict):
-                row.pop("shopper", None)
-        return changed(status, headers, data)
+no_shopper = transactions_without("shopper")       # spec §2, 2.7.0: Shopper information
 
 
 # -- the OAuth2 return step (spec §1 "OAuth2 account creation flow", step 2) -----------------------------------
