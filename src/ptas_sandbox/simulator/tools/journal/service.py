@@ -99,19 +99,20 @@ def misplaced(sandbox):
     return None, None
 
 
-def answer_marks(response, status, content_type, raw, page):
-    """What the answer asked of the client, as marks: a Retry-After (an error's), a next page to follow (a JSON
-    page the operation answered: searched in the bytes, no second parse of a page of a thousand records)."""
-    marks = {}
-    if status >= 400:
-        retry_after = response.headers.get("Retry-After")
-        if retry_after and retry_after.isdigit():
-            marks["retryAfter"] = int(retry_after)
-    if page and content_type == "application/json" and raw and len(raw) < PAGE_BYTES:
+def retry_after_mark(response, status):
+    """What an error asked of the client: the seconds of its Retry-After, as a mark."""
+    retry_after = response.headers.get("Retry-After") if status >= 400 else None
+    return {"retryAfter": int(retry_after)} if retry_after and retry_after.isdigit() else {}
+
+
+def next_page_mark(content_type, raw):
+    """A JSON page the operation answered with a next page to follow, as a mark: searched in the bytes, no second
+    parse of a page of a thousand records."""
+    if content_type == "application/json" and raw and len(raw) < PAGE_BYTES:
         found = NEXT_PAGE.search(raw)
         if found and found.group(1) != b"null":
-            marks["nextPageReference"] = True
-    return marks
+            return {"nextPageReference": True}
+    return {}
 
 
 def operation_of(entry, response):
@@ -139,6 +140,7 @@ def request_bytes(config, limit):
 
 
 def kept(content_type, raw, limit):
+    """(content type, the bytes the batch will redact, or None and their number where they are too many)."""
     if len(raw) > models.PARSE_FACTOR * limit:
         return content_type, None, len(raw)
     return content_type, raw, 0
@@ -160,7 +162,7 @@ def record_batch(store, items):
     for world, fields, limit, page in items:
         content_type, raw, _ = fields["response"]
         if page and raw is not None:
-            fields["marks"].update(answer_marks(None, 200, content_type, raw, page))
+            fields["marks"].update(next_page_mark(content_type, raw))
         fields["request"], fields["response"] = body_of(fields["request"], limit), body_of(fields["response"], limit)
         worlds.setdefault(world, []).append(fields)
     for world, fields in worlds.items():
@@ -189,8 +191,9 @@ def write(sandbox, config, entry, response, entries):
     marks = entry["marks"]
     page = entry["op"] is not None and request.method == "GET" and status == 200
     response_body = kept(content_type, raw, limit)
-    # the page of a body the journal keeps is searched by the batch that writes it (record_batch)
-    marks.update(answer_marks(response, status, content_type, raw if response_body[1] is None else b"", page))
+    marks.update(retry_after_mark(response, status))
+    if page and response_body[1] is None:   # a page the journal keeps is searched by the batch that writes it
+        marks.update(next_page_mark(content_type, raw))
     if (marks.get("injected") or {}).get("type") == "drop":
         marks["dropped"] = True             # no answer reached the client: no status (stored as 0)
         status = 0
