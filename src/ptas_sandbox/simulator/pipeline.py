@@ -203,6 +203,9 @@ def _not_json(constant):
     raise ValueError(f"{constant} is not a JSON number")
 
 
+_decoder = json.JSONDecoder(parse_constant=_not_json)    # one, not one per body (json.loads with an argument)
+
+
 def parse_body(op):
     if op.body is None:
         return None
@@ -221,7 +224,7 @@ def parse_body(op):
         raise InvalidBody(f"The body holds more than {current_app.config['MAX_JSON_CONTAINERS']} JSON objects and "
                           "arrays; no request needs as many.")
     try:
-        body = json.loads(raw, parse_constant=_not_json)
+        body = _decoder.decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))
     except (ValueError, UnicodeDecodeError) as error:
         raise InvalidBody(f"The body is not valid JSON: {error}.") from None
     except RecursionError:

@@ -4,6 +4,7 @@ Everything time-dependent holds microseconds in the store and renders them here,
 response has exactly seven fractional digits and a trailing Z (spec §2, §9.3), zero fractions included.
 """
 
+import functools
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -20,8 +21,11 @@ _ISO = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def render(us):
-    """`YYYY-MM-DDThh:mm:ss.fffffffZ` for an instant in microseconds; None stays None."""
+    """`YYYY-MM-DDThh:mm:ss.fffffffZ` for an instant in microseconds; None stays None. Kept for the instants
+    rendered lately: a record's timestamps are rendered on every read of it, and strftime is a GET's costliest
+    step after the store."""
     if us is None:
         return None
     moment = EPOCH + timedelta(microseconds=us)

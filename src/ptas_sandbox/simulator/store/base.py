@@ -11,6 +11,15 @@ from ..problems import Problem, ServiceUnavailable
 from .schema import StaleState, _defaulted, declared_columns, statements
 
 
+
+class _process:
+    """This process's id, kept: os.getpid() is a system call, and every statement checks it (a forked worker
+    opens connections of its own)."""
+    pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=lambda: setattr(_process, "pid", os.getpid()))
+
 class StoreUnavailable(ServiceUnavailable):
     """The store cannot be reached or written now (PostgreSQL restarting, a read-only state file): a 503 the
     caller may retry, never "this is a bug"."""
@@ -301,18 +310,18 @@ class Engine:
 
     def _local(self):
         local = self._tls
-        if hasattr(local, "db") and not local.depth and not self._usable(local.db):
-            del local.db            # its server went away between transactions: connect again below
-        if not hasattr(local, "db"):
-            local.db = self._connection()
-            local.depth = 0
-            local.pid = os.getpid()
+        db = getattr(local, "db", None)
+        if db is not None and local.pid == _process.pid and (local.depth or self._usable(db)):
+            return local        # every statement asks: the usual case first
+        # A first use in this thread; a connection whose server went away between transactions; or a forked
+        # worker, which never shares its parent's connection.
+        forked = db is not None and local.pid != _process.pid
+        local.db = self._connection()
+        local.depth = 0
+        local.pid = _process.pid
+        if not forked:
             with self._opened_lock:
                 self._opened.append(local.db)
-        elif local.pid != os.getpid():          # a forked worker never shares its parent's connection
-            local.db = self._connection()
-            local.depth = 0
-            local.pid = os.getpid()
         return local
 
     @contextmanager
