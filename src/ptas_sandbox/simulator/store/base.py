@@ -11,7 +11,6 @@ from ..problems import Problem, ServiceUnavailable
 from .schema import StaleState, _defaulted, declared_columns, statements
 
 
-
 class _process:
     """This process's id, kept: os.getpid() is a system call, and every statement checks it (a forked worker
     opens connections of its own)."""
