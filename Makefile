@@ -66,9 +66,14 @@ openapi-lint: $(TEST_STAMP) $(SPECTRAL)
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo \
 	tests/snapshots
-# ... and those with the tools that read what is written behind, a third time on SQLite's store-exact path (the
-# path of `--workers`: PTAS_TEST_PATH=exact), beside the PostgreSQL pass (the two share the machine's cores).
-EXACT_TESTS := $(STORE_TESTS) tests/journal tests/faults tests/integration tests/inspector
+# ... and every test of a request's path, a third time on SQLite's store-exact path (the path of `--workers`:
+# PTAS_TEST_PATH=exact, every in-process app), beside the PostgreSQL pass (the two share the machine's cores): the
+# store's tests, the tools that read what is written behind, the other spec areas, the fixtures, the reliability
+# tests and the @contract suite in-process. Not on it: what serves through `ptas serve` (its launch picks its path),
+# the harness's proofs on broken and variant targets, the profiles, the browser, and the repository's own checks.
+EXACT_TESTS := $(STORE_TESTS) tests/journal tests/faults tests/integration tests/inspector tests/auth tests/oauth \
+	tests/pages tests/accountui tests/userui tests/testing tests/examples tests/reliability \
+	tests/conformance/test_conformance.py
 
 serve: $(SERVE_STAMP)
 	$(BIN)/ptas serve $(ARGS)

@@ -11,6 +11,7 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
+from ptas_sandbox.simulator import app as app_module
 from ptas_sandbox.simulator import create_app
 from tests.support.client import Api
 from tests.support.worlds import SystemTime, new_world
@@ -72,6 +73,8 @@ def durable_store(request, tmp_path):
 # One process owns a SQLite store, so its per-request state lives in memory (simulator/hotstate.py);
 # `PTAS_TEST_PATH=exact` runs the tests on the store-exact path that several workers (and PostgreSQL) take.
 SHARED_STORE = os.environ.get("PTAS_TEST_PATH") == "exact"
+if SHARED_STORE:        # every app a test makes in-process, not only the `config` fixture's (a served one: its launch)
+    app_module.DEFAULTS["SHARED_STORE"] = True
 
 
 @pytest.fixture

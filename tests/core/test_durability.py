@@ -91,7 +91,8 @@ def test_a_clean_stop_writes_everything_behind(serve, tmp_path):
 
 def test_the_writer_thread_writes_a_batch_without_being_asked(tmp_path, system_time):
     """With the services running, requests reach the store by the writer's cadence alone (at most a second)."""
-    app = create_app({"STATE": str(tmp_path / "cadence.db"), "SYSTEM_TIME": system_time, "START_SERVICES": True})
+    app = create_app({"STATE": str(tmp_path / "cadence.db"), "SYSTEM_TIME": system_time, "START_SERVICES": True,
+                      "SHARED_STORE": False})     # the one-process path, on either test path
     sandbox = app.extensions["ptas"]
     try:
         assert isinstance(sandbox.state, hotstate.HotState) and hotstate.FLUSH_EVERY_S <= 1
