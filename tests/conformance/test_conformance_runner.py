@@ -37,6 +37,7 @@ import re  # noqa: E402
 from xml.etree import ElementTree  # noqa: E402
 
 import pytest  # noqa: E402
+from werkzeug.test import run_wsgi_app  # noqa: E402
 
 from ptas_sandbox.conformance import runner  # noqa: E402
 from ptas_sandbox.conformance.redact import excerpt  # noqa: E402
@@ -55,14 +56,10 @@ class Deployment:
             return [b'{"status": 404, "title": "Not Found"}']
         if self.change is None:
             return self.app(environ, start_response)
-        captured = {}
-
-        def capture(status, headers, exc_info=None):
-            captured.update(status=status, headers=headers)
-        body = b"".join(self.app(environ, capture))
-        body = self.change(environ, body)
-        headers = [(k, v) for k, v in captured["headers"] if k.lower() != "content-length"]
-        start_response(captured["status"], headers + [("Content-Length", str(len(body)))])
+        chunks, status, answered = run_wsgi_app(self.app, environ, buffered=True)
+        body = self.change(environ, b"".join(chunks))
+        headers = [(k, v) for k, v in answered.to_wsgi_list() if k.lower() != "content-length"]
+        start_response(status, headers + [("Content-Length", str(len(body)))])
         return [body]
 
 

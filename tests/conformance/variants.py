@@ -10,7 +10,7 @@ import io
 import json
 import re
 
-from werkzeug.test import Client
+from werkzeug.test import Client, run_wsgi_app
 
 SERVICE = "/partner/v2"
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -85,17 +85,8 @@ class Variant:
         if outcome is not body:
             raw = json.dumps(outcome).encode()
         environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
-        captured = {}
-
-        def capture(status, headers, exc_info=None):
-            captured["status"], captured["headers"] = status, headers
-
-        chunks = self.app(environ, capture)
-        try:
-            data = b"".join(chunks)
-        finally:
-            getattr(chunks, "close", lambda: None)()
-        status, headers = captured["status"], captured["headers"]
+        chunks, status, answered = run_wsgi_app(self.app, environ, buffered=True)
+        data, headers = b"".join(chunks), answered.to_wsgi_list()
         if operation:
             status, headers, data = self.response(operation, environ, status, headers, data)
         return self.answer(start_response, status, headers, data)

@@ -8,6 +8,8 @@ its `/openapi.json` and a token. Broken deployments wrap the app in `Rewrite` fi
 import json
 import time
 
+from werkzeug.test import run_wsgi_app
+
 from ptas_sandbox.conformance import runner
 from ptas_sandbox.simulator import create_app
 
@@ -48,14 +50,9 @@ class Rewrite:
         self.app, self.change = app, change
 
     def __call__(self, environ, start_response):
-        captured = {}
-
-        def capture(status, headers, exc_info=None):
-            captured["status"], captured["headers"] = status, headers
-
-        body = b"".join(self.app(environ, capture))
-        status, headers, body = self.change(environ, captured["status"], captured["headers"], body) or (
-            captured["status"], captured["headers"], body)
+        chunks, status, answered = run_wsgi_app(self.app, environ, buffered=True)
+        body, headers = b"".join(chunks), answered.to_wsgi_list()
+        status, headers, body = self.change(environ, status, headers, body) or (status, headers, body)
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
         start_response(status, headers + [("Content-Length", str(len(body)))])
         return [body]

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from werkzeug.test import Client
+from werkzeug.test import Client, run_wsgi_app
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
@@ -278,18 +278,9 @@ class ProfileLayer:
         query, paging = self.page_request(name, sim_path, query, environ)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query}
-        captured = {}
-
-        def capture(status, headers, exc_info=None):
-            captured["status"], captured["headers"] = status, headers
-
-        chunks = self.app(inner, capture)
-        try:
-            data = b"".join(chunks)
-        finally:
-            getattr(chunks, "close", lambda: None)()
-        status = int(captured["status"].split()[0])
-        headers = captured["headers"]
+        chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
+        data = b"".join(chunks)
+        status, headers = int(status_line.split()[0]), answered.to_wsgi_list()
         if self.ids.active:     # in the simulator's words still: its field names say which ids are which
             headers, data = self.answer_ids(name, world, headers, data, literals)
             if before is not None and self.delete_template(name) is None:
