@@ -71,16 +71,15 @@ def durable_store(request, tmp_path):
 
 
 # One process owns a SQLite store, so its per-request state lives in memory (simulator/hotstate.py);
-# `PTAS_TEST_PATH=exact` runs the tests on the store-exact path that several workers (and PostgreSQL) take.
-SHARED_STORE = os.environ.get("PTAS_TEST_PATH") == "exact"
-if SHARED_STORE:        # every app a test makes in-process, not only the `config` fixture's (a served one: its launch)
+# `PTAS_TEST_PATH=exact` puts every app a test makes in-process on the store-exact path that several workers (and
+# PostgreSQL) take, unless the test names its path (a served sandbox takes the path its launch gives it).
+if os.environ.get("PTAS_TEST_PATH") == "exact":
     app_module.DEFAULTS["SHARED_STORE"] = True
 
 
 @pytest.fixture
 def config(system_time, store_location):
-    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "STATE": store_location,
-            "SHARED_STORE": SHARED_STORE}
+    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "STATE": store_location}
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ class _process:
 
 os.register_at_fork(after_in_child=lambda: setattr(_process, "pid", os.getpid()))
 
+
 class StoreUnavailable(ServiceUnavailable):
     """The store cannot be reached or written now (PostgreSQL restarting, a read-only state file): a 503 the
     caller may retry, never "this is a bug"."""
