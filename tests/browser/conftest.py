@@ -15,7 +15,7 @@ from playwright.sync_api import sync_playwright
 from tests.support.client import Api, Http
 
 CHROMIUM = "/usr/bin/chromium"
-# TOOLING.md: without the background-networking flags Chromium floods the closed network with connections.
+# Without the background-networking flags Chromium floods a closed network (CI's) with connections it cannot make.
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 RESULTS = Path(__file__).resolve().parents[2] / "test-results"

@@ -1,5 +1,5 @@
 """A throw-away PostgreSQL cluster from Debian's `postgresql` package, for the store's second engine in tests and
-benchmarks: initdb in a temp dir, a free port on 127.0.0.1, trust auth, gone at stop (TOOLING.md).
+benchmarks: initdb in a temp dir, a free port on 127.0.0.1, trust auth, gone at stop.
 
 As root, initdb refuses to run, so the cluster runs as the package's `postgres` user. A fresh database per test
 is a `CREATE DATABASE ... TEMPLATE` of one that already has every table: milliseconds.

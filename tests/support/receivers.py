@@ -1,6 +1,7 @@
 """Real local HTTP receivers for the webhook tests: healthy, failing, slow, silent, or not there at all.
 
-Each listens on 127.0.0.1 port 0 (TOOLING.md recipe) and records what it got with the real arrival time.
+Each listens on 127.0.0.1 port 0 (the system picks a free port, so runs side by side never collide) and
+records what it got with the real arrival time.
 """
 
 import socket
