@@ -4,9 +4,9 @@ concurrent keep-alive connections (bench/_load.py: `wrk` when installed, as `mak
 
 - one process (`ptas serve`, waitress with 8 threads, a SQLite file): the default, whose per-request state is in
   memory (hotstate), and the same process on the store-exact path (SHARED_STORE, as each of several workers
-  runs), against the bare route on waitress with 8 threads;
+  runs), against the bare route on the same HTTP front (serving.create_server, 8 threads);
 - `ptas serve --workers 2` (gunicorn, 8 threads each) on a SQLite file and on PostgreSQL (a throw-away cluster
-  on the same machine; its own CPU is not counted), against the bare route under the same gunicorn settings;
+  on the same machine; its own CPU is not counted), against the bare route under the same gunicorn settings and worker;
 - the floor (issue 12): JWT verify and one SQLite write transaction per request, nothing of ours.
 
 Rounds are interleaved (every server once, then again) and the medians compared, so the ratios hold on a shared,
@@ -40,16 +40,20 @@ app.add_url_rule("/partner/v2/users", "create", lambda: (flask.request.get_json(
 app.add_url_rule("/_sandbox/health", "health", lambda: {"ok": True})
 app.add_url_rule("/_sandbox/partners", "world", lambda: {"accessToken": "unused"}, methods=["POST"])
 """
-BARE = BARE_APP + """
-import waitress
-waitress.serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=8, _quiet=True)
+# The same HTTP front as `ptas serve` (serving.create_server: waitress, 8 threads, the simulator's channel), so
+# a ratio is the cost of the app alone.
+FRONT = """
+from ptas_sandbox.simulator.serving import create_server
+create_server(app, host="127.0.0.1", port=int(sys.argv[1]), threads=8).run()
 """
-# The settings `ptas serve --workers 2` gives gunicorn (cli/_workers.py), with gunicorn's own gthread worker.
+BARE = BARE_APP + FRONT
+# The settings `ptas serve --workers 2` gives gunicorn (cli/_workers.py), with its worker (waitress in each).
 BARE_WORKERS = BARE_APP + """
 from gunicorn.app.base import BaseApplication
+from ptas_sandbox.simulator.gunicorn_worker import WaitressWorker
 class Bare(BaseApplication):
     def load_config(self):
-        for key, value in {"bind": f"127.0.0.1:{sys.argv[1]}", "workers": 2, "worker_class": "gthread",
+        for key, value in {"bind": f"127.0.0.1:{sys.argv[1]}", "workers": 2, "worker_class": WaitressWorker,
                            "threads": 8, "accesslog": None, "loglevel": "warning", "keepalive": 5}.items():
             self.cfg.set(key, value)
     def load(self):
@@ -69,7 +73,7 @@ main()
 
 FLOOR = """
 import os, sqlite3, sys, tempfile, threading, time, uuid
-import flask, jwt, waitress
+import flask, jwt
 app = flask.Flask("floor")
 secret = os.urandom(32)
 path = os.path.join(tempfile.mkdtemp(), "floor.db")
@@ -113,8 +117,7 @@ app.add_url_rule("/partner/v2/users", "create", lambda: admitted(create), method
 app.add_url_rule("/_sandbox/health", "health", lambda: {"ok": True})
 app.add_url_rule("/_sandbox/partners", "world", methods=["POST"], view_func=lambda: {
     "accessToken": jwt.encode({"jti": "t", "wld": "w", "exp": int(time.time()) + 86400}, secret, "HS256")})
-waitress.serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=8, _quiet=True)
-"""
+""" + FRONT
 
 
 CONNECTIONS = 32      # several per worker thread, so connections spread over two workers (bench/workers.py)

@@ -132,6 +132,17 @@ class ProblemChannel(HTTPChannel):
                 pass
             self.close()
 
+    def _flush_some_if_lockable(self, do_close=True):
+        """The loop's flush while a task answers on this channel waits for the task's turn on the output lock.
+        waitress skips instead; the channel stays writable, so the loop polls it again at once and spins, taking
+        the GIL from the very thread it waits for: under load that spin cost more CPU than the requests did.
+        The wait is short: a task holds the lock only to append and to send on a non-blocking socket, and
+        releases it to wait for the loop to drain a full buffer (waitress's own close waits the same way)."""
+        with self.outbuf_lock:
+            self._flush_some(do_close=do_close)
+            if self.total_outbufs_len < self.adj.outbuf_high_watermark:
+                self.outbuf_lock.notify()
+
     def received(self, data):
         if data and self.request is None:
             self.request_since = time.monotonic()
