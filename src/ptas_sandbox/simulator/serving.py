@@ -100,8 +100,9 @@ class FramingParser(HTTPRequestParser):
 
 
 class ProblemChannel(HTTPChannel):
-    """waitress's channel with its own errors as ProblemDetails, the framing rules above and at most
-    `per_address` connections from one peer address (the next gets a 503 and is closed)."""
+    """waitress's channel with its own errors as ProblemDetails, the framing rules above, at most `per_address`
+    connections from one peer address (the next gets a 503 and is closed), and a loop that waits for a task's
+    answer rather than spinning on it."""
     error_task_class = ProblemErrorTask
     parser_class = FramingParser
     per_address = 0
