@@ -6,7 +6,8 @@ concurrent keep-alive connections (bench/_load.py: `wrk` when installed, as `mak
   memory (hotstate), and the same process on the store-exact path (SHARED_STORE, as each of several workers
   runs), against the bare route on the same HTTP front (serving.create_server, 8 threads);
 - `ptas serve --workers 2` (gunicorn, 8 threads each) on a SQLite file and on PostgreSQL (a throw-away cluster
-  on the same machine; its own CPU is not counted), against the bare route under the same gunicorn settings and worker;
+  on the same machine; its own CPU is not counted), against the bare route under the same gunicorn settings and
+  worker;
 - the floor (issue 12): JWT verify and one SQLite write transaction per request, nothing of ours.
 
 Rounds are interleaved (every server once, then again) and the medians compared, so the ratios hold on a shared,

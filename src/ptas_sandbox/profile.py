@@ -47,6 +47,13 @@ SEGMENT_KIND = {"users": "user", "accounts": "account", "partners": "partner", "
                 "accountui": "accountuisession", "userui": "useruisession"}
 
 
+# The alphabets of ids that are strings of a fixed length (a hex digest, base62...), smallest first: the learner
+# names the smallest that holds a deployment's ids, the profiled simulator writes and reads ids in it.
+ALPHABETS = {"digits": "0123456789", "hex": "0123456789abcdef", "HEX": "0123456789ABCDEF",
+             "base36": "0123456789abcdefghijklmnopqrstuvwxyz", "BASE36": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+             "base62": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"}
+
+
 class ProfileError(ValueError):
     """A file that is not a profile this version reads."""
 

@@ -802,12 +802,7 @@ def id_form(value):
 def alphabet_of(text):
     """The smallest of the usual alphabets that holds every character the ids' suffixes used."""
     chars = set(text)
-    for name, alphabet in (("digits", "0123456789"), ("hex", "0123456789abcdef"), ("HEX", "0123456789ABCDEF"),
-                           ("base36", "0123456789abcdefghijklmnopqrstuvwxyz"),
-                           ("BASE36", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")):
-        if chars <= set(alphabet):
-            return name
-    return "base62"
+    return next((name for name, alphabet in profiles.ALPHABETS.items() if chars <= set(alphabet)), "base62")
 
 
 def describe_id(form):

@@ -88,12 +88,15 @@ def fan_out(store, hooks, limit=500):
                        (limit,))
     written = 0
     for event in events:
+        body = None         # made once, for every webhook it goes to (a profile's ids may read the store)
         subscribed = store.all("SELECT id, events, callback_url FROM webhooks WHERE world = ? AND partner_id = ? "
                                "AND is_active = 1 AND after_seq < ? ORDER BY created_at, rowid",
                                (event["world"], event["partner_id"], event["seq"]))
         for hook in subscribed:
             if event["kind"] in ACTIVE and event["kind"] in json.loads(hook["events"]):
-                row = attempt_row(event, hook, payload(event, store, hooks))
+                if body is None:
+                    body = payload(event, store, hooks)
+                row = attempt_row(event, hook, body)
                 store.insert("webhook_deliveries", **row)
                 for adjust in hooks.fan_out:
                     adjust(store, row, lambda extra: store.insert("webhook_deliveries", **extra))

@@ -11,15 +11,12 @@ simulator's not-found), one of another form is malformed.
 import re
 import uuid
 
-from ptas_sandbox.profile import KEY_KIND, SEGMENT_KIND
+from ptas_sandbox.profile import ALPHABETS, KEY_KIND, SEGMENT_KIND
 
 from . import models
 
 UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 UUID_ONLY = re.compile("^" + UUID_TEXT.pattern + "$")
-ALPHABETS = {"digits": "0123456789", "hex": "0123456789abcdef", "HEX": "0123456789ABCDEF",
-             "base36": "0123456789abcdefghijklmnopqrstuvwxyz", "BASE36": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-             "base62": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"}
 # Ids of no record: what an id of the right form that was never shown stands for (the simulator answers 404).
 NOWHERE = uuid.UUID("6d0b6b3c-9a4e-4f1e-8c55-0f5e1d7c2a90")
 MALFORMED = object()

@@ -86,6 +86,7 @@ class ProfileLayer:
         `trace()`: a trace id for a problem of the layer's own."""
         self.app, self.profile, self.claims, self.trace = app, profile, claims, trace
         self.ids = Ids(known(profile, "ids"), store)
+        self.malformed = (known(profile, "ids") or {}).get("malformedStatus") or 404     # the answer to a bad id
         self.ready = False
         self.lock = threading.Lock()
         self.offsets, self.offsets_lock = OrderedDict(), threading.Lock()
@@ -250,8 +251,7 @@ class ProfileLayer:
             world = self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("wld")
             values = self.path_ids(route, world, values, literals)
             if values is None:
-                status = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
-                return self.answer(start_response, *self.problem(status, "malformed-id", "not an id", path))
+                return self.answer(start_response, *self.problem(self.malformed, "malformed-id", "not an id", path))
         refused = self.refuse(name, values, environ, raw)
         if refused:
             return self.answer(start_response, *refused)
@@ -297,10 +297,9 @@ class ProfileLayer:
             if param:
                 kinds.append(SEGMENT_KIND.get(previous or "") if param.group(1) == "id" else key_kind(param.group(1)))
             previous = segment
-        malformed = (known(self.profile, "ids") or {}).get("malformedStatus") or 404
         for value, kind in zip(values, kinds):
             found = self.ids.back(world, kind, value) if kind and value != "self" else value
-            if found is MALFORMED and malformed != 404:
+            if found is MALFORMED and self.malformed != 404:
                 return None
             if found is MALFORMED:      # answered as an unknown id is: the simulator's own not-found
                 found = self.ids.nowhere(world, kind, value)

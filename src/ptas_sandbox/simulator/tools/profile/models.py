@@ -19,7 +19,7 @@ CREATE INDEX IF NOT EXISTS profile_ids_world_of ON profile_ids (uuid);
 def numbers_of(store, world, kind, uuids):
     """{uuid: its number} for each of `uuids`, numbering those seen for the first time after the kind's last."""
     found, wanted = {}, sorted(set(uuids))
-    with store.transaction(read_only=True):     # most answers name records shown before: no write, no lock
+    with store.reading():       # most answers name records shown before: no write, no writer's turn
         for start in range(0, len(wanted), 500):
             part = wanted[start:start + 500]
             for row in store.all("SELECT uuid, number FROM profile_ids WHERE world = ? AND kind = ? AND uuid IN "
@@ -29,21 +29,24 @@ def numbers_of(store, world, kind, uuids):
         return found
     with store.transaction():
         store.lock(f"profile-ids:{world}")
-        for value in uuids:
+        last = store.one("SELECT COALESCE(MAX(number), 0) AS n FROM profile_ids WHERE world = ? AND kind = ?",
+                         (world, kind))["n"]
+        for value in uuids:         # in the answer's order; a number once given never changes
+            if value in found:
+                continue
             row = store.one("SELECT number FROM profile_ids WHERE world = ? AND kind = ? AND uuid = ?",
-                            (world, kind, value))
+                            (world, kind, value))       # numbered by another process since the read above
             if row is None:
-                last = store.one("SELECT COALESCE(MAX(number), 0) AS n FROM profile_ids WHERE world = ? AND kind = ?",
-                                 (world, kind))["n"]
-                store.insert("profile_ids", world=world, kind=kind, number=last + 1, uuid=value)
-                row = {"number": last + 1}
+                last += 1
+                store.insert("profile_ids", world=world, kind=kind, number=last, uuid=value)
+                row = {"number": last}
             found[value] = row["number"]
     return found
 
 
 def uuid_of(store, world, kind, number):
     """The record a number stands for in a world, or None where it never stood for one."""
-    with store.transaction(read_only=True):
+    with store.reading():
         row = store.one("SELECT uuid FROM profile_ids WHERE world = ? AND kind = ? AND number = ?",
                         (world, kind, number))
     return row["uuid"] if row else None
@@ -51,7 +54,7 @@ def uuid_of(store, world, kind, number):
 
 def world_of(store, uuids):
     """The world of records shown before, for an answer that names no world itself (a hosted page's redirect)."""
-    with store.transaction(read_only=True):
+    with store.reading():
         for value in uuids:
             row = store.one("SELECT world FROM profile_ids WHERE uuid = ?", (value,))
             if row:
