@@ -1,5 +1,6 @@
 """The domain context: one world at one moment, handed to every domain operation instead of Flask globals."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,9 @@ class Ctx:
     now: int                  # the world clock in microseconds, read once per request: one operation, one instant
     signer: Signer | None = None
     config: dict[str, Any] = field(default_factory=dict)
+    # remember(key, tables, read): what read() gives, kept while no row of `tables` changes when the process owns
+    # its store (hotstate.HotState.remember), read every time otherwise; for reads nearly every request makes.
+    remember: Callable[..., Any] = field(default=lambda key, tables, read: read())
 
     def new_id(self, kind: str) -> str:
         """The next id of `kind` in this world: drawn from the world seed, so a replayed world has the same ids."""

@@ -178,7 +178,7 @@ class HotState(StoreState):
         self._written = threading.Condition()
 
     def remember(self, key, tables, read, inserts=False):
-        if self.store.in_transaction:       # a snapshot may be older than the versions say: read, keep nothing
+        if not self.store.sees_last_commit:     # a snapshot older than the versions say: read, keep nothing
             return read()
         seen = self.cached.get(key)
         if seen is not None and seen[0] == self.versions.of(tables, inserts or seen[1] is None):

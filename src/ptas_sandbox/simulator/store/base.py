@@ -183,6 +183,12 @@ class Engine:
     def in_transaction(self):
         return self._local().depth > 0
 
+    @property
+    def sees_last_commit(self):
+        """Whether a read now sees the last commit (with this transaction's own writes), so what a read gave
+        earlier and no write changed since is what it would give now (hotstate.HotState.remember)."""
+        return not self.in_transaction
+
     def execute(self, sql, params=()):
         if self.versions is not None:
             self.versions.statement(sql)

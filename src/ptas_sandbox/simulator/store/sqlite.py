@@ -85,8 +85,13 @@ class SqliteStore(Engine):
         if self.memory:
             with self._lock:
                 yield self._shared_local
-        else:
-            yield self._local()
+            return
+        local = self._local()
+        if getattr(local, "begin_pending", False):     # a read's first statement (reading)
+            local.begin_pending = False
+            local.db.execute("BEGIN")
+            local.snapshot = True
+        yield local
 
     @contextmanager
     def transaction(self, read_only=False):
@@ -111,7 +116,9 @@ class SqliteStore(Engine):
     @contextmanager
     def reading(self):
         """On a file: a deferred transaction, a snapshot of the last commit (WAL readers never wait), without the
-        writers' turn, so a read never queues behind the writers of every world.
+        writers' turn, so a read never queues behind the writers of every world. Its BEGIN waits for its first
+        statement (`_held`), where SQLite's snapshot would begin anyway: a read answered from memory alone
+        (hotstate) then costs the store nothing.
         A write there would skip the turn and race other writers into "database is locked"; it is rolled back
         and refused, always, so a GET that writes fails in tests (not `PRAGMA query_only`: setting it makes SQLite
         prepare every statement again, half a GET's time). In memory, or inside a transaction: `transaction()`."""
@@ -121,19 +128,34 @@ class SqliteStore(Engine):
             return
         local = self._local()
         changes = local.db.total_changes
-        local.db.execute("BEGIN")
+        local.begin_pending = True
         local.depth += 1
         try:
             yield self
         except BaseException:
             local.depth -= 1
-            local.db.rollback()
+            if not self._end_reading(local):
+                local.db.rollback()
             raise
         local.depth -= 1
+        if self._end_reading(local):
+            return
         if local.db.total_changes != changes:
             local.db.rollback()
             raise self._sqlite.OperationalError("a read transaction wrote (store.reading); writes need transaction()")
         local.db.commit()       # ends the snapshot (cheaper than a rollback, which resets every cursor)
+
+    @staticmethod
+    def _end_reading(local):
+        """Whether the read ended before its first statement (no snapshot to end)."""
+        unread, local.begin_pending, local.snapshot = local.begin_pending, False, False
+        return unread
+
+    @property
+    def sees_last_commit(self):
+        """Only a read's snapshot, once begun, may be older: writers are serial (a write transaction holds the
+        writers' turn, so it reads the last commit and its own writes)."""
+        return self.memory or not getattr(self._local(), "snapshot", False)
 
     @contextmanager
     def _turn_among_processes(self):

@@ -59,12 +59,12 @@ def create(ctx, partner, values):
     columns = checked(values)
     user_id = ctx.new_id("user")
     columns.setdefault("name", columns.get("email") or f"User {user_id[:8]}")
-    ctx.store.insert("users", id=user_id, world=ctx.world.id, partner_id=partner["id"], scope=" ".join(scope),
-                     created_at=ctx.now, updated_at=ctx.now, deleted_at=None, email=columns.pop("email", None),
-                     **columns)
+    row = dict(id=user_id, world=ctx.world.id, partner_id=partner["id"], scope=" ".join(scope), created_at=ctx.now,
+               updated_at=ctx.now, deleted_at=None, email=columns.pop("email", None), **columns)
+    ctx.store.insert("users", **row)
     token = tokens.issue(ctx, partner_id=partner["id"], user_id=user_id, kind="user", scope=scope,
                          expires_in=partner["user_token_expiry"], name="initial user token")
-    return {**record(get_owned(ctx, partner["id"], user_id)), "token": token}
+    return {**record(row), "token": token}
 
 
 def get_owned(ctx: Ctx, partner_id: str, user_id: str, live: bool = False) -> UserRow:
