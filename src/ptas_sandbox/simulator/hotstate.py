@@ -21,7 +21,7 @@ import logging
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
@@ -82,14 +82,15 @@ class Versions:
                 self.total += 1
             touched.clear()
 
-    def of(self, tables: Iterable[str], inserts: bool) -> tuple[int, ...]:
-        """The versions of `tables` (empty: of the whole store); with their inserts or without."""
+    def of(self, tables: tuple[str, ...], inserts: bool) -> int:
+        """The version of `tables` (empty: of the whole store), with their inserts or without: the sum of their
+        counts, which only grow, so it moves exactly when one of them does."""
         if not tables:
-            return (self.total,)
+            return self.total
         counts = self.counts
         if inserts:
-            return tuple(counts[t] + counts[t + "+"] for t in tables)
-        return tuple(counts[t] for t in tables)
+            return sum([counts[t] + counts[t + "+"] for t in tables])
+        return counts[tables[0]] if len(tables) == 1 else sum([counts[t] for t in tables])
 
 
 class StoreState:
@@ -167,7 +168,7 @@ class HotState(StoreState):
         super().__init__(store)
         self.versions = Versions()
         store.versions = self.versions
-        self.cached: dict[Any, tuple[tuple[int, ...], Any]] = {}
+        self.cached: dict[Any, tuple[int, Any]] = {}
         self.buffers: list[Behind] = []
         self.background = background        # a thread writes the batches (START_SERVICES); else settle() does
         self._flushing = threading.Lock()   # one batch at a time, in order
