@@ -213,6 +213,40 @@ def test_an_api_read_waits_for_no_writer_and_cannot_write(durable_store):
     store.close()
 
 
+def test_a_read_is_one_snapshot_from_its_first_statement(tmp_path):
+    """SqliteStore.reading defers its BEGIN to its first statement, where SQLite's snapshot begins anyway: what
+    was committed before that statement is seen, what is committed after it is not, until the read ends. Only
+    before the first statement may a remembered read stand in for the store (`sees_last_commit`)."""
+    from ptas_sandbox.simulator import ratelimit
+    store = open_store(str(tmp_path / "s.db"), [ratelimit.SCHEMA])
+    other = open_store(str(tmp_path / "s.db"), [ratelimit.SCHEMA])
+
+    def add(rule):
+        with other.transaction():
+            other.execute("INSERT INTO rate_windows (world, rule, hits) VALUES ('w', ?, 1)", (rule,))
+
+    def rules():
+        return [r["rule"] for r in store.all("SELECT rule FROM rate_windows ORDER BY rule")]
+    with store.reading():
+        assert store.sees_last_commit, "nothing read yet: no snapshot"
+        add("a")
+        assert rules() == ["a"], "the snapshot began at the first statement, after the commit"
+        assert not store.sees_last_commit
+        add("b")
+        assert rules() == ["a"], "one snapshot for the whole read"
+    with store.reading():
+        assert rules() == ["a", "b"]
+    with store.reading():
+        pass        # a read that made no statement ends nothing and leaves the connection usable
+    with store.transaction():
+        assert store.sees_last_commit, "a write transaction holds the writers' turn: it reads the last commit"
+        store.execute("DELETE FROM rate_windows")
+    with store.reading():
+        assert rules() == []
+    store.close()
+    other.close()
+
+
 def _read_windows(store):
     with store.reading():
         return store.all("SELECT world, rule, hits FROM rate_windows")

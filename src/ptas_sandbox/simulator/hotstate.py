@@ -8,7 +8,10 @@ the store as before (`StoreState`, exact across processes); otherwise `HotState`
 - the §8 windows, exact (`ratelimit.Windows`), their hits written behind;
 - each token's latest `lastUsedAt`, written behind;
 - what reads of the store give until one of the tables read is written again (`remember`): a world and its
-  clock, a verified token's row, whether a world has live faults, when a world's next catch-up is due;
+  clock, a verified token's row, whether a world has live faults, when a world's next catch-up is due, a
+  caller's partner row (`Ctx.remember`); so a GET answered from these makes no store statement at all, each
+  of which would cost a served request a dozen thread hand-offs (the sqlite3 module lets go of the GIL at
+  every step of a statement);
 - whatever an area hands `write_behind` (the journal's entries).
 
 Writing behind: in batches, one transaction each, at most FLUSH_EVERY_S after the request (the system clock
