@@ -143,7 +143,7 @@ def require(ctx: Ctx, partner_id: str) -> PartnerRow:
         "SELECT * FROM partners WHERE id = ? AND world = ? AND deleted_at IS NULL", (partner_id, ctx.world.id)))
     if row is None:
         raise not_found("partner", partner_id)
-    return dict(row)        # a copy: what is remembered is never changed by its reader
+    return row.copy()       # what is remembered is never changed by its reader
 
 
 def world_of(store: Store, partner_id: str) -> str | None:
