@@ -6,6 +6,7 @@ from typing import Any
 
 from . import events
 from .auth import Signer
+from .hotstate import StoreState
 from .store import Store
 from .worlds import World, derived_id, next_in_sequence
 
@@ -17,13 +18,16 @@ class Ctx:
     now: int                  # the world clock in microseconds, read once per request: one operation, one instant
     signer: Signer | None = None
     config: dict[str, Any] = field(default_factory=dict)
-    # remember(key, tables, read): what read() gives, kept while no row of `tables` changes when the process owns
-    # its store (hotstate.HotState.remember), read every time otherwise; for reads nearly every request makes.
-    remember: Callable[..., Any] = field(default=lambda key, tables, read: read())
+    state: StoreState | None = None     # per-request state: in memory when the process owns its store (hotstate)
 
     def new_id(self, kind: str) -> str:
         """The next id of `kind` in this world: drawn from the world seed, so a replayed world has the same ids."""
         return derived_id(self.world.id, self.world.seed, kind, next_in_sequence(self.store, self.world.id, kind))
+
+    def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any]) -> Any:
+        """What `read()` gives, kept while no row of `tables` changes when the process owns its store
+        (HotState.remember), read every time otherwise: for reads nearly every request makes."""
+        return read() if self.state is None else self.state.remember(key, tables, read)
 
     def emit(self, kind: str, partner_id: str, data: dict[str, Any]) -> Any:
         """Record a domain event (spec §6) in the same transaction as the change that caused it."""
