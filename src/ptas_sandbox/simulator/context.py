@@ -16,9 +16,9 @@ class Ctx:
     store: Store
     world: World
     now: int                  # the world clock in microseconds, read once per request: one operation, one instant
+    state: StoreState         # per-request state: in memory when the process owns its store (hotstate)
     signer: Signer | None = None
     config: dict[str, Any] = field(default_factory=dict)
-    state: StoreState | None = None     # per-request state: in memory when the process owns its store (hotstate)
 
     def new_id(self, kind: str) -> str:
         """The next id of `kind` in this world: drawn from the world seed, so a replayed world has the same ids."""
@@ -27,7 +27,7 @@ class Ctx:
     def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any]) -> Any:
         """What `read()` gives, kept while no row of `tables` changes when the process owns its store
         (HotState.remember), read every time otherwise: for reads nearly every request makes."""
-        return read() if self.state is None else self.state.remember(key, tables, read)
+        return self.state.remember(key, tables, read)
 
     def emit(self, kind: str, partner_id: str, data: dict[str, Any]) -> Any:
         """Record a domain event (spec §6) in the same transaction as the change that caused it."""

@@ -93,7 +93,7 @@ class Versions:
         counts = self.counts
         if inserts:
             return sum([counts[t] + counts[t + "+"] for t in tables])
-        return counts[tables[0]] if len(tables) == 1 else sum([counts[t] for t in tables])
+        return sum([counts[t] for t in tables])
 
 
 class StoreState:

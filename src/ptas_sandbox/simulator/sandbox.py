@@ -42,7 +42,7 @@ class Simulator:
         self.hooks = Hooks()            # the stages areas and tools fill (their service.py): hooks.py
 
     def ctx(self, world: World) -> Ctx:
-        return Ctx(self.store, world, self.worlds.now(world), self.signer, self.config, self.state)
+        return Ctx(self.store, world, self.worlds.now(world), self.state, self.signer, self.config)
 
     def catch_up(self, world: World) -> None:
         """Let everything that runs on the world clock catch up with it (imports finish, events fire).
@@ -76,7 +76,7 @@ class Simulator:
         time ahead when nothing is due by then (what is due at T is due at any later T), else now."""
         if self.state.hot:
             for ahead_us in (60 * SECOND_US, SECOND_US):
-                ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.signer, ctx.config, ctx.state)
+                ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.state, ctx.signer, ctx.config)
                 if not any(stage.due(ahead) for stage in self.hooks.catch_up):
                     return ahead.now
         return ctx.now
