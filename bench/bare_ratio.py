@@ -227,8 +227,17 @@ def postgres_cluster():
         return None
 
 
+def stolen():
+    """(steal, total) CPU ticks of the machine so far (/proc/stat): a virtual machine's CPU time its host gave
+    to others. Much steal during a run makes its ratios noise, whatever the rounds."""
+    with open("/proc/stat") as stat:
+        ticks = [int(t) for t in stat.readline().split()[1:]]
+    return ticks[7], sum(ticks)
+
+
 def main():
     cluster = postgres_cluster()
+    steal_before = stolen()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             table = servers(tmp, cluster)
@@ -243,7 +252,10 @@ def main():
     finally:
         if cluster is not None:
             cluster.stop()
+    steal_after = stolen()
     median = {name: {k: statistics.median(r[k] for r in rounds) for k in KEYS} for name, rounds in runs.items()}
+    steal = (steal_after[0] - steal_before[0]) / max(steal_after[1] - steal_before[1], 1)
+    print(f"steal: {steal:.0%} of the machine's CPU time went to other guests during the run")
     print(f"load generator: {load.generator()}, {CONNECTIONS} connections, {SECONDS:g} s per figure, "
           f"medians of {ROUNDS} interleaved rounds; ratios to the bare route of the same server configuration")
     print(f"{'server':26} {'GET req/s':>9} {'x bare':>6} {'POST req/s':>10} {'x bare':>6}  "
