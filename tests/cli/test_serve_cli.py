@@ -122,3 +122,24 @@ def test_the_readme_shows_journal_inspector_docs_and_cli():
         assert shown in first_steps, shown
     for shown in ("/_sandbox/requests", "/_sandbox/requests/count", "ptas trigger", "ptas listen"):
         assert shown in readme, shown
+
+
+def serve_args(*options):
+    import argparse
+
+    from ptas_sandbox.cli import serve
+    parser = argparse.ArgumentParser(prog="ptas")
+    serve.add(parser.add_subparsers())
+    return parser.parse_args(["serve", *options])
+
+
+def test_world_idle_hours_reach_the_app_and_are_never_negative(capsys):
+    import pytest
+
+    from ptas_sandbox.cli.serve import settings
+    assert settings(serve_args("--world-idle-hours", "1.5"), ":memory:")["WORLD_IDLE_HOURS"] == 1.5
+    assert "WORLD_IDLE_HOURS" not in settings(serve_args(), ":memory:")      # the app's default (24)
+    for wrong in ("-1", "nan", "inf", "a day"):
+        with pytest.raises(SystemExit):
+            serve_args("--world-idle-hours", wrong)
+        assert "a number of hours, 0 or more" in capsys.readouterr().err

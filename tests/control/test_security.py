@@ -13,7 +13,7 @@ from tests.support.worlds import World, new_world
 
 CONTROL = [("GET", "/_sandbox/clock", None), ("POST", "/_sandbox/clock", {"advance": 1}),
            ("GET", "/_sandbox/deliveries", None), ("POST", "/_sandbox/webhooks/flush", None),
-           ("POST", "/_sandbox/reset", None), ("POST", "/_sandbox/token", None)]
+           ("POST", "/_sandbox/reset", None), ("POST", "/_sandbox/token", None), ("DELETE", "/_sandbox/world", None)]
 
 
 def child_token(world):
@@ -113,7 +113,97 @@ def test_worlds_are_capped(config):
         body = assert_problem(api.post("/_sandbox/partners", json={}), 409, "conflict")
         assert body["maxWorlds"] == 2
         assert first.api.post("/_sandbox/reset").status_code == 200     # a reset keeps the world: still full
-        assert_problem(api.post("/_sandbox/scenarios/default", json={}), 409)
+        refused = assert_problem(api.post("/_sandbox/scenarios/default", json={}), 409)
+        assert "DELETE /_sandbox/world" in refused["detail"]
+    finally:
+        app.extensions["ptas"].close()
+
+
+def test_deleting_a_world_frees_its_place_and_refuses_its_tokens(config):
+    app = create_app({**config, "MAX_WORLDS": 2})
+    api = Api(app.test_client())
+    try:
+        first, second = new_world(api), new_world(api)
+        user, as_user = second.user(name="Kept")
+        assert first.api.delete("/_sandbox/world").status_code == 204
+        assert "deleted" in assert_problem(first.api.get("/partners/self"), 401)["detail"]
+        assert_problem(first.api.get("/_sandbox/clock"), 401)
+        third = new_world(api)                                       # its place is free again
+        assert third.api.get("/users").json["users"] == []
+        assert second.api.get(f"/users/{user['id']}").status_code == 200 and as_user.get("/accounts").status_code == 200
+    finally:
+        app.extensions["ptas"].close()
+
+
+def test_a_deleted_world_leaves_no_row_behind(app, api, world):
+    from ptas_sandbox.simulator.tools.control.models import world_tables
+    world.user(name="Jane")
+    notified(world, "bin")
+    world_id = world.body["world"]["id"]
+    assert world.api.delete("/_sandbox/world").status_code == 204
+    sandbox = app.extensions["ptas"]
+    sandbox.state.settle()
+    left = {table: sandbox.store.one(f"SELECT COUNT(*) AS n FROM {table} WHERE world = ?", (world_id,))["n"]
+            for table in world_tables(sandbox.store)}
+    assert not any(left.values()), left
+    assert sandbox.worlds.get(world_id) is None
+
+
+def test_journal_entries_of_a_world_deleted_while_they_waited_are_not_written(app):
+    from ptas_sandbox.simulator.tools.journal import models
+    store = app.extensions["ptas"].store
+    entry = dict(at=0, wall=0, operation="GetOwnPartner", method="GET", path="/partner/v2/partners/self", query="",
+                 status=200, latency_us=1)
+    models.record_many(store, "gone", [entry, entry])
+    assert models.record(store, "gone", **entry) is None
+    for table in ("journal", "counters"):
+        assert store.one(f"SELECT COUNT(*) AS n FROM {table} WHERE world = 'gone'")["n"] == 0
+
+
+@pytest.fixture
+def full_sandbox(config, system_time):
+    """A sandbox of two worlds at most, where a world nobody called for an hour makes room."""
+    app = create_app({**config, "MAX_WORLDS": 2, "WORLD_IDLE_HOURS": 1})
+    yield Api(app.test_client()), system_time
+    app.extensions["ptas"].close()
+
+
+def test_a_world_nobody_called_for_the_idle_hours_makes_room_on_a_full_sandbox(full_sandbox):
+    api, clock = full_sandbox
+    idle = new_world(api)
+    clock.tick(60)
+    busy = new_world(api)
+    clock.tick(50 * 60)
+    assert busy.api.get("/partners/self").status_code == 200      # called 50 minutes after its creation
+    clock.tick(8 * 60)
+    assert_problem(api.post("/_sandbox/partners", json={}), 409)    # idle: 59 minutes unused, not yet an hour
+    clock.tick(2 * 60)
+    new_world(api)                                                  # idle: 61 minutes unused; it makes room
+    assert_problem(idle.api.get("/partners/self"), 401)
+    assert busy.api.get("/partners/self").status_code == 200
+    assert_problem(api.post("/_sandbox/partners", json={}), 409)    # no other world was unused for an hour
+
+
+def test_a_reset_is_a_call_and_keeps_the_worlds_last_use(full_sandbox):
+    api, clock = full_sandbox
+    reset = new_world(api)
+    clock.tick(60)
+    other = new_world(api)
+    clock.tick(2 * 3600)
+    assert reset.api.post("/_sandbox/reset").status_code == 200
+    new_world(api)
+    assert reset.api.get("/partners/self").status_code == 200
+    assert_problem(other.api.get("/partners/self"), 401)
+
+
+def test_with_no_idle_hours_a_full_sandbox_stays_full(config, system_time):
+    app = create_app({**config, "MAX_WORLDS": 1, "WORLD_IDLE_HOURS": 0})
+    api = Api(app.test_client())
+    try:
+        kept = new_world(api)
+        system_time.tick(365 * 86400)
+        assert_problem(api.post("/_sandbox/partners", json={}), 409)
+        assert kept.api.get("/_sandbox/clock").status_code == 200     # its token expired; the world is there
     finally:
         app.extensions["ptas"].close()
 

@@ -49,6 +49,9 @@ def add(commands):
     s.add_argument("--open", action="store_true",
                    help="with an admin key, still let anyone create worlds and load scenarios")
     s.add_argument("--max-worlds", type=int, help="worlds on this server (MAX_WORLDS; default 1000)")
+    s.add_argument("--world-idle-hours", type=hours, metavar="HOURS",
+                   help="on a full server, a world nobody called for this long makes room for a new one "
+                        "(WORLD_IDLE_HOURS; default 24; 0: never)")
     s.add_argument("--echo-captures-per-bin", type=int,
                    help="captures kept per echo bin and world, the newest (ECHO_CAPTURES_PER_BIN)")
     s.add_argument("--echo-capture-max-bytes", type=int,
@@ -93,8 +96,9 @@ def private_callbacks_default(host):
 
 
 # option -> app setting; an option left out leaves the setting to app.DEFAULTS
-SETTINGS = {"max_worlds": "MAX_WORLDS", "echo_captures_per_bin": "ECHO_CAPTURES_PER_BIN",
-            "echo_capture_max_bytes": "ECHO_CAPTURE_MAX_BYTES", "echo_total_bytes": "ECHO_TOTAL_BYTES",
+SETTINGS = {"max_worlds": "MAX_WORLDS", "world_idle_hours": "WORLD_IDLE_HOURS",
+            "echo_captures_per_bin": "ECHO_CAPTURES_PER_BIN", "echo_capture_max_bytes": "ECHO_CAPTURE_MAX_BYTES",
+            "echo_total_bytes": "ECHO_TOTAL_BYTES",
             "webhook_timeout": "WEBHOOK_TIMEOUT_SECONDS", "flush_wait": "FLUSH_WAIT_SECONDS",
             "flush_waiters_per_world": "FLUSH_WAITERS_PER_WORLD"}
 
@@ -251,6 +255,17 @@ def start(args, state, config):
     finally:
         server.close()
         sandbox.close()
+
+
+def hours(text):
+    """A number of hours, 0 or more (a negative one would count a world called a minute ago as unused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: write a number of hours, 0 or more, e.g. 24")
+    return value
 
 
 def rate(text):

@@ -29,7 +29,8 @@ DEFAULTS = {
     "SYSTEM_TIME": None,                # callable giving microseconds; the simulator's only clock source
     "ADMIN_KEY": None,                  # server-wide authority: new worlds, scenario loads, reset of every world
     "OPEN": False,                      # with an admin key: still let anyone create worlds (a laptop sandbox)
-    "MAX_WORLDS": 1000,                 # worlds on this server; the next is a 409 until one is reset
+    "MAX_WORLDS": 1000,                 # worlds on this server; the next is a 409 until one is deleted ...
+    "WORLD_IDLE_HOURS": 24,             # ... or unless one was not called for this long: it makes room (0: never)
     "ECHO_CAPTURES_PER_BIN": 200,       # the newest are kept
     "ECHO_CAPTURE_MAX_BYTES": 64 * 1024,  # a larger request to the echo receiver is a 413 (webhooks are small)
     "ECHO_TOTAL_BYTES": 16 * 1024 * 1024,  # all captures of the server together; the oldest go first

@@ -143,7 +143,10 @@ def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tu
     claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
     world = request_world(sandbox, claims["wld"])
     if world is None:
-        raise Unauthorized("The bearer token belongs to no sandbox world (was it reset?).")
+        raise Unauthorized("The bearer token belongs to no sandbox world: the world was deleted (DELETE "
+                           "/_sandbox/world, or unused for the operator's --world-idle-hours on a full sandbox), "
+                           "or the whole sandbox was reset.")
+    sandbox.worlds.used(world.id)
     return claims, sandbox.ctx(world)
 
 

@@ -32,6 +32,11 @@ CREATE TABLE IF NOT EXISTS worlds (
     frozen_at INTEGER,
     scenario TEXT
 );
+-- A world's last call on the system clock, to the minute (Worlds.used): what --world-idle-hours measures.
+CREATE TABLE IF NOT EXISTS world_use (
+    world TEXT PRIMARY KEY,
+    used_at INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS counters (
     world TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -39,6 +44,10 @@ CREATE TABLE IF NOT EXISTS counters (
     PRIMARY KEY (world, kind)
 );
 """
+
+
+USE_STEP_US = 60 * 1_000_000    # a world's last use is kept to the minute: one write a minute per busy world
+NOTED_MAX = 10_000              # worlds whose last written use this process remembers
 
 
 def derived_id(*parts):
@@ -52,6 +61,25 @@ def next_in_sequence(store, world, kind, count=1):
     concurrent writers (of any process) never draw the same number."""
     return store.one("INSERT INTO counters (world, kind, value) VALUES (?, ?, ?) ON CONFLICT (world, kind) "
                      "DO UPDATE SET value = counters.value + ? RETURNING value", (world, kind, count, count))["value"]
+
+
+def world_exists(store, world_id):
+    """Whether the world is still there: what is written of a world after a wait (behind, or from a request in
+    flight) is not written once it was deleted, so nothing of it outlives it."""
+    return store.one("SELECT 1 AS found FROM worlds WHERE id = ?", (world_id,)) is not None
+
+
+def record_uses(store, uses):
+    """Written behind: each world's latest use of `uses` ((world id, system time)); a later one stored is kept,
+    and a world deleted meanwhile gets no row."""
+    latest: dict[str, int] = {}
+    for world, at in uses:
+        latest[world] = max(at, latest.get(world, at))
+    with store.transaction():       # the batch's, when written behind; its own, when written at once
+        store.executemany(
+            "INSERT INTO world_use (world, used_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM worlds WHERE id = ?) "
+            "ON CONFLICT (world) DO UPDATE SET used_at = CASE WHEN excluded.used_at > world_use.used_at "
+            "THEN excluded.used_at ELSE world_use.used_at END", [(w, at, w) for w, at in latest.items()])
 
 
 @dataclass
@@ -85,14 +113,17 @@ class Worlds:
         self.system_time = system_time
         self.server_seed = server_seed
         self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
+        self._noted: dict[str, int] = {}  # world id: the system time of its use this process last wrote
+        self._uses = state.write_behind(record_uses) if state is not None else None
 
     def create(self, seed=None, start=None, frozen=False, scenario=None, world_id=None):
         """A new world; `world_id` reuses the id of a world just deleted in this transaction (a snapshot loaded
         in its place), so the tokens signed for it keep working."""
         with self.store.transaction():
-            if self.max_worlds and self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"] >= self.max_worlds:
+            if self.max_worlds and self.count() >= self.max_worlds:
                 raise Conflict(f"This sandbox holds its maximum of {self.max_worlds} worlds (the operator's "
-                               "--max-worlds); reset a world you no longer need, or ask the operator.",
+                               "--max-worlds), none of them unused long enough to make room (--world-idle-hours); "
+                               "delete a world you no longer need (DELETE /_sandbox/world), or ask the operator.",
                                maxWorlds=self.max_worlds)
             if world_id is None or seed is None:
                 n = next_in_sequence(self.store, "", "world")
@@ -106,6 +137,30 @@ class Worlds:
             self.store.insert("worlds", id=world_id, seed=seed, created_at=system, offset_us=offset,
                               frozen_at=frozen_at, scenario=scenario)
         return World(world_id, seed, offset, frozen_at, scenario)
+
+    def used(self, world_id):
+        """Note a call of the world on the system clock, to the minute (written behind when the process owns
+        its store): a world nobody calls can make room for a new one (control.make_room)."""
+        if self._uses is None:
+            return
+        now = self.system_time()
+        if now - self._noted.get(world_id, now - USE_STEP_US) < USE_STEP_US:
+            return
+        if len(self._noted) >= NOTED_MAX:
+            self._noted.clear()
+        self._noted[world_id] = now
+        self._uses.add((world_id, now))
+
+    def count(self):
+        return self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"]
+
+    def unused_longest(self, since):
+        """The world whose last call (or creation) is the oldest, if it is not after `since` (system time)."""
+        row = self.store.one(
+            "SELECT w.* FROM worlds w LEFT JOIN world_use u ON u.world = w.id "
+            "WHERE COALESCE(u.used_at, w.created_at) <= ? ORDER BY COALESCE(u.used_at, w.created_at), w.id LIMIT 1",
+            (since,))
+        return None if row is None else _world(row)
 
     def get(self, world_id):
         if self.state is not None:

@@ -113,6 +113,15 @@ def reset(call):
     return {"reset": ctx.world.id}
 
 
+@operation("SandboxDeleteWorld", "DELETE", "/_sandbox/world", tokens=WORLD_AUTH, control=True,
+           responses={204: None})
+def delete_world(call):
+    """Delete the caller's world with everything in it: its place under the operator's --max-worlds is free
+    again (a reset keeps the world). Its tokens and world key are then refused (401)."""
+    models.delete_world(call.sandbox, call.ctx.world)
+    return Answer(204)
+
+
 @operation("SandboxRenewToken", "POST", "/_sandbox/token", tokens=WORLD_AUTH, control=True,
            responses={201: "Token"})
 def renew_token(call):

@@ -11,6 +11,7 @@ from ..echo import models as echo
 
 def create_world(sandbox, values, scenario=None):
     """A new world, its root partner and the initial partner token the support team would issue (spec §5 rule 2)."""
+    make_room(sandbox)
     seed = values.get("seed")
     world = sandbox.worlds.create(seed=None if seed is None else int(seed), start=values.get("start"),
                                   frozen=values.get("frozen", False), scenario=scenario)
@@ -20,6 +21,19 @@ def create_world(sandbox, values, scenario=None):
         token = tokens.issue(ctx, partner_id=partner["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
                              expires_in=sandbox.config["INITIAL_TOKEN_LIFETIME"], name="initial token")
     return world, ctx, partners.record(partner), token
+
+
+def make_room(sandbox):
+    """On a full sandbox (the operator's --max-worlds), the world unused longest goes to make room for a new one,
+    if nobody has called it for --world-idle-hours: CI jobs that never delete their worlds do not fill a shared
+    sandbox for good. Call inside the new world's transaction (control operations settle what is written behind
+    first, so every use counts)."""
+    worlds, idle_hours = sandbox.worlds, sandbox.config.get("WORLD_IDLE_HOURS")
+    if not worlds.max_worlds or not idle_hours or worlds.count() < worlds.max_worlds:
+        return
+    idle = worlds.unused_longest(since=sandbox.system_time() - round(idle_hours * 3600 * 1_000_000))
+    if idle is not None:
+        delete_world(sandbox, idle)
 
 
 def renew_token(sandbox, world, partner_id, token_id):
@@ -44,14 +58,14 @@ def wipe_world(sandbox, world, root_partner_id):
 
     The id sequences (`counters`) stay too: they drew the kept root partner's and tokens' ids, and restarting
     them would hand those ids out again (a 500 on the UNIQUE key), and an id a client still holds from before
-    the reset would name a new, unrelated object.
+    the reset would name a new, unrelated object. So does the world's last use (`world_use`): a reset is one.
     """
     store = sandbox.store
     with store.transaction():
         hold(sandbox, world.id)
         events.hold_unfanned(store, world.id)
         for table in world_tables(store):
-            if table == "counters":
+            if table in ("counters", "world_use"):
                 continue
             keep = ""
             if table == "partners":

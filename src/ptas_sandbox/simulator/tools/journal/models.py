@@ -39,7 +39,7 @@ import re
 import re._parser as sre_parse  # the standard library's own parser of patterns (checked, not matched, here)
 
 from ...timestamps import render
-from ...worlds import next_in_sequence
+from ...worlds import next_in_sequence, world_exists
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
@@ -229,6 +229,8 @@ def record(store, world_id, *, at, wall, operation, method, path, query, status,
     really waited where the world clock stood still."""
     def append():
         with store.transaction():
+            if not world_exists(store, world_id):     # deleted while its entries waited
+                return None
             seq = next_in_sequence(store, world_id, "journal")
             store.insert("journal", world=world_id, seq=seq, at=at, wall=wall, operation=operation,
                          method=method, path=path, query=redact_query(query), status=status,
@@ -250,6 +252,8 @@ def record_many(store, world_id, entries):
     """Append a world's entries (each the keyword arguments of `record`, in order) in one statement each for
     their ids, rows and retention: what `record` does for each, for a batch written behind (hotstate)."""
     with store.transaction():
+        if not world_exists(store, world_id):     # deleted while its entries waited
+            return
         last = next_in_sequence(store, world_id, "journal", len(entries))
         first = last - len(entries) + 1
         store.executemany(

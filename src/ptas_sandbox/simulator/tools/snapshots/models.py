@@ -20,7 +20,7 @@ from ...problems import BadRequest, Conflict
 from ...timestamps import LATEST, parse, render
 from ...webhooks import deliveries
 from ...worlds import EARLIEST_CLOCK, LATEST_CLOCK
-from ..control.models import delete_world, world_tables
+from ..control.models import delete_world, make_room, world_tables
 
 FORMAT = "ptas-sandbox-snapshot"
 VERSION = 2
@@ -34,7 +34,7 @@ MAX_CONTAINERS = 20_000                 # JSON objects and arrays in a document 
 MAX_ROWS = 2_000_000                    # rows of one table
 PACK_ABOVE = 200                        # tables with more rows than this travel packed
 LEFT_BEHIND = {"journal", "report_observations", "fault_injections", "events", "echo_captures",
-               "inspector_tickets", "counters"}
+               "inspector_tickets", "counters", "world_use"}
 # Columns holding another table's integer row key (accounts.seq), renumbered on load.
 ACCOUNT_SEQ_COLUMNS = {"data_imports": "account_seq", "reports": "account_seq"}
 ROW_KEYS = {"accounts": "seq", "webhook_deliveries": "seq"}      # given anew on load
@@ -215,6 +215,8 @@ def load(sandbox, document, tokens_issue, replace=None):
         with store.transaction():
             if replacing is not None:
                 delete_world(sandbox, replacing)
+            else:
+                make_room(sandbox)
             world = sandbox.worlds.create(seed=world_doc["seed"], start=now, frozen=world_doc["clock"]["frozen"],
                                           scenario=world_doc.get("scenario"),
                                           world_id=replacing.id if replacing is not None else None)
