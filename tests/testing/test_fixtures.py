@@ -132,3 +132,21 @@ def test_a_ptas_url_where_nothing_answers_is_one_clear_error(pytester):
     assert errors == ["ERROR: --ptas-url http://127.0.0.1:9: no sandbox answers (nothing listens there); start one "
                       "with `make serve` (or `ptas serve`), or leave --ptas-url out to run one in the test process"]
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_partners_world_is_deleted_after_a_passing_test_and_kept_after_a_failing_one(pytester):
+    pytester.makepyfile(test_worlds="""
+        partners = {}
+
+        def test_passes(ptas_partner):
+            partners["passed"] = ptas_partner
+
+        def test_fails(ptas_partner):
+            partners["failed"] = ptas_partner
+            assert False, "kept for the inspector"
+
+        def test_what_is_left(ptas_sandbox):
+            assert partners["passed"].call("GET", "/_sandbox/clock").status_code == 401
+            assert partners["failed"].call("GET", "/_sandbox/clock").status_code == 200
+    """)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)

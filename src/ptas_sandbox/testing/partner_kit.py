@@ -149,6 +149,12 @@ class Partner:
         kw["headers"] = {**(kw.get("headers") or {}), HARNESS_HEADER: self.world_key}
         return self.call(method, path, **kw)
 
+    def delete_world(self):
+        """Delete the world with everything in it, freeing its place on a shared sandbox (`--max-worlds`); a
+        world already gone (deleted, or the whole sandbox reset) is no error."""
+        response = self.call("DELETE", "/_sandbox/world")
+        assert response.status_code in (204, 401), response.text
+
     def new_token(self, scope, expires_in=86400, name=None):
         """Another token of this partner holding `scope` (space-separated); a setup call, not judged."""
         response = self.setup_call("POST", "/partners/self/tokens", json={"scope": scope, "expiresIn": expires_in,

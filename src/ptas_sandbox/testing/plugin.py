@@ -54,10 +54,23 @@ def ptas_sandbox(pytestconfig):
     sandbox.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Notes a test that failed, so `ptas_partner` leaves its world for the inspector and the journal."""
+    outcome = yield
+    if outcome.get_result().failed:
+        item.ptas_failed = True
+
+
 @pytest.fixture
-def ptas_partner(ptas_sandbox):
-    """A partner of a fresh sandbox world, with its initial partner token (`.token`)."""
-    return ptas_sandbox.new_partner()
+def ptas_partner(ptas_sandbox, request):
+    """A partner of a fresh sandbox world, with its initial partner token (`.token`). The world is deleted after
+    the test, so a suite does not fill a shared sandbox; a failed test's world stays to be looked into (the
+    server makes room with it once nobody has called it for its --world-idle-hours)."""
+    partner = ptas_sandbox.new_partner()
+    yield partner
+    if not getattr(request.node, "ptas_failed", False):
+        partner.delete_world()
 
 
 @pytest.fixture
