@@ -300,3 +300,11 @@ def test_a_run_says_what_it_left_on_the_target(capsys, tmp_path):
     left = _json.loads((tmp_path / "summary.json").read_text())["leftOnTarget"]
     assert left.get("users deleted by the run (the service keeps listing them with deletedAt)", 0) > 0, output[-2000:]
     assert any("an hour or less" in what for what in left) and "left on the target by the run:" in output
+
+
+def test_a_run_against_a_simulator_leaves_no_world_of_a_passing_scenario_behind(app, capsys):
+    status = runner.run(app=app, tags_expression="contract and (tokens or users)")
+    assert status == 0, capsys.readouterr().out[-2000:]
+    sandbox = app.extensions["ptas"]
+    sandbox.state.settle()
+    assert sandbox.worlds.count() == 0, "each scenario deletes the world it was given"

@@ -78,7 +78,8 @@ PATHLESS = {
 # The simulator's control API lives at fixed paths (docs/design.md), whatever a document says of the service.
 CONTROL = {"SandboxCreatePartner": ("POST", "/_sandbox/partners"), "SandboxGetClock": ("GET", "/_sandbox/clock"),
            "SandboxSetClock": ("POST", "/_sandbox/clock"), "SandboxFlushWebhooks": ("POST", "/_sandbox/webhooks/flush"),
-           "SandboxEchoCaptures": ("GET", "/_sandbox/echo/{bin}")}
+           "SandboxEchoCaptures": ("GET", "/_sandbox/echo/{bin}"),
+           "SandboxDeleteWorld": ("DELETE", "/_sandbox/world")}
 
 
 class NotOffered(LookupError):

@@ -1,5 +1,6 @@
 """One scenario's state: who "I" am on the target, the tokens, users and child partners the steps made, the
-last reply, and what to undo afterwards on a deployment (the harness removes what it created).
+last reply, and what to undo afterwards on a deployment (the harness removes what it created; on a
+simulator, the scenario's world goes).
 
 On a simulator "I" am the root partner of a fresh world; on a deployment "I" am the partner token given to the
 run, which is never revoked: steps that revoke make their own tokens first.
@@ -40,6 +41,7 @@ class Scene:
         self.undo = []
         self.undo_keys = {}     # ("user" | "account", label) -> its action in `undo`, for `hold`
         self.settings_kept = False   # the partner's settings are put back at the end (a deployment)
+        self.holding = False         # an account of this world is held for later scenarios: the world stays
         self.scope_session = None    # the user UI session the scope table reads
         # Values that flow from one step to the next (a page's transactions, an OAuth2 reference, a session)
         # are pytest fixtures of the steps (`target_fixture`), not attributes of the scene.
@@ -169,8 +171,11 @@ class Scene:
 
     def hold(self, label):
         """Keep the account `label` (and the user it belongs to) for the rest of the run: later scenarios reuse
-        its data instead of waiting again; the run deletes them at its end."""
+        its data instead of waiting again; the run deletes them (on a simulator, their world) at its end."""
         _, owner = self.account_kinds.get(label, (None, None))
+        if self.world is not None and not self.holding:     # the world goes once the run is over
+            self.target.held.leftovers.insert(0, self.delete_world)
+        self.holding = True
         for key in (("user", owner), ("account", label)):
             action = self.undo_keys.pop(key, None)
             if action is not None:
@@ -189,6 +194,11 @@ class Scene:
         second Ctrl-C (the run already stopping) leaves the rest undone, counted in the summary."""
         self.target.held.undo(list(reversed(self.undo)))
         self.undo.clear()
+        if self.world is not None and not self.holding:     # a simulator's world: a run leaves none behind
+            self.target.held.undo([self.delete_world])
+
+    def delete_world(self):
+        self.client.call("SandboxDeleteWorld", token=self.world.get("worldKey") or self.token)
 
 
 def merged(old, new):
