@@ -240,3 +240,12 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     done = subprocess.run(["bash", "-c", f"'{sys.executable}' -m ptas_sandbox.cli scenarios | head -c 1"],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout == "b" and done.stderr == ""
+
+
+def test_reset_delete_deletes_the_world(capsys, live, token):
+    status, out, _ = ptas(capsys, "reset", "--delete", "--url", live, "--token", token)
+    assert status == 0 and out.startswith("deleted the world")
+    auth = {"Authorization": f"Bearer {token}"}
+    assert requests.get(f"{live}/partner/v2/partners/self", headers=auth, timeout=10).status_code == 401
+    status, _, err = ptas(capsys, "reset", "--delete", "--url", live, "--token", token)
+    assert status == 1 and "401" in err

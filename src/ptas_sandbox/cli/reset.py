@@ -1,14 +1,20 @@
-"""`ptas reset`: wipe the world back to its root partner and its tokens."""
+"""`ptas reset`: wipe the world back to its root partner and its tokens; `--delete`: delete it."""
 
 from ._client import add_target, run
 
 
 def reset(sandbox, args):
+    if args.delete:
+        sandbox.call("DELETE", "/_sandbox/world", expect=(204,))
+        print("deleted the world: its tokens and world key are refused from now on")
+        return
     body = sandbox.call("POST", "/_sandbox/reset")
     print(f"reset: {body.get('reset')}")
 
 
 def add(commands):
     r = commands.add_parser("reset", help="wipe the world back to its root partner and tokens")
+    r.add_argument("--delete", action="store_true",
+                   help="delete the world with everything in it instead, freeing its place on a shared sandbox")
     add_target(r)
     r.set_defaults(func=run("reset", reset))
