@@ -140,7 +140,10 @@ class Worlds:
 
     def used(self, world_id):
         """Note a call of the world on the system clock, to the minute (written behind when the process owns
-        its store): a world nobody calls can make room for a new one (control.make_room)."""
+        its store): a world nobody calls can make room for a new one (control.make_room). Noted inside a
+        transaction (a reset's), its row comes before the world's lock (pipeline, LOCK ORDER): a delete of the
+        same world at that moment deadlocks with it on PostgreSQL, and the aborted one runs again
+        (Store.retrying)."""
         if self._uses is None:
             return
         now = self.system_time()
