@@ -119,20 +119,29 @@ def test_worlds_are_capped(config):
         app.extensions["ptas"].close()
 
 
-def test_deleting_a_world_frees_its_place_and_refuses_its_tokens(config):
-    app = create_app({**config, "MAX_WORLDS": 2})
-    api = Api(app.test_client())
-    try:
-        first, second = new_world(api), new_world(api)
-        user, as_user = second.user(name="Kept")
-        assert first.api.delete("/_sandbox/world").status_code == 204
-        assert "deleted" in assert_problem(first.api.get("/partners/self"), 401)["detail"]
-        assert_problem(first.api.get("/_sandbox/clock"), 401)
-        third = new_world(api)                                       # its place is free again
-        assert third.api.get("/users").json["users"] == []
-        assert second.api.get(f"/users/{user['id']}").status_code == 200 and as_user.get("/accounts").status_code == 200
-    finally:
+@pytest.fixture
+def sandbox_with(config):
+    """An app of the test's configuration with `settings` over it, through its test client; closed after the test."""
+    apps = []
+
+    def make(**settings):
+        apps.append(create_app({**config, **settings}))
+        return Api(apps[-1].test_client())
+    yield make
+    for app in apps:
         app.extensions["ptas"].close()
+
+
+def test_deleting_a_world_frees_its_place_and_refuses_its_tokens(sandbox_with):
+    api = sandbox_with(MAX_WORLDS=2)
+    first, second = new_world(api), new_world(api)
+    user, as_user = second.user(name="Kept")
+    assert first.api.delete("/_sandbox/world").status_code == 204
+    assert "deleted" in assert_problem(first.api.get("/partners/self"), 401)["detail"]
+    assert_problem(first.api.get("/_sandbox/clock"), 401)
+    third = new_world(api)                                       # its place is free again
+    assert third.api.get("/users").json["users"] == []
+    assert second.api.get(f"/users/{user['id']}").status_code == 200 and as_user.get("/accounts").status_code == 200
 
 
 def test_a_deleted_world_leaves_no_row_behind(app, api, world):
@@ -161,18 +170,17 @@ def test_journal_entries_of_a_world_deleted_while_they_waited_are_not_written(ap
 
 
 @pytest.fixture
-def full_sandbox(config, system_time):
-    """A sandbox of two worlds at most, where a world nobody called for an hour makes room."""
-    app = create_app({**config, "MAX_WORLDS": 2, "WORLD_IDLE_HOURS": 1})
-    yield Api(app.test_client()), system_time
-    app.extensions["ptas"].close()
+def full_sandbox(sandbox_with, system_time):
+    """A sandbox of two worlds at most, where a world nobody called for an hour makes room, holding two worlds
+    made a minute apart: (its api, the system clock, the older world, the newer one)."""
+    api = sandbox_with(MAX_WORLDS=2, WORLD_IDLE_HOURS=1)
+    older = new_world(api)
+    system_time.tick(60)
+    return api, system_time, older, new_world(api)
 
 
 def test_a_world_nobody_called_for_the_idle_hours_makes_room_on_a_full_sandbox(full_sandbox):
-    api, clock = full_sandbox
-    idle = new_world(api)
-    clock.tick(60)
-    busy = new_world(api)
+    api, clock, idle, busy = full_sandbox
     clock.tick(50 * 60)
     assert busy.api.get("/partners/self").status_code == 200      # called 50 minutes after its creation
     clock.tick(8 * 60)
@@ -185,10 +193,7 @@ def test_a_world_nobody_called_for_the_idle_hours_makes_room_on_a_full_sandbox(f
 
 
 def test_a_reset_is_a_call_and_keeps_the_worlds_last_use(full_sandbox):
-    api, clock = full_sandbox
-    reset = new_world(api)
-    clock.tick(60)
-    other = new_world(api)
+    api, clock, reset, other = full_sandbox
     clock.tick(2 * 3600)
     assert reset.api.post("/_sandbox/reset").status_code == 200
     new_world(api)
@@ -196,16 +201,12 @@ def test_a_reset_is_a_call_and_keeps_the_worlds_last_use(full_sandbox):
     assert_problem(other.api.get("/partners/self"), 401)
 
 
-def test_with_no_idle_hours_a_full_sandbox_stays_full(config, system_time):
-    app = create_app({**config, "MAX_WORLDS": 1, "WORLD_IDLE_HOURS": 0})
-    api = Api(app.test_client())
-    try:
-        kept = new_world(api)
-        system_time.tick(365 * 86400)
-        assert_problem(api.post("/_sandbox/partners", json={}), 409)
-        assert kept.api.get("/_sandbox/clock").status_code == 200     # its token expired; the world is there
-    finally:
-        app.extensions["ptas"].close()
+def test_with_no_idle_hours_a_full_sandbox_stays_full(sandbox_with, system_time):
+    api = sandbox_with(MAX_WORLDS=1, WORLD_IDLE_HOURS=0)
+    kept = new_world(api)
+    system_time.tick(365 * 86400)
+    assert_problem(api.post("/_sandbox/partners", json={}), 409)
+    assert kept.api.get("/_sandbox/clock").status_code == 200     # its token expired; the world is there
 
 
 # --- 4. echo captures belong to the world whose notifications they are ----------------------------------------
