@@ -262,8 +262,8 @@ def hours(text):
     try:
         value = float(text)
     except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
+        value = None
+    if value is None or not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: write a number of hours, 0 or more, e.g. 24")
     return value
 

@@ -198,7 +198,7 @@ class Scene:
             self.target.held.undo([self.delete_world])
 
     def delete_world(self):
-        self.client.call("SandboxDeleteWorld", token=self.world.get("worldKey") or self.token)
+        self.client.call("SandboxDeleteWorld", token=self.world["worldKey"])
 
 
 def merged(old, new):

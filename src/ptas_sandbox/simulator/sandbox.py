@@ -32,7 +32,7 @@ class Simulator:
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = open_store(config["STATE"], schemas, upgrades)
         self.state = state_for(self.store, config)      # per-request state: in memory, or in the store
-        self.worlds = Worlds(self.store, self.system_time, config["SEED"], config.get("MAX_WORLDS"), self.state)
+        self.worlds = Worlds(self.store, self.system_time, self.state, config["SEED"], config.get("MAX_WORLDS"))
         secret = config.get("SECRET") or self.store.signing_secret(lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],

@@ -107,14 +107,14 @@ class Worlds:
     machine sees a clock move at once; a process that owns its store remembers it until the worlds table is
     written (hotstate: it alone writes it)."""
 
-    def __init__(self, store, system_time, server_seed=0, max_worlds=None, state=None):
+    def __init__(self, store, system_time, state, server_seed=0, max_worlds=None):
         self.store = store
         self.state = state
         self.system_time = system_time
         self.server_seed = server_seed
         self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
         self._noted: dict[str, int] = {}  # world id: the system time of its use this process last wrote
-        self._uses = state.write_behind(record_uses) if state is not None else None
+        self._uses = state.write_behind(record_uses)
 
     def create(self, seed=None, start=None, frozen=False, scenario=None, world_id=None):
         """A new world; `world_id` reuses the id of a world just deleted in this transaction (a snapshot loaded
@@ -144,8 +144,6 @@ class Worlds:
         transaction (a reset's), its row comes before the world's lock (pipeline, LOCK ORDER): a delete of the
         same world at that moment deadlocks with it on PostgreSQL, and the aborted one runs again
         (Store.retrying)."""
-        if self._uses is None:
-            return
         now = self.system_time()
         if now - self._noted.get(world_id, now - USE_STEP_US) < USE_STEP_US:
             return
@@ -166,9 +164,7 @@ class Worlds:
         return None if row is None else _world(row)
 
     def get(self, world_id):
-        if self.state is not None:
-            return self.state.remember(("world", world_id), ("worlds",), lambda: self._read(world_id))
-        return self._read(world_id)
+        return self.state.remember(("world", world_id), ("worlds",), lambda: self._read(world_id))
 
     def _read(self, world_id):
         row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
