@@ -1,6 +1,9 @@
 """CPU per request of the simulator's own work, in-process: GET /partners/self and POST /users through the WSGI
 test client on a SQLite file, the one-process default (hotstate, its batches written behind included) and the
-store-exact path, against a bare Flask route through the same client (what the client itself costs).
+store-exact path, against a bare Flask route through the same client (what the client itself costs). On the
+store-exact path it also prints the share of a request's time spent holding the writers' turn (a top-level
+`SqliteStore.transaction`): several workers on one SQLite file take that turn one at a time, so the share bounds
+what `--workers` can add (Amdahl: at most 1/share times one worker's requests).
 
 Thread CPU time of one thread, so other processes on a shared machine change it little: the figure to compare
 a change of the request path with (`PTAS_BENCH_SRC=/other/src python -m bench request_cpu` measures another
@@ -20,20 +23,37 @@ ROUNDS = int(os.environ.get("PTAS_BENCH_ROUNDS", 3))
 
 BARE = BARE_APP + """
 client, headers, settle = app.test_client(), {"Authorization": "Bearer x"}, lambda: None
+held = [0.0]
 """
 SIMULATOR = """
 import os, tempfile
 from ptas_sandbox.simulator import create_app
 app = create_app({"STATE": os.path.join(tempfile.mkdtemp(), "s.db"), "RATE_LIMIT": 10**9, "START_SERVICES": False,
-                  "SHARED_STORE": SHARED})
+                  "SHARED_STORE": SHARED_STORE})
 client = app.test_client()
 token = client.post("/_sandbox/partners", json={"name": "Bench"}).json["accessToken"]
 headers, settle = {"Authorization": f"Bearer {token}"}, app.extensions["ptas"].state.settle
+held = [0.0]
+"""
+# The writers' turn timed (wall clock: one thread here, so it never waits for it).
+TURN = """
+import time
+from contextlib import contextmanager
+from ptas_sandbox.simulator.store.sqlite import SqliteStore
+plain = SqliteStore.transaction
+@contextmanager
+def timed(self, read_only=False):
+    outer, started = not self._local().depth, time.perf_counter()
+    with plain(self, read_only) as store:
+        yield store
+    if outer:
+        held[0] += time.perf_counter() - started
+SqliteStore.transaction = timed
 """
 MEASURE = """
 import json, sys, time
 def run(kind, n):
-    started = time.thread_time()
+    held[0], wall, started = 0.0, time.perf_counter(), time.thread_time()
     for i in range(n):
         if kind == "get":
             status = client.get("/partner/v2/partners/self", headers=headers).status_code
@@ -43,9 +63,10 @@ def run(kind, n):
         if i % 500 == 499:
             settle()        # what the write-behind thread does while serving, counted here
     settle()
-    return (time.thread_time() - started) / n
+    return (time.thread_time() - started) / n, held[0] / (time.perf_counter() - wall)
 run("get", 200), run("post", 200)
-print(json.dumps({"get": run("get", N), "post": run("post", N)}))
+(get, get_turn), (post, post_turn) = run("get", N), run("post", N)
+print(json.dumps({"get": get, "post": post, "get_turn": get_turn, "post_turn": post_turn}))
 """
 
 
@@ -59,8 +80,8 @@ def measure(setup):
 
 
 def main():
-    cases = {"bare route": BARE, "one process": SIMULATOR.replace("SHARED", "False"),
-             "store-exact": SIMULATOR.replace("SHARED", "True")}
+    cases = {"bare route": BARE, "one process": SIMULATOR.replace("SHARED_STORE})", "False})"),
+             "store-exact": SIMULATOR.replace("SHARED_STORE})", "True})") + TURN}
     runs = {name: [] for name in cases}
     for _ in range(ROUNDS):
         for name, setup in cases.items():
@@ -72,6 +93,10 @@ def main():
         m = {k: statistics.median(r[k] for r in runs[name]) for k in ("get", "post")}
         print(f"{name:12} GET {m['get'] * 1e6:6.0f} us (own {(m['get'] - bare['get']) * 1e6:5.0f})   "
               f"POST {m['post'] * 1e6:6.0f} us (own {(m['post'] - bare['post']) * 1e6:5.0f})")
+    turn = {k: statistics.median(r[f"{k}_turn"] for r in runs["store-exact"]) for k in ("get", "post")}
+    print(f"store-exact: the writers' turn is held {turn['get']:.0%} of a GET's time and {turn['post']:.0%} of a "
+          f"POST's: workers on one SQLite file serve at most {1 / turn['get']:.1f}x the GETs and "
+          f"{1 / turn['post']:.1f}x the POSTs of one (served, the HTTP front's share outside the turn lifts it)")
 
 
 if __name__ == "__main__":
