@@ -196,6 +196,40 @@ def test_polling_transactions_while_a_webhook_says_when(world):
     assert found[0]["count"] == 6
 
 
+def hooked(world, *kinds):
+    assert world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/hooks",
+                                             "events": list(kinds)}).status_code == 201
+
+
+def polled(world):
+    return [f for f in report(world)["findings"] if f["rule"] == "polling-instead-of-webhook"]
+
+
+def test_polling_an_accounts_statistics_while_transactions_imported_says_when(world):
+    """GetAccount's statistics tell whether new transactions exist (spec §1 capability 5): a TransactionsImported
+    webhook says when they changed, so reading them on a timer is polling."""
+    world = long_lived(world)
+    hooked(world, "TransactionsImported")
+    _, user_api = long_lived_user(world)
+    account = imported(world.api, user_api, seconds=5)
+    for _ in range(12):
+        assert user_api.get(f"/accounts/{account['id']}").status_code == 200
+        world.api.advance(600)
+    [found] = polled(world)
+    assert found["paths"] == [f"/partner/v2/accounts/{account['id']}"] and found["count"] == 12
+
+
+def test_reading_an_account_once_per_transactions_imported_is_no_polling(world):
+    world = long_lived(world)
+    hooked(world, "TransactionsImported", "AccountUpdated")
+    _, user_api = long_lived_user(world)
+    account = connect(user_api)
+    for _ in range(5):                  # an import an hour: one read of the statistics per notification
+        world.api.advance(3600)
+        assert user_api.get(f"/accounts/{account['id']}").status_code == 200
+    assert polled(world) == []
+
+
 def test_pagination_ignored(world):
     world = long_lived(world)
     _, user_api = long_lived_user(world)

@@ -48,10 +48,12 @@ PARTNER_TOKEN_MAKERS = ("CreateOwnPartnerToken", "CreatePartnerToken")
 REVOKERS = ("RevokePartnerOwnToken", "RevokePartnerToken")
 HOOK_WRITES = ("CreateWebhook", "UpdateWebhook", "PatchWebhook")
 UNROUTED = ("UnknownPath", "MethodNotAllowed")
-# Reads a webhook makes needless: the operation, and the event kinds that say its answer changed.
+# Reads a webhook makes needless: the operation, and the event kinds that say its answer changed. An account's
+# `statistics` (in GetAccount and in every account GetAccounts lists) are what tell whether new transactions
+# exist (spec §1 capability 5), and a TransactionsImported changes them.
 POLLED = {"GetTransactions": ("TransactionsImported",),
-          "GetAccounts": ("AccountCreated", "AccountUpdated", "AccountDeleted"),
-          "GetAccount": ("AccountUpdated", "AccountDeleted"),
+          "GetAccounts": ("AccountCreated", "AccountUpdated", "AccountDeleted", "TransactionsImported"),
+          "GetAccount": ("AccountUpdated", "AccountDeleted", "TransactionsImported"),
           "GetDataImports": ("TransactionsImported",)}
 # Reads of what does not change unless an event says so (the catalogue, the partner itself).
 METADATA = {"GetAccountTypes": ("AccountTypeUpdated",), "GetAccountType": ("AccountTypeUpdated",),
