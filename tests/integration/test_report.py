@@ -230,6 +230,35 @@ def test_reading_an_account_once_per_transactions_imported_is_no_polling(world):
     assert polled(world) == []
 
 
+def test_other_accounts_imports_do_not_excuse_polling_one_account(world):
+    """Only changes to what the read shows count: the account in its path, not the world's other accounts."""
+    world = long_lived(world)
+    hooked(world, "TransactionsImported")
+    _, user_api = long_lived_user(world)
+    accounts = [connect(user_api)] + [connect(world.user(name=f"Shop {n}")[1]) for n in range(3)]
+    world.api.advance(5)
+    for _ in range(10):
+        assert user_api.get(f"/accounts/{accounts[0]['id']}/transactions?pageSize=1000").status_code == 200
+        world.api.advance(1200)
+    [found] = polled(world)
+    assert found["paths"] == [f"/partner/v2/accounts/{accounts[0]['id']}/transactions"] and found["count"] == 10
+
+
+def test_a_list_filtered_to_one_user_is_polled_whatever_other_users_accounts_do(world):
+    world = long_lived(world, "partner:all user:all user.token:all account:all")
+    hooked(world, "TransactionsImported", "AccountCreated", "AccountUpdated", "AccountDeleted")
+    jane, jane_api = long_lived_user(world)
+    connect(jane_api)
+    for n in range(3):
+        connect(world.user(name=f"Shop {n}")[1])
+    world.api.advance(5)
+    for _ in range(10):
+        assert world.api.get(f"/accounts?userId={jane['id']}").status_code == 200
+        world.api.advance(1200)
+    [found] = polled(world)
+    assert found["paths"] == ["/partner/v2/accounts"] and found["count"] == 10
+
+
 def test_pagination_ignored(world):
     world = long_lived(world)
     _, user_api = long_lived_user(world)

@@ -11,6 +11,7 @@ A finding: {"rule", "severity", "title", "message", "fix", "evidence": [{"at", "
 """
 
 import json
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -55,6 +56,10 @@ POLLED = {"GetTransactions": ("TransactionsImported",),
           "GetAccounts": ("AccountCreated", "AccountUpdated", "AccountDeleted", "TransactionsImported"),
           "GetAccount": ("AccountUpdated", "AccountDeleted", "TransactionsImported"),
           "GetDataImports": ("TransactionsImported",)}
+# The filters of a polled list, as the event fields they select (a change elsewhere does not change the list).
+LIST_FILTERS = {"GetAccounts": {"userId": "user", "accountTypeId": "accountType"},
+                "GetDataImports": {"accountId": "account", "userId": "user"}}
+ACCOUNT_IN_PATH = re.compile(r"/accounts/([^/]+)")
 # Reads of what does not change unless an event says so (the catalogue, the partner itself).
 METADATA = {"GetAccountTypes": ("AccountTypeUpdated",), "GetAccountType": ("AccountTypeUpdated",),
             "GetOwnPartner": ()}
@@ -639,24 +644,44 @@ def subscribed(hooks, kinds, at):
                for hook_kinds, spans in hooks.values())
 
 
+def polled_scope(data, call):
+    """What a polled read shows, as the event fields a change to it has: the account in its path (GetAccount,
+    GetTransactions), or the filters of a list (GetAccounts, GetDataImports), a user token standing for a
+    userId filter of its own user. The partner is the caller's in every case."""
+    found = ACCOUNT_IN_PATH.search(call.path)
+    if call.operationId in ("GetAccount", "GetTransactions") and found:
+        return (("account", found.group(1)),)
+    params = call.params()
+    scope = {field: params[name][0] for name, field in LIST_FILTERS.get(call.operationId, {}).items()
+             if params.get(name)}
+    token = data.tokens.get(call.token_id) or {}
+    if token.get("kind") == "user":
+        scope["user"] = token["user_id"]
+    return tuple(sorted(scope.items()))
+
+
 def polling(data):
+    """Per partner and resource (path and scope): reads while a webhook for its kinds existed, against the
+    changes to that resource (not another account's, not another partner's)."""
     hooks = hooks_of(data)
     cases = []
     reads = [c for c in data.api_calls if c.operationId in POLLED and c.method == "GET" and c.ok()
              and not c.answer_faulted and "pageReference" not in c.params()]
-    for (_, path), calls in grouped(reads, lambda c: (c.partner, c.path)).items():
+    for (partner, path, scope), calls in grouped(reads, lambda c: (c.partner, c.path, polled_scope(data, c))).items():
         kinds = set(POLLED[calls[0].operationId])
         during = [c for c in calls if subscribed(hooks, kinds, c.at)]
         if len(during) < 3:
             continue
-        changes = [e for e in data.events if e["kind"] in kinds and during[0].at <= e["created_at"] <= during[-1].at]
+        changes = [e for e in data.events if e["kind"] in kinds and e["partner"] == partner
+                   and all(e[field] == value for field, value in scope)
+                   and during[0].at <= e["created_at"] <= during[-1].at]
         if len(during) > len(changes) + 1:
             cases.append((path, during, changes))
     if cases:
         path, during, changes = cases[0]
         yield finding("polling-instead-of-webhook", f"{len(cases)} resource(s) were polled while a webhook for "
                       f"them existed; e.g. {path} was read {len(during)} time(s) between {during[0].entry['at']} "
-                      f"and {during[-1].entry['at']}, while {len(changes)} change(s) were notified.",
+                      f"and {during[-1].entry['at']}, while {len(changes)} change(s) to it were notified.",
                       [c.evidence() for _, calls, _ in cases for c in calls],
                       count=sum(len(calls) for _, calls, _ in cases), paths=sorted(p for p, _, _ in cases))
 
@@ -823,8 +848,8 @@ def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
                           and t["kind"] == "partner"), key=lambda t: (t["created_at"], t["id"]))
     initial = next((t for t in root_tokens if t["name"] == "initial token"), root_tokens[0] if root_tokens else None)
     hooks = [dict(h) for h in store.all("SELECT * FROM webhooks WHERE world = ?", (world,))]
-    events = [{"kind": e["kind"], "created_at": e["created_at"]} for e in store.all(
-        "SELECT kind, created_at FROM events WHERE world = ? AND test = 0", (world,))]
+    events = [event_of(e) for e in store.all(
+        "SELECT kind, created_at, partner_id, data FROM events WHERE world = ? AND test = 0", (world,))]
     deliveries = [dict(r) for r in store.all("SELECT * FROM webhook_deliveries WHERE world = ? AND "
                                              "(attempted_at IS NULL OR attempted_at >= ?) ORDER BY seq",
                                              (world, start))]
@@ -835,6 +860,16 @@ def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
                         "worldKey": sum(c.token_kind == "world" and not c.control for c in window),
                         "harness": sum(bool(c.entry["marks"].get("harness")) for c in window)}
     return traffic
+
+
+def event_of(row):
+    """An event as the rules read it: its kind, when, and what it changed (the partner, the account, its user
+    and account type; None where the kind has no account)."""
+    data = json.loads(row["data"])
+    account = data.get("account") or {}
+    return {"kind": row["kind"], "created_at": row["created_at"], "partner": row["partner_id"],
+            "account": account.get("id"), "user": data.get("userId") or account.get("userId"),
+            "accountType": account.get("accountTypeId")}
 
 
 def judge(traffic, now, world, since=None, after=None):
