@@ -160,6 +160,33 @@ def test_a_new_user_token_for_every_request(world):
     assert finding["count"] == 2
 
 
+def test_renewing_a_user_token_about_to_expire_is_no_token_per_request(world):
+    """Spec §1 capability 2: CreateUserToken gives a new token when the previous one is about to expire. An hourly
+    token renewed with 15 minutes left, used twice (an event-driven client), is renewed, not made needlessly."""
+    world = long_lived(world)
+    user, _ = world.user(name="Jane")
+    for _ in range(4):
+        token = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 3600}).json["accessToken"]
+        for wait in (1200, 1500):
+            world.api.advance(wait)
+            assert world.api.as_(token).get("/accounts").status_code == 200
+        world.api.advance(600)
+    assert found(world, "token-per-request") == []
+
+
+def test_short_lived_tokens_made_seconds_apart_are_still_one_per_request(world):
+    """The last stretch of a 10-minute token is its last 5 minutes (never more than half its life): a new one
+    made seconds after the last is no renewal."""
+    world = long_lived(world)
+    user, _ = world.user(name="Jane")
+    for _ in range(3):
+        token = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 600}).json["accessToken"]
+        world.api.as_(token).get("/accounts")
+        world.api.advance(5)
+    [finding] = found(world, "token-per-request")
+    assert finding["count"] == 2
+
+
 def test_a_token_asking_for_every_scope(world):
     everything = "partner:all user:all user.token:all account:all transaction:all"
     world = long_lived(world, everything)

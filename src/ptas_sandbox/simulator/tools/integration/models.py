@@ -69,6 +69,11 @@ ACCOUNT_TYPE_READS = ("GetAccountTypes", "GetAccountType")
 UNUSED_RESOURCES = 3            # scope families a token holds and never uses before it is "every scope"
 TOKENS_PER_SUBJECT = 3          # tokens made for one subject while an earlier one was still valid
 SHORT_USE = 2                   # requests a token made "per request" serves before the next one is made
+# A token's last stretch, in which a new one for the same subject is a renewal (spec §1 capability 2: a new token
+# "when the previous one is expired or about to expire"): a quarter of its life, or 15 minutes if that is more,
+# but never more than half of it (so tokens made seconds apart are never renewals, however short they live).
+RENEWAL_SHARE = 4
+RENEWAL_SECONDS = 15 * 60
 
 
 @dataclass(frozen=True)
@@ -558,6 +563,13 @@ def revoked_tokens(data):
                       f"({len({c.token_id for c in calls})} token(s)).", [c.evidence() for c in calls])
 
 
+def about_to_expire(token, at):
+    """Whether `at` falls in the token's last stretch (RENEWAL_SHARE, RENEWAL_SECONDS)."""
+    life = token["expires_at"] - token["created_at"]
+    stretch = min(max(life // RENEWAL_SHARE, RENEWAL_SECONDS * SECOND_US), life // 2)
+    return token["expires_at"] - at <= stretch
+
+
 def token_per_request(data):
     made = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.seq in data.made]
     needless = []
@@ -566,8 +578,10 @@ def token_per_request(data):
                                               if isinstance(c.body(), dict) else None)).items():
         for call in calls[1:]:
             earlier = [data.tokens[data.made[c.seq]] for c in calls if c.seq < call.seq]
-            # a valid token dropped after a request or two (one per worker, used on, is no such mistake)
-            if any(live_at(data, t, call) and data.uses.get(t["id"], 0) <= SHORT_USE for t in earlier):
+            # a valid token dropped after a request or two (one per worker, used on, is no such mistake), and not
+            # about to expire (renewing one then is what the spec describes)
+            if any(live_at(data, t, call) and data.uses.get(t["id"], 0) <= SHORT_USE
+                   and not about_to_expire(t, call.at) for t in earlier):
                 needless.append(call)
     if len(needless) >= TOKENS_PER_SUBJECT - 1:
         yield finding("token-per-request", f"{len(needless)} token(s) were made while an earlier token for the "
