@@ -181,6 +181,32 @@ def test_renewing_a_user_token_at_the_first_401_is_fine(world):
     assert rules(world) == []
 
 
+def test_an_expired_partner_token_used_on_and_on(world):
+    """A job's short partner token outlived by the job: every call after its expiry a 401, none renewed."""
+    world = long_lived(world)
+    sync = world.api.as_(world.api.post("/partners/self/tokens", json={
+        "name": "sync", "expiresIn": 3600, "scope": "user:read"}).json["accessToken"])
+    statuses = []
+    for _ in range(8):
+        statuses.append(sync.get("/users").status_code)
+        world.api.advance(1200)
+    assert statuses == [200] * 3 + [401] * 5
+    [found] = report(world)["findings"]
+    assert (found["rule"], found["count"]) == ("expired-partner-token", 5)
+    assert "no new partner token" in found["message"]
+
+
+def test_renewing_a_partner_token_at_the_first_401_is_fine(world):
+    world = long_lived(world)
+    body = {"name": "sync", "expiresIn": 3600, "scope": "user:read"}
+    sync = world.api.as_(world.api.post("/partners/self/tokens", json=body).json["accessToken"])
+    world.api.advance(3600)
+    assert sync.get("/users").status_code == 401
+    sync = world.api.as_(world.api.post("/partners/self/tokens", json=body).json["accessToken"])
+    assert sync.get("/users").status_code == 200
+    assert rules(world) == []
+
+
 def test_polling_transactions_while_a_webhook_says_when(world):
     world = long_lived(world)
     api = world.api

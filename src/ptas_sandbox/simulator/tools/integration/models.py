@@ -118,6 +118,9 @@ RULES = {r.id: r for r in (
     Rule("expired-user-token", "warning", "User tokens used after they expired",
          "Renew a user token with CreateUserToken (POST /users/{id}/tokens) before its expiresAt, or at the first "
          "401, and stop using the old one."),
+    Rule("expired-partner-token", "warning", "Partner tokens used after they expired",
+         "Renew a partner token with CreateOwnPartnerToken (POST /partners/self/tokens) before its expiresAt, or "
+         "at the first 401, and stop using the old one; a job that runs for hours needs a token that outlives it."),
     Rule("revoked-token-used", "warning", "Tokens used after the client revoked them",
          "Forget a token when you revoke it: switch every worker to its replacement first, then revoke."),
     Rule("token-per-request", "warning", "A new token made again and again while the last one was still valid",
@@ -520,31 +523,41 @@ def partner_token_exposed(data):
                       f"time(s): {rows[0]['detail']}", [observation_evidence(r) for r in rows])
 
 
-def expired_user_tokens(data):
+# Tokens judged after their expiry, by kind: the rule, and the subject a new token renews them for.
+EXPIRED = {"user": ("expired-user-token", "user_id"), "partner": ("expired-partner-token", "partner_id")}
+
+
+def expired_tokens(data):
+    """A token used after its expiry, when no new token of its kind for its subject (its user, its partner) was
+    made at or after the expiry, or used again once the client held such a new one."""
     late = {}
     for call in data.api_calls:
         token = data.tokens.get(call.token_id)
-        if token and token["kind"] == "user" and call.at >= token["expires_at"]:
+        if token and token["kind"] in EXPIRED and call.at >= token["expires_at"]:
             late.setdefault(call.token_id, []).append(call)
-    cases = []
+    cases = {kind: [] for kind in EXPIRED}
     for token_id, calls in late.items():
         token = data.tokens[token_id]
-        renewals = [delivered_seq(data, t) for t in data.tokens.values() if t["kind"] == "user"
-                    and t["user_id"] == token["user_id"] and t["created_at"] >= token["expires_at"]]
+        subject = EXPIRED[token["kind"]][1]
+        renewals = [delivered_seq(data, t) for t in data.tokens.values() if t["kind"] == token["kind"]
+                    and t[subject] == token[subject] and t["created_at"] >= token["expires_at"]]
         renewals = [seq for seq in renewals if seq is not None]
         renewed = min(renewals) if renewals else None
         # The old token used again after the client held a fresh one; before that, only calls other threads had
         # in flight when the first 401 went out are forgiven.
         again = [c for c in calls[1:] if not c.in_flight_at(calls[0]) and (renewed is None or c.seq > renewed)]
         if again or renewed is None:
-            cases.append((token, calls if renewed is None else [calls[0], *again], renewed is not None))
-    if cases:
-        stopped = [t["user_id"] for t, _, renewed in cases if not renewed]
-        yield finding("expired-user-token", f"{len(cases)} user token(s) were used after they expired "
-                      f"({sum(len(c) for _, c, _ in cases)} call(s))" + (
-                          f"; no new user token was made for user(s) {listing(set(stopped))}" if stopped else "")
-                      + ".", [c.evidence() for _, calls, _ in cases for c in calls],
-                      count=sum(len(c) for _, c, _ in cases))
+            cases[token["kind"]].append((token, calls if renewed is None else [calls[0], *again], renewed is not None))
+    for kind, found in cases.items():
+        if not found:
+            continue
+        rule, subject = EXPIRED[kind]
+        stopped = [t[subject] for t, _, renewed in found if not renewed]
+        yield finding(rule, f"{len(found)} {kind} token(s) were used after they expired "
+                      f"({sum(len(c) for _, c, _ in found)} call(s))" + (
+                          f"; no new {kind} token was made for {kind}(s) {listing(set(stopped))}" if stopped else "")
+                      + ".", [c.evidence() for _, calls, _ in found for c in calls],
+                      count=sum(len(c) for _, c, _ in found))
 
 
 def revoked_after(data, call):
@@ -788,7 +801,7 @@ def bad_signature_accepted(data):
 
 RULE_CHECKS = (removed_paths, unknown_paths, deprecated_operations, deprecated_fields, retry_after_ignored,
                blind_retries, refused_repeated, credentials_misplaced, initial_token, partner_token_exposed,
-               expired_user_tokens, revoked_tokens, token_per_request, scope_too_wide, account_types_hardcoded,
+               expired_tokens, revoked_tokens, token_per_request, scope_too_wide, account_types_hardcoded,
                polling, metadata_reread, pagination, stopped_after_failure, retired_events, webhook_receivers,
                bad_signature_accepted)
 
