@@ -137,6 +137,35 @@ def test_refused_requests_sent_again_unchanged(world):
     assert (finding["status"], finding["count"]) == (400, 2)
 
 
+def refusals(world):
+    return harness(world).get("/_sandbox/requests", query_string={"status": 429, "order": "asc"}).json["requests"]
+
+
+def test_a_refusal_of_the_global_limit_holds_for_every_operation(world, app):
+    """Spec §8's limit counts every request: after its 429, any request before Retry-After ignores it (RFC 9110:
+    how long to wait before a follow-up request), not only the refused operation sent again."""
+    world = long_lived(world)
+    world.api.advance(60)                                               # the set-up's calls leave the window
+    app.extensions["ptas"].limiter.global_rule = (2, 60)
+    assert [world.api.get("/users").status_code for _ in range(3)] == [200, 200, 429]
+    assert world.api.get("/webhooks").status_code == 429                # another operation, as refused
+    [refused, _] = refusals(world)
+    assert refused["marks"]["rateLimit"] == "global" and refused["operationId"] == "GetUsers"
+    [finding] = found(world, "retry-after-ignored")
+    assert finding["count"] == 1 and finding["evidence"][1]["operationId"] == "GetWebhooks"
+    assert "global rate limit" in finding["message"]
+
+
+def test_a_refusal_of_an_operations_own_limit_holds_for_that_operation(world, app):
+    world = long_lived(world)
+    app.extensions["ptas"].limiter.per_operation = {"GetUsers": (1, 60)}
+    assert [world.api.get("/users").status_code for _ in range(2)] == [200, 429]
+    assert world.api.get("/webhooks").status_code == 200
+    [refused] = refusals(world)
+    assert refused["marks"]["rateLimit"] == "GetUsers"
+    assert found(world, "retry-after-ignored") == []
+
+
 def test_tokens_used_after_the_client_revoked_them(world):
     world = long_lived(world)
     token = world.api.post("/partners/self/tokens", json={"name": "old", "expiresIn": 7200,

@@ -15,6 +15,7 @@ hits written behind (their count rows dropped, so a later launch with several wo
 """
 
 import bisect
+import contextvars
 import math
 import threading
 from collections import deque
@@ -37,11 +38,16 @@ CREATE TABLE IF NOT EXISTS rate_windows (
 );
 """
 GLOBAL = ""
+# Which limit refused the request being handled: "global" (spec §8's, for every request) or the operationId whose
+# own limit it was. The journal (a tool; the core imports none) resets it as a request starts and marks the
+# entry with it, so the integration report knows how far a Retry-After reaches.
+REFUSED_BY: contextvars.ContextVar[str | None] = contextvars.ContextVar("ptas_rate_refused_by", default=None)
 
 
 def refusal(limit, window, oldest, now, rule, operation_id, frozen=False):
     """The 429 of a full window: Retry-After is when its oldest hit leaves it. On a `frozen` world clock the
     window never passes by itself, so the 429 says so and how to move on."""
+    REFUSED_BY.set("global" if rule == GLOBAL else operation_id)
     wait = max(1, math.ceil((oldest + window * SECOND_US - now) / SECOND_US))
     scope = "the global rate limit" if rule == GLOBAL else f"the rate limit of {operation_id}"
     detail = f"{limit} requests per {window} s exceeded ({scope}); retry in {wait} s."

@@ -2,7 +2,9 @@
 merchant waits for its import and reads its transactions, while a fourth refreshes the merchant list a few times.
 Besides what careful.py does, it keeps one gate per operation: a thread that gets a 429 or 503 holds the gate
 of that operation while it waits out Retry-After, so no other thread sends that operation meanwhile; other
-operations go on, and requests already in flight when the refusal came are not its mistake."""
+operations go on, and requests already in flight when the refusal came are not its mistake. That is right for
+the refusals it meets here (injected faults; its calls never fill spec §8's global limit): after a 429 of the
+global limit every request must wait, and the report would rightly say so of a gate per operation."""
 
 import re
 import threading

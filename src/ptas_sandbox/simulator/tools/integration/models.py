@@ -97,7 +97,8 @@ RULES = {r.id: r for r in (
          "(spec §4.3 note 4)."),
     Rule("retry-after-ignored", "error", "Requests sent before a Retry-After had passed",
          "After a 429 (or a 503 with Retry-After) wait the seconds Retry-After names before sending that "
-         "operation again; spec §8 allows 100 requests per 60 s."),
+         "operation again, and after a 429 of the global limit (spec §8: 100 requests per 60 s, all requests) "
+         "before sending any request: the simplest is to hold every request of the client until then."),
     Rule("blind-retry", "error", "A request that may have run repeated without checking the result",
          "A 500 after the work, a connection dropped after it, or a timeout does not say the operation failed: "
          "read the resource (or its list) first, then repeat only what is missing."),
@@ -315,18 +316,26 @@ def retry_after(call):
     return int(wait) if wait is not None and call.status in (429, 503) else None
 
 
+def global_refusal(call):
+    """A 429 of spec §8's global limit (journal mark `rateLimit`), which holds for every request of the partner;
+    any other Retry-After (an injected fault, an operation's own limit, a 503) holds for its operation."""
+    return call.entry["marks"].get("rateLimit") == "global"
+
+
 def retry_after_ignored(data):
-    """Per partner and operation: a call of the operation sent after a 429/503 answer went out and before its
-    Retry-After had passed (world clock or real time). Calls already in flight could not have known."""
+    """Per partner: a call sent after a 429/503 answer went out and before its Retry-After had passed (world
+    clock or real time), of the same operation, or of any operation after a refusal of the global limit. Calls
+    already in flight could not have known."""
     early, refusals = [], []
-    for (_, op), calls in grouped(data.api_calls, lambda c: (c.partner, c.operationId)).items():
+    for calls in grouped(data.api_calls, lambda c: c.partner).values():
         covered = set()
         for i, refused in enumerate(calls):
             wait = retry_after(refused)
             if wait is None:
                 continue
-            mine = [c for c in calls[i + 1:] if c.seq not in covered and not c.in_flight_at(refused)
-                    and not c.waited(refused, wait)]
+            whole = global_refusal(refused)
+            mine = [c for c in calls[i + 1:] if (whole or c.operationId == refused.operationId)
+                    and c.seq not in covered and not c.in_flight_at(refused) and not c.waited(refused, wait)]
             if mine:
                 refusals.append(refused)
                 early += mine
@@ -334,9 +343,11 @@ def retry_after_ignored(data):
     if early:
         ops = {c.operationId for c in early}
         first = refusals[0]
+        to = "of the global rate limit, which holds for every request" if global_refusal(first) else \
+            "to that operation"
         yield finding("retry-after-ignored", f"{len(early)} request(s) of {listing(ops)} were sent within the "
-                      f"Retry-After of an earlier {first.status} to that operation (e.g. {retry_after(first)} s "
-                      f"asked at {first.entry['at']}).",
+                      f"Retry-After of an earlier {first.status} {to} (e.g. {retry_after(first)} s asked at "
+                      f"{first.entry['at']}).",
                       [first.evidence(retryAfter=retry_after(first))] + [c.evidence() for c in early],
                       count=len(early))
 

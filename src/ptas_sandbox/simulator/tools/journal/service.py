@@ -9,6 +9,8 @@ pipeline's own parser (`pipeline.bearer_claims`), so a call the service answers 
 no world (no or a foreign token, health, echo captures, hosted pages) are not journaled, nor are reads of the
 journal itself and the inspector's own pages, so that watching never fills what is watched. A call carrying
 the world's key in `X-Sandbox-World-Key` (a fixture's setup) is marked `harness`: the report does not judge it.
+An answer with Retry-After is marked `retryAfter` (its seconds), and a 429 of the rate limiter `rateLimit` (the
+limit that refused it: "global", or the operationId of an operation's own limit).
 """
 
 import logging
@@ -21,6 +23,7 @@ from ...auth import WORLD_KEY
 from ...operations import NO_AUTH, REGISTRY
 from ...pipeline import bearer_claims, request_world
 from ...problems import Problem
+from ...ratelimit import REFUSED_BY
 from . import models
 
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
@@ -44,6 +47,7 @@ def attach(app, sandbox):
         g.ptas_journal = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
                                   "marks": {}}
         models.PENDING_MARKS.set(entry["marks"])
+        REFUSED_BY.set(None)            # a limit that refused this request sets it again
         claims = bearer_claims(sandbox, request.headers)
         if claims is None and (op is None or op.tokens != NO_AUTH):
             where, claims = misplaced(sandbox)
@@ -100,9 +104,14 @@ def misplaced(sandbox):
 
 
 def retry_after_mark(response, status):
-    """What an error asked of the client: the seconds of its Retry-After, as a mark."""
+    """What an error asked of the client: the seconds of its Retry-After, and for a 429 of the rate limiter which
+    limit refused it (`rateLimit`: "global" for spec §8's, which holds for every request, or the operationId of
+    an operation's own limit), as marks. An injected 429 has no `rateLimit`: it holds for its operation."""
     retry_after = response.headers.get("Retry-After") if status >= 400 else None
-    return {"retryAfter": int(retry_after)} if retry_after and retry_after.isdigit() else {}
+    if not retry_after or not retry_after.isdigit():
+        return {}
+    refused_by = REFUSED_BY.get() if status == 429 else None
+    return {"retryAfter": int(retry_after), **({"rateLimit": refused_by} if refused_by else {})}
 
 
 def next_page_mark(content_type, raw):
