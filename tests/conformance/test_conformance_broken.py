@@ -228,7 +228,7 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     ("get_transaction_keeps_mapped", broken.DropQuery({"excludeMappedFields"}, r"/transactions/[^/]+$"),
      "GetTransaction honours the exclude flag for mapped fields"),
     ("created_at_search_ignored", broken.DropQuery({"createdAt"}),
-     "The createdAt search finds the transactions from that time on"),
+     "The createdAt search narrows the account's transactions"),
     ("report_id_search_ignored", broken.DropQuery({"reportId"}),
      "The reportId search finds the transactions of one report"),
     ("no_transaction_type", broken.no_transaction_type, "Transactions carry what the spec names"),
