@@ -109,6 +109,18 @@ def test_a_429_with_a_rate_limit_reset_header_waits_that_long(headers):
     assert clock.slept == [30.0]
 
 
+@pytest.mark.parametrize("headers", [
+    {"retry-after": "Thu, 26 Nov 2026 12:00:30 GMT", "date": "Thu, 26 Nov 2026 12:00:00 GMT"},
+    {"x-ratelimit-reset": "1795694430", "date": "Thu, 26 Nov 2026 12:00:00 GMT"}])
+def test_a_429_naming_a_moment_waits_from_the_answers_date_not_this_machines_clock(headers):
+    """A target's clock (a deployment's, or a sandbox whose clock moved days ahead) is not this machine's: a
+    Retry-After date two days past the local clock means 30 s when the answer's Date is 30 s before it."""
+    clock = FakeClock()
+    transport = Scripted((429, headers, ""), (200, {}, "{}"))
+    assert Client(transport, Operations(DOCUMENT), sleep=clock.sleep).request("GET", "/x").status == 200
+    assert clock.slept == [30.0]
+
+
 def test_a_429_can_be_observed_instead_of_retried():
     transport = Scripted((429, {"retry-after": "7"}, ""))
     reply = Client(transport, Operations(DOCUMENT)).request("GET", "/x", honour_429=False)

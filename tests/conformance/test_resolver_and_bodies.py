@@ -2,6 +2,7 @@
 
 import pytest
 
+from ptas_sandbox.conformance import checks
 from ptas_sandbox.conformance.bodies import Bodies, NoSchema, identifier
 from ptas_sandbox.conformance.resolver import NotOffered, Operations, UnknownOperation, parse_override
 
@@ -103,3 +104,31 @@ def test_a_records_id_is_found_under_the_name_the_document_gives_it():
     assert identifier({"sessionId": "s1", "url": "https://x"}) == "s1"
     assert identifier({"userId": "u1", "accountId": "a1"}) is None          # ambiguous: never a guess
     assert Operations(DOCUMENT).hints("GetTransaction") == ["txId", "accountId"]
+
+
+@pytest.mark.parametrize("body, entries", [
+    ([{"id": "u1"}], [{"id": "u1"}]),
+    ({"items": [{"id": "u1"}]}, [{"id": "u1"}]),                                   # the only array
+    ({"links": [{"rel": "self", "href": "/users"}], "users": []}, []),             # the one named like the list
+    ({"links": [{"rel": "self"}], "data": [{"id": "u1"}]}, [{"id": "u1"}]),        # the one of records with ids
+    ({"total": 0}, None),
+])
+def test_a_lists_entries_are_chosen_by_name_or_by_their_records_never_by_member_order(body, entries):
+    assert checks.entries(body, "users") == entries
+    assert checks.entries(dict(reversed(list(body.items()))) if isinstance(body, dict) else body, "users") == entries
+
+
+def test_a_list_whose_entries_could_be_in_several_arrays_is_not_checked_rather_than_guessed():
+    with pytest.raises(NotOffered, match="arrays"):
+        checks.entries({"data": [{"id": "u1"}], "recent": [{"id": "u2"}]}, "users")
+
+
+@pytest.mark.parametrize("body, bad", [
+    ({"createdAt": "2026-11-12T13:13:00.000000Z"}, ["$.createdAt"]),                      # six digits
+    ({"createdAt": "2026-11-12 13:13"}, ["$.createdAt"]),                                 # a timestamp's name
+    ({"fields": [{"value": "2026-11-12T13:13:00+01:00"}]}, ["$.fields[0].value"]),        # a date-time as a whole
+    ({"createdAt": "2026-11-12T13:13:00.0000000Z", "bookingText": "2026-11-12 13:13 Card payment"}, []),
+    ({"note": "2026-11-12"}, []),                                                         # a date, no time
+])
+def test_a_date_time_is_a_timestamps_value_or_a_whole_date_time_string_not_text_that_starts_with_one(body, bad):
+    assert [where for where, _ in checks.bad_date_times(body)] == bad

@@ -12,6 +12,7 @@ from ptas_sandbox.conformance import runner
 from ptas_sandbox.simulator import create_app
 from tests.support.deployments import Deployment
 
+from .dialects import DIALECTS
 from .variants import (
     VARIANTS,
     FullReplacePut,
@@ -65,6 +66,17 @@ def test_the_contract_suites_pass_against_a_faithful_variant(simulator, capsys, 
     assert passed == plain_passed, f"{variant.name}: {passed} passed, {plain_passed} on the simulator\n{output[-3000:]}"
     assert "not offered by the target" not in output, f"{variant.name}: {output[-3000:]}"
     print(f"{variant.name}: {passed} passed in {time.monotonic() - started:.1f} s")
+
+
+def test_the_contract_suites_pass_against_every_dialect_at_once(simulator, capsys, plain_passed):
+    """dialects.py: other JSON writers, HTTP dressing, upper-case ids, links beside a list's entries, booking texts
+    that start with a date, a createdAt search by day. Each once failed a scenario that read bytes or member
+    order, took any date-shaped text for a date-time, or assumed the simulator's reading of the search."""
+    status = runner.run(app=stack(simulator, *DIALECTS), tags_expression="contract")
+    output = capsys.readouterr().out
+    passed, failed = outcome(output)
+    assert status == 0 and failed == 0, output[-4000:]
+    assert passed == plain_passed and "not offered by the target" not in output, output[-3000:]
 
 
 def test_the_contract_suites_pass_against_every_choice_at_once_on_a_deployment(capsys):

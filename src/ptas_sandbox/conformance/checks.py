@@ -2,11 +2,15 @@
 
 import re
 
-from .bodies import identifier
+from .bodies import identifier, words
 from .datetimes import parse
 from .redact import redact
+from .resolver import NotOffered
 
 DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+# A string that is a date-time as a whole (ISO 8601 / RFC 3339, any precision, any zone or none): free text that
+# merely starts with a date ("2026-11-12 13:13 Card payment", a provider's booking text) is no date-time.
+WHOLE_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$")
 SEVEN_DIGITS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$")
 PROBLEM_MEMBERS = ("type", "title", "status", "detail", "instance")
 
@@ -35,15 +39,17 @@ def problem(reply, status):
     return body
 
 
-def bad_date_times(value, where="$"):
-    """Every string that looks like a date-time but lacks seven fractional digits and a Z (spec §2, §9.3)."""
+def bad_date_times(value, where="$", key=""):
+    """Every date-time that lacks seven fractional digits and a Z (spec §2, §9.3): a string that is a date-time
+    as a whole, or that starts like one under a timestamp's name (the spec's end in `At`: createdAt, expiresAt)."""
     if isinstance(value, dict):
-        for key, item in value.items():
-            yield from bad_date_times(item, f"{where}.{key}")
+        for name, item in value.items():
+            yield from bad_date_times(item, f"{where}.{name}", str(name))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from bad_date_times(item, f"{where}[{index}]")
-    elif isinstance(value, str) and DATE_LIKE.match(value) and not SEVEN_DIGITS.match(value):
+            yield from bad_date_times(item, f"{where}[{index}]", key)
+    elif isinstance(value, str) and not SEVEN_DIGITS.match(value) and (
+            WHOLE_DATE_TIME.match(value) or (key.endswith("At") and DATE_LIKE.match(value))):
         yield where, value
 
 
@@ -65,14 +71,19 @@ def find_token_record(value):
 
 
 def jwt_strings(value):
-    if isinstance(value, str) and JWT.match(value):
+    return (text for text in strings(value) if JWT.match(text))
+
+
+def strings(value):
+    """Every string value of parsed JSON, at any depth: what a body says, however its bytes escape it (`\\/`)."""
+    if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from jwt_strings(item)
+            yield from strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from jwt_strings(item)
+            yield from strings(item)
 
 
 def token_object(value):
@@ -97,12 +108,32 @@ def scope_set(text):
 
 
 def items(reply, what):
-    """The array of a list response; its property name is not shown by the spec for every list."""
+    """The entries of a list response (`what`: "users", "account types"...); the spec does not show every list's
+    property name."""
     check(reply.ok, f"expected a list of {what}, got {reply.describe()}")
-    body = reply.body
-    found = body if isinstance(body, list) else next((v for v in (body or {}).values() if isinstance(v, list)), None)
+    found = entries(reply.body, what)
     check(isinstance(found, list), f"expected a list of {what}, got {reply.text[:200]!r}")
     return [item for item in found if isinstance(item, dict)]
+
+
+def entries(body, what):
+    """The array of `body` that holds the `what`: the body itself, its only array, the one array named like the
+    `what` (`accountTypes`), else the one array of records with ids. Never the first array: JSON members have no
+    order (RFC 8259), and a deployment may put navigation links or summaries before the entries. NotOffered (the
+    scenario is skipped, said why) when several arrays fit; None when there is none."""
+    if not isinstance(body, dict):
+        return body if isinstance(body, list) else None
+    arrays = {name: value for name, value in body.items() if isinstance(value, list)}
+    if len(arrays) <= 1:
+        return next(iter(arrays.values()), None)
+    wanted = {word.rstrip("s") for word in words(what)}
+    for fits in (lambda name, value: {word.rstrip("s") for word in words(name)} & wanted,
+                 lambda name, value: value and all(identifier(entry) is not None for entry in value)):
+        chosen = [value for name, value in arrays.items() if fits(name, value)]
+        if len(chosen) == 1:
+            return chosen[0]
+    raise NotOffered(f"the list of {what} could be any of the arrays {sorted(arrays)} of the answer, and neither "
+                     "their names nor their entries tell which")
 
 
 def ids_of(reply, what, *hints):

@@ -9,6 +9,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 
 from .redact import excerpt
 from .resolver import Operations
@@ -202,23 +203,31 @@ class Client:
 def retry_after(headers):
     """Seconds to wait after a 429, as the target says: `Retry-After` (seconds, or an HTTP date), else a
     rate-limit reset header (`RateLimit-Reset`, `X-RateLimit-Reset`: seconds from now, or a Unix time); None when
-    it says nothing readable."""
+    it says nothing readable. A date or a Unix time is on the target's clock, so it is measured from the answer's
+    own `Date` (RFC 9110 §6.6.1): this machine's clock may be minutes off the target's, either way."""
     value = headers.get("retry-after", "")
     try:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from datetime import datetime, timezone
-    from email.utils import parsedate_to_datetime
-    try:
-        return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
-    except (TypeError, ValueError):
-        pass
+    answered = http_date(headers.get("date", ""))
+    now = time.time() if answered is None else answered
+    until = http_date(value)
+    if until is not None:
+        return max(0.0, until - now)
     for name in ("ratelimit-reset", "x-ratelimit-reset"):
         try:
             reset = float(headers.get(name, ""))
         except ValueError:
             continue
         # a Unix time is larger than any sensible wait (2001 onwards); anything else counts seconds from now
-        return max(0.0, reset - time.time()) if reset > 1e9 else max(0.0, reset)
+        return max(0.0, reset - now) if reset > 1e9 else max(0.0, reset)
     return None
+
+
+def http_date(text):
+    """An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) in Unix seconds, or None."""
+    try:
+        return parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError):
+        return None

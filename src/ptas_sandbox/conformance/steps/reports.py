@@ -3,6 +3,7 @@ capability 6, §2 transaction and report resources, §4.3 GetReports, GetReport,
 
 from pytest_bdd import then, when
 
+from .. import checks
 from ..scene import check
 from . import phrase
 from .accounts import account_id, await_data
@@ -47,10 +48,7 @@ def all_linked(scene, linked_report):
 
 def has_reports(scene, account):
     reply = scene.client.call("GetReports", token=scene.token, params={"id": account})
-    body = reply.body
-    listed = body if isinstance(body, list) else next(
-        (v for v in body.values() if isinstance(v, list)), []) if isinstance(body, dict) else []
-    return reply.ok and bool(listed)
+    return reply.ok and bool(checks.entries(reply.body, "reports"))
 
 
 @when(phrase('the account "{label}" has received a report'))

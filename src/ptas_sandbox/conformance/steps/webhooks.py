@@ -150,10 +150,11 @@ def read_back_and_listed(scene, hook):
     if not hook["id"]:
         pytest.skip("the created webhook carries no id the harness can find (its field names are not shown)")
     one = scene.call("GetWebhook", params={"id": hook["id"]})
-    check(one.ok and hook["url"] in one.text, f"GetWebhook shows the webhook with its callback URL, got "
-          f"{one.describe()}")
+    check(one.ok and hook["url"] in checks.strings(one.body),
+          f"GetWebhook shows the webhook with its callback URL, got {one.describe()}")
     listed = scene.call("GetWebhooks")
-    check(listed.ok and hook["url"] in listed.text, f"GetWebhooks lists the new webhook, got {listed.describe()}")
+    check(listed.ok and hook["url"] in checks.strings(listed.body),
+          f"GetWebhooks lists the new webhook, got {listed.describe()}")
 
 
 @when(phrase("I change the webhook to {kind} notifications only"))
@@ -195,7 +196,8 @@ def gone(scene, hook):
     one = scene.call("GetWebhook", params={"id": hook["id"]})
     check(not one.ok, f"a deleted webhook is not read back, got {one.describe()}")
     listed = scene.call("GetWebhooks")
-    check(listed.ok and hook["url"] not in listed.text, "GetWebhooks no longer lists the deleted webhook")
+    check(listed.ok and hook["url"] not in checks.strings(listed.body),
+          "GetWebhooks no longer lists the deleted webhook")
 
 
 @when("I send a test notification of every active kind")
