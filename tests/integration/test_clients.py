@@ -1,7 +1,9 @@
 """The report proved on partner clients it was not tuned to (issue 21): two careful clients (one recovering from
 every fault type, one multi-threaded) get no finding at all, with no faults and with each fault type the
-sandbox injects; two naive clients get each server-visible mistake they make as one finding. The clients are in
-tests/integration/clients/ (each module says what it does)."""
+sandbox injects; two naive clients get each server-visible mistake they make as one finding. Two more run for
+hours of world time, with two fault types each (their runs are the longest): an event-driven careful client,
+under a global limit tight enough that it meets it, gets no finding; a cron job gets each of its mistakes. The
+clients are in tests/integration/clients/ (each module says what it does)."""
 
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -11,14 +13,24 @@ import pytest
 from ptas_sandbox.cli import main
 from tests.integration.clients.careful import CarefulClient
 from tests.integration.clients.harness import RUNS, Run, Sandbox
+from tests.integration.clients.naive_polling import CronPoller
 from tests.integration.clients.naive_tokens import TokenHoarder
 from tests.integration.clients.naive_webhooks import WebhookMisuser
+from tests.integration.clients.reactive import ReactiveClient
 from tests.integration.clients.threaded import ThreadedClient
 
 
 @pytest.fixture(scope="module")
 def sandbox():
     sandbox = Sandbox()
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def tight_sandbox():
+    """Spec §8's global limit at 5 requests a minute: a client meets it, not only the 429s a fault injects."""
+    sandbox = Sandbox(rate_limit=5)
     yield sandbox
     sandbox.close()
 
@@ -52,6 +64,32 @@ def test_a_naive_client_is_told_each_mistake_once(run, client):
     assert naive.made <= set(found), naive.made - set(found)
     assert [rule for rule, n in found.items() if n > 1 and rule != "refused-repeated"] == []
     assert all(f["evidence"] and f["fix"] and f["count"] >= 1 for f in findings)
+
+
+@pytest.mark.parametrize("fault", ["status-429", "duplicate"])
+def test_an_event_driven_client_under_a_tight_global_limit_gets_no_finding(tight_sandbox, fault):
+    """It renews hour-long user tokens when they are about to expire, reads an account's statistics once per
+    TransactionsImported, and holds every request after any 429: none of it is a mistake."""
+    run = Run(fault, sandbox=tight_sandbox)
+    try:
+        assert ReactiveClient(run).main(run.token) > 0
+        report = run.report()
+        assert report["findings"] == [], [(f["rule"], f["message"]) for f in report["findings"]]
+        refused = run.control("GET", "/_sandbox/requests", params={"status": 429, "limit": 1000})["requests"]
+        assert any(r["marks"].get("rateLimit") == "global" for r in refused)      # it met the global limit
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("run", ["no-faults", "bad-signature"], indirect=True)
+def test_a_cron_job_is_told_each_mistake(run):
+    naive = CronPoller(run)
+    naive.main(run.token)
+    findings = {f["rule"]: f for f in run.report()["findings"]}
+    bad_signature = {"bad-signature-accepted"} if run.fault == "bad-signature" else set()
+    assert set(findings) == naive.made | bad_signature
+    assert set(findings["polling-instead-of-webhook"]["paths"]) == naive.polled    # transactions and statistics
+    assert "global rate limit" in findings["retry-after-ignored"]["message"]
 
 
 def test_on_a_good_day_the_naive_clients_get_exactly_their_mistakes(sandbox):

@@ -50,7 +50,7 @@ class Run:
         world = requests.post(f"{self.base}/_sandbox/partners", json={"frozen": True, "seed": seed},
                               timeout=30).json()
         self.token, self.key = world["accessToken"], world["worldKey"]
-        self.receivers = []
+        self.fault, self.receivers = fault, []
         if fault in API_FAULTS:             # a fifth of every API call, drawn from the seed: the same each run
             self.control("POST", "/_sandbox/faults", json={"effect": API_FAULTS[fault], "probability": 0.2,
                                                            "seed": seed})
@@ -90,12 +90,14 @@ class Run:
 
 
 class Sandbox(Served):
-    """A served sandbox on 127.0.0.1; every Run on it has a world of its own."""
+    """A served sandbox on 127.0.0.1; every Run on it has a world of its own. `rate_limit`: the §8 global limit
+    per 60 s, when a client should meet it sooner than at 100."""
 
-    def __init__(self):
+    def __init__(self, rate_limit=100):
         # A flush waits at most 1 s for attempts still running: every receiver here answers at once, so a flush
         # that waits longer is a dispatcher fault, and the clients' runs should not hang on it.
-        super().__init__(create_app({"START_SERVICES": False, "FLUSH_WAIT_SECONDS": 1}), request_handler=Quiet)
+        super().__init__(create_app({"START_SERVICES": False, "FLUSH_WAIT_SECONDS": 1, "RATE_LIMIT": rate_limit}),
+                         request_handler=Quiet)
 
 
 class Receiver:
