@@ -2,6 +2,8 @@
 webhooks that existed then, the Retry-After window of the operation that asked for it; and the rules for the
 server-visible mistakes, one finding per rule and cause with a count."""
 
+import pytest
+
 from ptas_sandbox.simulator.tools.integration import models
 from tests.integration.test_report import harness, long_lived, report, rules
 from tests.support.accounts import imported, long_lived_user
@@ -47,6 +49,22 @@ def test_a_post_sent_again_after_waiting_out_a_503_is_fine(world):
     fault(world, "CreateUser", {"type": "status", "status": 503, "retryAfter": 20})
     assert world.api.post("/users", json={"name": "Jane"}).status_code == 503
     world.api.advance(20)
+    assert world.api.post("/users", json={"name": "Jane"}).status_code == 201
+    assert rules(world) == []
+
+
+@pytest.mark.parametrize("effect", [{"type": "success-then-500"}, {"type": "drop", "after": True}],
+                         ids=["success-then-500", "drop-after"])
+def test_a_create_the_rate_limit_refused_under_a_fault_after_the_work_did_not_run(world, app, effect):
+    """The fault shapes the answer of an operation that ran; the limit refused this one first, so the client got
+    a 429, and sending it again after Retry-After repeats nothing."""
+    world = long_lived(world)
+    world.api.advance(60)                                               # the set-up's calls leave the window
+    fault(world, "CreateUser", effect, times=1)
+    app.extensions["ptas"].limiter.global_rule = (1, 60)
+    assert world.api.get("/users").status_code == 200
+    assert world.api.post("/users", json={"name": "Jane"}).status_code == 429
+    world.api.advance(60)
     assert world.api.post("/users", json={"name": "Jane"}).status_code == 201
     assert rules(world) == []
 

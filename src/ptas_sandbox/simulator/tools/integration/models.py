@@ -358,9 +358,11 @@ def may_have_run(call, later_calls):
     did not run (an injected status, a drop before it) or did not fail."""
     injected = call.injected or {}
     kind = injected.get("type")
-    if kind == "success-then-500":
+    # A fault shapes the answer of an operation that ran; one refused before it (a 429 of the rate limit, a 4xx)
+    # kept its refusal, and the journal's status tells which the client got.
+    if kind == "success-then-500" and call.status == 500:
         return "answered 500 after the operation completed"
-    if kind == "drop":
+    if kind == "drop" and call.status is None:
         return "its connection dropped after the operation completed" if injected.get("after") else None
     if kind == "status" or injected.get("skipped"):
         return None
@@ -721,7 +723,7 @@ def polling(data):
                       f"them existed; e.g. {path} was read {len(during)} time(s) between {during[0].entry['at']} "
                       f"and {during[-1].entry['at']}, while {len(changes)} change(s) to it were notified.",
                       [c.evidence() for _, calls, _ in cases for c in calls],
-                      count=sum(len(calls) for _, calls, _ in cases), paths=sorted(p for p, _, _ in cases))
+                      count=sum(len(calls) for _, calls, _ in cases), paths=sorted({p for p, _, _ in cases}))
 
 
 def metadata_reread(data):

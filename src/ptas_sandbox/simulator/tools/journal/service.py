@@ -203,8 +203,10 @@ def write(sandbox, config, entry, response, entries):
     marks.update(retry_after_mark(response, status))
     if page and response_body[1] is None:   # a page the journal keeps is searched by the batch that writes it
         marks.update(next_page_mark(content_type, raw))
-    if (marks.get("injected") or {}).get("type") == "drop":
-        marks["dropped"] = True             # no answer reached the client: no status (stored as 0)
+    if (marks.get("injected") or {}).get("type") == "drop" and streamed:
+        # No answer reached the client: no status (stored as 0). A drop after the work shapes only an answer the
+        # operation gave; a refusal before it (a 429 of the rate limit, a 4xx) went out as it was.
+        marks["dropped"] = True
         status = 0
     # Bodies as they are: the batch writing them redacts them and searches the page (record_batch), off the
     # request's path.
