@@ -173,6 +173,11 @@ BREAKAGES = {
     "pack count": lambda d: d["tables"]["data_imports"].update(rows=99),
     "orphan imports": lambda d: d["tables"].pop("accounts"),
     "duplicate ids": lambda d: d["tables"]["users"].append(dict(d["tables"]["users"][0])),
+    "reference outside": lambda d: d["tables"]["users"][0].update(partner_id="a partner of another world"),
+    "unknown account type": lambda d: d["tables"]["accounts"][0].update(type_id="no-such-type"),
+    "json text not json": lambda d: d["tables"]["accounts"][0].update(errors="{"),
+    "json text of another type": lambda d: d["tables"]["accounts"][0].update(credentials='"nope"'),
+    "json text nested too deep": lambda d: d["tables"]["accounts"][0].update(options="[" * 5000 + "]" * 5000),
 }
 
 
@@ -193,6 +198,30 @@ def test_a_bad_replace_is_a_400_and_leaves_the_world_as_it_was(world, busy, name
     assert_problem(world.api.post("/_sandbox/snapshots?replace=true", json=broken(document, BREAKAGES[name])), 400)
     assert world.api.get(f"/users/{jane['id']}").json == jane
     assert world.api.get(f"/users/{later['id']}").json["name"] == "Made after the snapshot"
+
+
+def test_a_snapshot_cannot_name_another_worlds_rows(world, busy, system_time):
+    """Ids are unique across the sandbox: a hand-written snapshot whose pending delivery names another world's
+    webhook would have that world's secret sign a body the snapshot wrote, and send it to that world's receiver."""
+    now = world.api.get("/_sandbox/clock").json["now"]
+    document = {"format": models.FORMAT, "version": models.VERSION, "counters": {},
+                "world": {"seed": 7, "clock": {"now": now, "frozen": False}},
+                "tables": {"partners": [{"id": "forger", "parent_id": None, "name": "Forger", "email": None,
+                                         "redirect_urls": "[]", "user_token_expiry": 86400, "ui_settings": "{}",
+                                         "created_at": 0, "updated_at": 0}],
+                           "webhook_deliveries": [{"id": "forged", "partner_id": "forger",
+                                                   "webhook_id": busy["hook"]["id"], "event_id": "e",
+                                                   "event_type": "AccountDeleted", "test": 0, "attempt": 1,
+                                                   "status": "pending", "due_at": 0, "url": "http://x.example/",
+                                                   "request_body": "{}"}]}}
+    before = worlds(world.api)
+    problem = assert_problem(world.api.post("/_sandbox/snapshots", json=document), 400)
+    assert "webhook_id" in problem["detail"] and "does not hold" in problem["detail"]
+    assert worlds(world.api) == before
+    own = {**snapshot(world)["tables"]["webhooks"][0], "id": "own hook", "partner_id": "forger"}
+    document["tables"]["webhooks"] = [own]          # the same delivery, to a webhook of its own: it loads
+    document["tables"]["webhook_deliveries"][0]["webhook_id"] = "own hook"
+    assert load(world.api, document)["world"]
 
 
 def test_a_snapshot_that_is_not_json_is_a_400(elsewhere):

@@ -154,7 +154,7 @@ def claim(store, world, now, busy=None, per_webhook=2, hosts=None, per_host=None
     full = [webhook for webhook, n in out.items() if n >= per_webhook]   # their backlog is not even read
     jobs = []
     rows = store.all("SELECT d.*, w.secret, w.is_active, w.callback_url FROM webhook_deliveries d "
-                     "LEFT JOIN webhooks w ON w.id = d.webhook_id "
+                     "LEFT JOIN webhooks w ON w.id = d.webhook_id AND w.world = d.world "
                      "WHERE (d.status = 'pending' OR (d.status = 'sending' AND d.lease_until < ?)) "
                      "AND d.world = ? AND d.due_at <= ? "
                      + (f"AND d.webhook_id NOT IN ({', '.join('?' * len(full))}) " if full else "")

@@ -15,6 +15,7 @@ import zlib
 
 from ptas_sandbox import __version__
 
+from ...account_types.models import catalogue
 from ...partners import models as partners
 from ...problems import BadRequest, Conflict
 from ...timestamps import LATEST, parse, render
@@ -38,6 +39,22 @@ LEFT_BEHIND = {"journal", "report_observations", "fault_injections", "events", "
 # Columns holding another table's integer row key (accounts.seq), renumbered on load.
 ACCOUNT_SEQ_COLUMNS = {"data_imports": "account_seq", "reports": "account_seq"}
 ROW_KEYS = {"accounts": "seq", "webhook_deliveries": "seq"}      # given anew on load
+# Columns naming a row of the world by id, where the name does not say the table (`partner_id`: partners). A
+# snapshot's row may name rows of the same snapshot only: ids are unique across the sandbox, so a row naming
+# another world's webhook would sign and send that world's notifications, and one naming another world's user
+# would reach into it.
+REFERENCES = {"parent_id": "partners", "target_account_id": "accounts", "delivery_id": "webhook_deliveries"}
+TYPE_COLUMNS = ("type_id", "account_type_id")                   # the account-type catalogue's ids
+# Columns holding JSON text, and the JSON type each holds: the areas read them back without asking.
+JSON_COLUMNS = {
+    "accounts": {"options": dict, "credentials": dict, "auth": dict, "errors": list, "warnings": list},
+    "partners": {"redirect_urls": list, "ui_settings": dict},
+    "accountui_sessions": {"account_type_ids": list},
+    "data_imports": {"report_ids": list, "errors": list, "warnings": list},
+    "reports": {"errors": list, "warnings": list},
+    "webhooks": {"events": list},
+    "webhook_deliveries": {"request_headers": dict, "response_headers": dict},
+}
 
 
 def columns(store, table):
@@ -156,7 +173,28 @@ def checked(document, store):
     roots = [p for p in out.get("partners", []) if p.get("parent_id") is None]
     if len(roots) != 1:
         raise BadRequest("A snapshot holds exactly one root partner (a partner without parent_id).")
+    held_together(out, set(exported_tables(store)))
     return now, world, counters, out
+
+
+def held_together(tables, exported):
+    """400 unless every id a row names is a row of the snapshot itself (REFERENCES), or an account type."""
+    ids = {table: {row.get("id") for row in rows} for table, rows in tables.items()}
+    types = catalogue()
+    for table, rows in tables.items():
+        for row in rows:
+            for column, value in row.items():
+                if value is None or not column.endswith("_id"):
+                    continue
+                if column in TYPE_COLUMNS:
+                    if value not in types:
+                        raise BadRequest(f"`tables.{table}.{column}` names the account type {value!r:.60}, which "
+                                         "this sandbox does not offer.")
+                    continue
+                named = REFERENCES.get(column, column[:-3] + "s")
+                if named in exported and value not in ids.get(named, ()):
+                    raise BadRequest(f"`tables.{table}.{column}` names {named} {value!r:.60}, which the snapshot "
+                                     "does not hold.")
 
 
 def checked_row(table, row, cols):
@@ -181,6 +219,15 @@ def checked_row(table, row, cols):
             raise BadRequest(f"`tables.{table}.{name}` must be of type {kind.lower()}, not {value!r:.60}.")
         if kind == "INTEGER" and name.endswith("_at") and not -LATEST <= value <= LATEST:
             raise BadRequest(f"`tables.{table}.{name}` is not an instant.")
+        shape = JSON_COLUMNS.get(table, {}).get(name)
+        if shape is not None:
+            try:
+                ok = isinstance(json.loads(value), shape)
+            except (ValueError, RecursionError):
+                ok = False
+            if not ok:
+                raise BadRequest(f"`tables.{table}.{name}` must be a JSON {'object' if shape is dict else 'array'} "
+                                 f"as text, not {value!r:.60}.")
     return row
 
 
