@@ -76,3 +76,12 @@ def test_a_timestamp_that_is_not_a_number_is_refused():
     given["webhook-timestamp"] = "yesterday"
     with pytest.raises(InvalidSignature, match="Unix seconds"):
         verify(SECRET, given, BODY, now=NOW)
+
+
+@pytest.mark.parametrize("signature", ["v1,é", "v1,€€€€", "v1,\ud800", "v1,AAAA v1,é"])
+def test_a_signature_of_any_characters_is_refused_as_a_wrong_one(signature):
+    given = {**headers(), "webhook-signature": signature}
+    with pytest.raises(InvalidSignature, match="No v1 signature matches"):
+        verify(SECRET, given, BODY, now=NOW)
+    given["webhook-signature"] = signature + " " + headers()["webhook-signature"]
+    assert verify(SECRET, given, BODY, now=NOW), "a good one after it still counts"

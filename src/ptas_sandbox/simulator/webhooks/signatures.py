@@ -6,7 +6,8 @@ Notifications are signed in the Standard Webhooks style (docs/design.md): header
 base64-decoded when it starts with `whsec_`, its UTF-8 bytes otherwise. See docs/webhooks.md.
 
 Depends on the standard library only, so a receiver can copy this file as it is. Partner code imports it as
-`ptas_sandbox.webhooks`; the simulator signs with it (webhooks/deliveries.py).
+`ptas_sandbox.webhooks`; the simulator signs with it (webhooks/deliveries.py) and compares every other secret
+it is sent (form tokens, page references, inspector sessions) with its `same_text`.
 """
 
 import base64
@@ -30,6 +31,13 @@ def key_of(secret):
         except ValueError:
             raise InvalidSignature("The secret starts with whsec_ but the rest is not base64.") from None
     return secret.encode()
+
+
+def same_text(a, b):
+    """Constant-time equality of two texts of any characters. hmac.compare_digest raises TypeError on a
+    non-ASCII str, and what is compared (a signature, a form token, a page reference) comes from outside;
+    UTF-8 with surrogatepass encodes every str, one-to-one, so equal bytes mean equal texts."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
 def sign(secret, message_id, timestamp, body):
@@ -63,6 +71,6 @@ def verify(secret, headers, body, tolerance_seconds=300, now=None):
     expected = sign(secret, message_id, timestamp, body).partition(",")[2]
     for candidate in signatures.split():
         version, _, value = candidate.partition(",")
-        if version == "v1" and hmac.compare_digest(value, expected):
+        if version == "v1" and same_text(value, expected):
             return json.loads(body)
     raise InvalidSignature("No v1 signature matches: wrong secret, or the body was changed.")
