@@ -60,7 +60,8 @@ def test_last_page_has_no_next(jane, account):
     assert len(body["transactions"]) == 600 and body["nextPageReference"] is None
 
 
-@pytest.mark.parametrize("reference", ["garbage", "eyJ4IjoxfQ.0123456789abcdef01234567", "a.b.c", "%FF"])
+@pytest.mark.parametrize("reference", ["garbage", "eyJ4IjoxfQ.0123456789abcdef01234567", "a.b.c", "%FF",
+                                       "a.%C3%A9", "WyJ4Il0.%E2%82%AC", "x.%00"])
 def test_malformed_page_reference_is_refused(jane, account, reference):
     assert_problem(jane[1].get(path(account, f"?pageReference={reference}")), 400, "invalid-parameter")
 

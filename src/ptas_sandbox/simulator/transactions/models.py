@@ -22,6 +22,7 @@ from ..providers import models as providers
 from ..reports import models as reports
 from ..rows import AccountRow, DataImportRow
 from ..timestamps import DAY_US
+from ..webhooks.signatures import same_text
 
 # State files of versions that stored one row per delivered transaction: that table is redundant with
 # `accounts.delivered` (always a prefix of the schedule) and only takes space.
@@ -77,7 +78,7 @@ class Cursor:
 
     def read(self, reference):
         payload, _, signature = reference.partition(".")
-        if not signature or not hmac.compare_digest(signature, self._sign(payload)):
+        if not signature or not same_text(signature, self._sign(payload)):
             raise InvalidParameter("`pageReference` is not a page reference of this account and search; start "
                                    "again without it.", parameter="pageReference")
         scope, direction, at = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
