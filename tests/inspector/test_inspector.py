@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.tools.inspector import models as access
 from tests.support.client import Api
 from tests.support.worlds import new_world
 
@@ -111,6 +112,23 @@ def test_a_forged_cookie_opens_nothing(client, world):
     sign_in(client, world)
     client.set_cookie("ptas_inspector", "eyJ3IjogbnVsbH0.deadbeef", path="/_sandbox/inspect")
     assert client.get("/_sandbox/inspect/requests").status_code == 401
+
+
+@pytest.mark.parametrize("csrf", ["é", "€" * 32, "0" * 31 + "é"])
+def test_a_csrf_token_of_any_characters_is_refused_as_a_wrong_one(client, world, csrf):
+    sign_in(client, world)
+    before = world.api.get("/_sandbox/clock").json["now"]
+    for action, data in (("flush", {}), ("clock", {"advance": "1h"})):
+        refused = client.post(f"/_sandbox/inspect/actions/{action}", data={**data, "csrf": csrf})
+        assert refused.status_code == 403 and refused.mimetype == "text/html", action
+    assert world.api.get("/_sandbox/clock").json["now"][:13] == before[:13]
+
+
+@pytest.mark.parametrize("given", ["é", "k" * 31 + "é", "\ud800"])
+def test_a_cookie_or_admin_key_of_any_characters_opens_nothing(given):
+    """Compared in constant time as text of any characters, never a TypeError (a 500)."""
+    assert access.read_session("secret", 0, f"eyJ3IjogbnVsbH0.{given}") is None
+    assert access.admin_key_ok({"ADMIN_KEY": "k" * 32}, given) is False
 
 
 @pytest.fixture

@@ -97,6 +97,20 @@ def test_every_form_carries_a_token_and_a_post_without_it_is_refused(client, wor
     assert post_form(client, path, data=FORMS[name]).status_code in (200, 302), "the page's own post works"
 
 
+@pytest.mark.parametrize("token", ["é", "€" * 64, "0" * 63 + "é"])
+@pytest.mark.parametrize("name", [*FORMS, "accountui connect"])
+def test_a_token_of_any_characters_is_refused_as_a_wrong_one(client, world, user, name, token):
+    """A token is compared in constant time, and compare_digest refuses non-ASCII text: that was a 500."""
+    path = pages(world, user)[name.split()[0]]
+    data = {**FORMS[name.split()[0]], "csrfToken": token}
+    if name == "accountui connect":
+        path, data = path + "/connect", {"accountTypeId": "dummy", "csrfToken": token}
+    form_token(client, path.removesuffix("/connect"))              # the browser has the page's cookie
+    refused = client.post(path, data=data)
+    assert refused.status_code == 403 and refused.mimetype == "text/html"
+    assert "This form was not accepted" in refused.get_data(as_text=True)
+
+
 @pytest.mark.parametrize("name", list(FORMS))
 def test_a_post_from_another_site_is_refused_even_with_a_token(client, world, user, name):
     path = pages(world, user)[name]

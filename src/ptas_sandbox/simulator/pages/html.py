@@ -22,6 +22,7 @@ from markupsafe import Markup
 from ..partners import models as partners
 from ..partners.models import ORIGIN
 from ..problems import NotFound, Problem
+from ..webhooks.signatures import same_text
 from . import models
 
 ENV = Environment(loader=PackageLoader(__package__, "templates"), autoescape=True, trim_blocks=True,
@@ -107,7 +108,7 @@ def check_form(call):
                           "again from the application you came from.")
     cookie = _cookie()
     sent = call.request.form.get(TOKEN_FIELD, "")
-    if cookie is None or not hmac.compare_digest(sent, form_token(cookie)):
+    if cookie is None or not same_text(sent, form_token(cookie)):
         raise FormRefused("This form has expired or was not sent from its page. Go back, reload the page and "
                           "try again.")
 

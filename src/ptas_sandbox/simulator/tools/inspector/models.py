@@ -16,6 +16,8 @@ import json
 import secrets
 from dataclasses import dataclass
 
+from ...webhooks.signatures import same_text
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS inspector_tickets (
     digest TEXT PRIMARY KEY,
@@ -49,7 +51,7 @@ def _digest(ticket):
 
 def admin_key_ok(config, given):
     key = config.get("ADMIN_KEY")
-    return bool(key and given and hmac.compare_digest(key.encode(), given.encode()))
+    return bool(key and given and same_text(str(key), given))
 
 
 def mint_ticket(store, now_us, world_id, token_id):
@@ -86,7 +88,7 @@ def read_session(secret, now_us, cookie):
     """(world id or None, token id) of a valid, unexpired session cookie; None otherwise."""
     payload, _, signature = (cookie or "").partition(".")
     expected = hmac.new(_key(secret, "session"), payload.encode(), hashlib.sha256).hexdigest()
-    if not payload or not hmac.compare_digest(expected, signature):
+    if not payload or not same_text(expected, signature):
         return None
     try:
         data = json.loads(base64.urlsafe_b64decode(payload.encode()))
@@ -105,4 +107,4 @@ def csrf_ok(secret, viewer, given):
     """Header-authenticated callers carry no ambient credential, so only cookie sessions need the token."""
     if viewer.session is None:
         return True
-    return bool(given) and hmac.compare_digest(csrf_token(secret, viewer.session), given)
+    return bool(given) and same_text(csrf_token(secret, viewer.session), given)
