@@ -177,6 +177,22 @@ def test_a_body_of_more_json_objects_than_any_request_needs_is_refused_unparsed(
     assert "20000 JSON objects" in response.json["detail"]
 
 
+@pytest.mark.parametrize("depth", [100, 3000])
+def test_a_deeply_nested_body_is_kept_as_text_and_costs_no_other_world_its_entries(world, other_world, depth):
+    """A body nested beyond what json's decoder parses failed the write-behind batch, and with it every world's
+    entries and lastUsedAt of the last half second. It is kept as text now, and an item the store refuses is
+    dropped alone."""
+    token = world.new_token("user:read")
+    for _ in range(3):
+        assert world.api.as_(token).get("/users").status_code == 200
+    nested = "[" * depth + "]" * depth
+    assert_problem(other_world.api.post("/users", data=nested, content_type="application/json"), 400)
+    assert [e["operationId"] for e in requests_of(world)["requests"]][:3] == ["GetUsers"] * 3
+    assert world.api.get("/partners/self/tokens").json["tokens"][-1]["lastUsedAt"] is not None
+    [entry] = requests_of(other_world, operationId="CreateUser")["requests"]
+    assert entry["request"]["body"] == nested[:len(entry["request"]["body"])] and entry["status"] == 400
+
+
 def test_a_world_sees_only_its_own_journal(world, other_world):
     world.api.post("/users", json={"name": "Jane"})
     assert [e["operationId"] for e in requests_of(other_world)["requests"]] == ["SandboxCreatePartner"]

@@ -221,9 +221,18 @@ class HotState(StoreState):
                         if items:
                             buffer.write(self.store, items)
             except Exception:
-                # What is written behind never fails a request; a batch the store refused is said loudly and
-                # dropped (it is bounded, and retrying a refused batch would refuse it again).
-                log.exception("could not write %d items behind", sum(len(items) for _, items in batches))
+                # What is written behind never fails a request. One item the store refuses (one world's odd
+                # request) must not take every world's items with it: each is written alone, and only what is
+                # refused again is said loudly and dropped (retrying it would refuse it again).
+                log.exception("could not write %d items behind at once; writing them one by one",
+                              sum(len(items) for _, items in batches))
+                for buffer, items in batches:
+                    for item in items:
+                        try:
+                            with self.store.transaction():
+                                buffer.write(self.store, [item])
+                        except Exception:
+                            log.exception("dropped an item written behind")
             with self._written:
                 self.batches += 1
                 self._written.notify_all()

@@ -167,6 +167,27 @@ def redact_query(query):
     return "&".join(parts)
 
 
+NOT_JSON = object()
+MAX_DEPTH = 64      # a body nested deeper is kept as text: json's decoder recurses, and a stored entry is read back
+
+
+def parsed(text):
+    """`text` as JSON, or NOT_JSON when it is none or nests deeper than MAX_DEPTH (a client's pathological body,
+    which the API refuses but the journal keeps: parsed, it could not be read back)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return NOT_JSON
+    level = [(value, 1)]
+    while level:
+        node, depth = level.pop()
+        if depth > MAX_DEPTH:
+            return NOT_JSON
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        level.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return value
+
+
 def body_record(content_type, raw, limit=BODY_LIMIT):
     """What is kept of a body: parsed JSON redacted (or text with JWTs masked), cut to `limit` characters.
 
@@ -180,10 +201,8 @@ def body_record(content_type, raw, limit=BODY_LIMIT):
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     body = None
     if content_type and "json" in content_type:
-        try:
-            body = redact(json.loads(text))
-        except ValueError:
-            body = None
+        value = parsed(text)
+        body = None if value is NOT_JSON else redact(value)
     if body is None and content_type and "x-www-form-urlencoded" in content_type:
         text = redact_query(text)
     elif body is None:
@@ -212,10 +231,9 @@ def body_text(content_type, raw, limit=BODY_LIMIT):
         if not any(shape in lowered for shape in SECRET_SHAPED):
             try:
                 text = raw.decode("utf-8")
-                json.loads(text)
-            except ValueError:
-                pass
-            else:
+            except UnicodeDecodeError:
+                text = None
+            if text is not None and parsed(text) is not NOT_JSON:
                 return f'{{"contentType": {json.dumps(content_type)}, "body": {text}, "truncated": false}}'
     return json.dumps(body_record(content_type, raw, limit))
 
