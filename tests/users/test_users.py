@@ -110,6 +110,22 @@ def test_a_user_refreshes_its_own_token_only_with_user_token_scope(world):
     assert refresher.post("/users/self/tokens", json={"expiresIn": 60}).json["expiresIn"] == 60
 
 
+def test_a_user_token_makes_tokens_living_at_most_the_partners_user_token_lifetime(world):
+    """Spec §5 rule 6: user tokens live the partner's userTokenExpirySeconds; a user token handed to an end user
+    must not mint itself a longer one (the partner, spec §8, still chooses any lifetime)."""
+    world.api.put("/partners/self", json={"userTokenExpirySeconds": 600})
+    user, refresher = world.user(scope="account:read user.token:create")
+    for path in ("/users/self/tokens", f"/users/{user['id']}/tokens"):
+        for too_long in (3153600000, 601):
+            refused = refresher.post(path, json={"expiresIn": too_long})
+            assert_problem(refused, 400)
+            assert "600 seconds" in refused.json["detail"] and "userTokenExpirySeconds" in refused.json["detail"]
+        assert refresher.post(path, json={"expiresIn": 600}).json["expiresIn"] == 600
+        assert refresher.post(path, json={}).json["expiresIn"] == 600
+    by_partner = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 31536000})
+    assert by_partner.status_code == 201 and by_partner.json["expiresIn"] == 31536000
+
+
 def test_a_user_token_grants_only_what_it_holds(world):
     _, refresher = world.user(scope="account:read user.token:all")
     assert_problem(refresher.post("/users/self/tokens", json={"scope": "account:all"}), 403)

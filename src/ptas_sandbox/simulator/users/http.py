@@ -26,6 +26,9 @@ component("UserCreated", {"allOf": [USER, {"type": "object", "properties": {"tok
 component("UserList", {"type": "object", "properties": {"users": {"type": "array", "items": USER}},
                        "required": ["users"]})
 USER_TOKEN = create_request("user")
+# Spec §8 lets a partner choose any lifetime; a user token renewing itself keeps to the partner's setting (§5 rule 6).
+USER_TOKEN["properties"]["expiresIn"]["description"] = (
+    "lifetime in seconds (default: the partner's userTokenExpirySeconds); a user token may ask for at most that")
 FIELDS = {"name": partners.NAME_FIELD, "email": partners.EMAIL_FIELD}
 
 

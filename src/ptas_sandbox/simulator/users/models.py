@@ -122,7 +122,9 @@ def delete_partner(ctx, partner_id):
 
 
 def create_token(ctx, principal, partner, user, values):
-    """CreateUserToken: a partner grants any user scope; a user only scopes its own token holds."""
+    """CreateUserToken: a partner grants any user scope and lifetime (spec §8); a user only scopes its own token
+    holds, living at most the partner's userTokenExpirySeconds (spec §5 rule 6: the lifetime the partner set
+    for tokens in end users' hands, which a user token must not extend by minting itself a longer one)."""
     if "scope" in values:
         if principal.kind == "user":
             scope = tokens.granted_scope(principal, values["scope"], "user")
@@ -130,9 +132,15 @@ def create_token(ctx, principal, partner, user, values):
             scope = scopes.parse(values["scope"], "user")
     else:
         scope = sorted(principal.scopes) if principal.kind == "user" else user["scope"].split()
+    longest = partner["user_token_expiry"]
+    expires_in = tokens.lifetime(values.get("expiresIn"), longest)
+    if principal.kind == "user" and expires_in > longest:
+        raise BadRequest(f"A user token may ask for a token of at most {longest} seconds, its partner's "
+                         f"userTokenExpirySeconds (spec §5 rule 6), not {expires_in}; leave out `expiresIn` to "
+                         "get that lifetime.")
     return tokens.issue(ctx, partner_id=partner["id"], user_id=user["id"], kind="user", scope=scope,
-                        expires_in=tokens.lifetime(values.get("expiresIn"), partner["user_token_expiry"]),
-                        name=tokens.name_of(values.get("name")), created_by=principal.token_id)
+                        expires_in=expires_in, name=tokens.name_of(values.get("name")),
+                        created_by=principal.token_id)
 
 
 def owner(ctx, principal, user_id):
