@@ -67,6 +67,16 @@ def test_report_of_another_user_is_not_found(world, jane, account):
     assert_problem(joe.get(f"/accounts/{account['id']}/reports"), 404)
 
 
+def test_a_deleted_users_reports_are_not_found(world, jane, account):
+    """As its accounts, transactions and data imports: only the user itself stays readable (docs/choices.md)."""
+    user, api = jane
+    report = api.get(f"/accounts/{account['id']}/reports").json["reports"][0]
+    assert world.api.get(f"/reports/{report['id']}").status_code == 200
+    assert world.api.delete(f"/users/{user['id']}").status_code == 204
+    assert_problem(world.api.get(f"/reports/{report['id']}"), 404)
+    assert_problem(world.api.get(f"/accounts/{account['id']}/reports"), 404)
+
+
 def test_report_id_of_another_account_finds_nothing(world, jane, account):
     _, api = jane
     other = imported(world.api, api, seconds=5)

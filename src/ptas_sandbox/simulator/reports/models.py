@@ -17,6 +17,7 @@ from ..problems import not_found
 from ..providers import models as providers
 from ..rows import AccountRow, DataImportRow, ReportRow, SettlementRow
 from ..timestamps import DAY_US, render
+from ..users import models as users
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS reports (
@@ -137,9 +138,11 @@ def days_of(ctx: Ctx, account: AccountRow, first: int, last: int) -> set[int]:
 
 
 def get_owned(ctx, principal, ident):
+    """A report of the caller's partner (for a user token, its own) whose user is not deleted: a deleted user's
+    account is 404, and so are its reports (users.of_caller); else 404."""
     row = get(ctx, ident)
     if row is None or row["partner_id"] != principal.partner_id or \
-            (principal.kind == "user" and row["user_id"] != principal.user_id):
+            (principal.kind == "user" and row["user_id"] != principal.user_id) or users.is_deleted(ctx, row["user_id"]):
         raise not_found("report", ident)
     return row
 
