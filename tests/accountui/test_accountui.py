@@ -10,7 +10,7 @@ import pytest
 from ptas_sandbox.simulator.accountui import models
 from ptas_sandbox.simulator.oauth import models as oauth
 from ptas_sandbox.simulator.pages.html import ENV
-from tests.support.pages import post_form
+from tests.support.pages import form_token, post_form
 from tests.support.problems import assert_problem
 
 
@@ -158,6 +158,23 @@ def test_session_expires_on_the_world_clock(client, world, user):
     page = client.get(path(session)).get_data(as_text=True)
     assert client.get(path(session)).status_code == 409
     assert "<h1>This link has expired</h1>" in page and "already done" not in page
+
+
+def test_a_deleted_users_session_answers_as_expired_and_creates_nothing(client, world, user):
+    """DeleteUser ends what was under way for the user: every other operation on a deleted user is 404
+    (docs/choices.md), and the page a person still has open answers as for an expired link."""
+    session = open_session(world.api, accountTypeIds=["dummy", "dummy-auth"], userId=user["id"])
+    form_token(client, path(session) + "?type=dummy")   # the page was open before the user was deleted
+    assert world.api.delete(f"/users/{user['id']}").status_code == 204
+    page = client.get(path(session) + "?type=dummy")
+    assert page.status_code == 409 and "<h1>This link has expired</h1>" in page.get_data(as_text=True)
+    submitted = post_form(client, path(session), data={"accountTypeId": "dummy", "username": "jane",
+                                                       "password": "pw", "action": "submit"})
+    assert submitted.status_code == 409
+    connect = post_form(client, path(session) + "/connect", page=path(session), data={"accountTypeId": "dummy-auth"})
+    assert connect.status_code == 409
+    assert world.api.get(f"/users/{user['id']}").json["statistics"]["accounts"] == 0
+    assert_problem(world.api.get(f"/accountui/{session['id']}"), 404)
 
 
 def test_session_of_another_partner_or_user_is_not_found(world, other_world, user):

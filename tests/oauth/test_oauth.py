@@ -123,6 +123,16 @@ def test_consent_after_expiry_is_refused(api, client, world, user):
     assert answer(client, flow, decision="approve").status_code == 400
 
 
+def test_consent_for_a_deleted_user_is_refused_as_expired(client, world, user):
+    flow = start(world, user["id"])
+    form_token(client, consent_path(flow))              # the page was open before the user was deleted
+    assert world.api.delete(f"/users/{user['id']}").status_code == 204
+    shown = client.get(consent_path(flow))
+    assert shown.status_code == 400 and "expired" in shown.get_data(as_text=True)
+    answered = answer(client, flow, decision="approve")
+    assert answered.status_code == 400 and "X-Service-AuthStatus" not in answered.headers
+
+
 @pytest.mark.parametrize("url", ["/relative/path", "ftp://files.example/x", "javascript:alert(1)", "https://",
                                  "not a url", "https://exa mple.com/"])
 def test_redirect_url_that_is_not_absolute_http_is_refused(world, user, url):

@@ -16,6 +16,7 @@ from ..pages.models import closed, page_key
 from ..partners.models import absolute_url
 from ..problems import BadRequest, not_found
 from ..timestamps import SECOND_US, render
+from ..users import models as users
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accountui_sessions (
@@ -95,10 +96,11 @@ def get(ctx, session_id):
 
 
 def get_owned(ctx, principal, session_id):
-    """A session of the caller: the partner's own, and for a user token only the user's; else 404."""
+    """A session of the caller: the partner's own, and for a user token only the user's; a deleted user's is 404,
+    as everything of that user but the user itself (docs/choices.md)."""
     row = get(ctx, session_id)
     if row is None or row["partner_id"] != principal.partner_id or (
-            principal.kind == "user" and row["user_id"] != principal.user_id):
+            principal.kind == "user" and row["user_id"] != principal.user_id) or users.is_deleted(ctx, row["user_id"]):
         raise not_found("account UI session", session_id)
     return row
 
@@ -108,7 +110,11 @@ def get_by_key(store, key):
 
 
 def open_session(ctx, row):
+    """The session a page may still act on: Pending, not expired, its user not deleted since it was opened (the
+    page answers as for an expired link: DeleteUser ends what was under way for the user), else a 409."""
     status = status_of(ctx, row)
+    if status == "Pending" and users.is_deleted(ctx, row["user_id"]):
+        status = "Expired"
     if status != "Pending":
         raise closed(status, {"Completed": "This account connection is already complete.",
                               "Failed": "This account connection was cancelled; ask for a new one.",

@@ -113,7 +113,7 @@ def get_oauth_consent_page(call, look):
     if row["status"] != "Pending":
         raise Conflict("You have already answered this sign-in request. To try again, start over from the "
                        "application.")
-    if models.is_expired(ctx, row):
+    if models.lapsed(ctx, row):
         raise BadRequest("This sign-in request has expired. Start over from the application.")
     provider = account_types.require(ctx, row["account_type_id"])["name"]
     return page("consent.html", title=f"Sign in at {provider}", provider=provider,

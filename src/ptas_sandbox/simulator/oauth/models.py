@@ -11,6 +11,7 @@ anyone answer the consent for the user.
 from ..pages.models import page_key
 from ..problems import BadRequest, Conflict
 from ..timestamps import SECOND_US, render
+from ..users import models as users
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS auth_references (
@@ -69,6 +70,12 @@ def is_expired(ctx, row):
     return ctx.now >= row["expires_at"]
 
 
+def lapsed(ctx, row):
+    """The reference can no longer be answered: expired, or its user deleted since it was made (DeleteUser ends
+    what was under way for the user, and the consent page answers as for an expired one)."""
+    return is_expired(ctx, row) or users.is_deleted(ctx, row["user_id"])
+
+
 def complete(ctx, row, outcome, message=None):
     """The user's answer on the consent page: the reference gets its status and message, once."""
     if outcome not in OUTCOMES:
@@ -76,7 +83,7 @@ def complete(ctx, row, outcome, message=None):
                          "of its buttons.")
     if row["status"] != "Pending":
         raise Conflict("This authorization was already answered; start a new one.")
-    if is_expired(ctx, row):
+    if lapsed(ctx, row):
         raise BadRequest("This authorization has expired; start a new one.")
     status, default = OUTCOMES[outcome]
     text = (message or "").strip()[:MAX_MESSAGE] or default
