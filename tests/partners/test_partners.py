@@ -96,3 +96,18 @@ def test_deleting_a_child_takes_its_users_with_it(world):
     user_token = as_child.post("/users", json={"name": "Shop"}).json["token"]["accessToken"]
     world.api.delete(f"/partners/{child['id']}")
     assert_problem(world.api.as_(user_token).post("/users/self/tokens", json={}), 401)
+
+
+def test_deleting_a_child_takes_the_partners_below_it_with_their_users(world):
+    """Nobody could reach a grandchild left behind (its parent is gone), yet its tokens would keep working."""
+    child = world.api.post("/partners", json={"name": "Region"}).json
+    as_child = world.api.as_(world.api.post(f"/partners/{child['id']}/tokens", json={}).json["accessToken"])
+    grandchild = as_child.post("/partners", json={"name": "Store"}).json
+    as_grandchild = world.api.as_(as_child.post(f"/partners/{grandchild['id']}/tokens", json={}).json["accessToken"])
+    user_token = as_grandchild.post("/users", json={"name": "Shop"}).json["token"]["accessToken"]
+    sibling = world.api.post("/partners", json={"name": "Other region"}).json
+    assert as_grandchild.get("/partners/self").status_code == 200
+    assert world.api.delete(f"/partners/{child['id']}").status_code == 204
+    assert_problem(as_grandchild.get("/partners/self"), 401)
+    assert_problem(world.api.as_(user_token).post("/users/self/tokens", json={}), 401)
+    assert world.api.get(f"/partners/{sibling['id']}").json["name"] == "Other region"

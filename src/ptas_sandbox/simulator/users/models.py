@@ -114,11 +114,17 @@ def delete(ctx, partner_id, user_id):
 
 
 def delete_partner(ctx, partner_id):
-    """Delete a child partner: its tokens stop working, its users and their tokens go with it."""
-    partners.delete(ctx, partner_id)
-    ctx.store.execute("UPDATE users SET deleted_at = ? WHERE world = ? AND partner_id = ? AND deleted_at IS NULL",
-                      (ctx.now, ctx.world.id, partner_id))
-    tokens.revoke_all(ctx, partner_id=partner_id)
+    """Delete a child partner with the partners below it: their tokens stop working, their users and their tokens
+    go with them. A grandchild left behind would keep working tokens that no partner could reach any more."""
+    below, level = [partner_id], [partner_id]
+    while level:
+        level = [child["id"] for parent in level for child in partners.children(ctx, parent)]
+        below += level
+    for each in below:
+        partners.delete(ctx, each)
+        ctx.store.execute("UPDATE users SET deleted_at = ? WHERE world = ? AND partner_id = ? AND deleted_at IS NULL",
+                          (ctx.now, ctx.world.id, each))
+        tokens.revoke_all(ctx, partner_id=each)
 
 
 def create_token(ctx, principal, partner, user, values):
