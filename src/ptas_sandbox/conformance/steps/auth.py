@@ -82,6 +82,7 @@ CALLS = {
     "UpdateUser": lambda s: s.update("GetUser", "UpdateUser", {"id": user(s)}, {"name": s.name("Renamed")}, SCOPED),
     "DeleteUser": lambda s: s.call("DeleteUser", SCOPED, params={"id": user(s)}),
     "CreateUserToken": lambda s: issue_user_token(s, "CreateUserToken", SCOPED, {"id": user(s)}),
+    "CreateOwnUserToken": lambda s: issue_user_token(s, "CreateOwnUserToken", SCOPED),
     "CreateAccount": lambda s: create_account(s, "Scoped Account", "dummy", owner(s), by=SCOPED),
     "GetAccounts": lambda s: s.call("GetAccounts", SCOPED),
     "GetAccount": lambda s: s.call("GetAccount", SCOPED, params={"id": account(s)}),

@@ -75,12 +75,13 @@ Feature: The scope table
       | user:all | CreatePartner   | forbidden |
 
     Examples: user:read, read and list users
-      | scope     | operation  | outcome   |
-      | user:read | GetUsers   | allowed   |
-      | user:read | GetUser    | allowed   |
-      | user:read | CreateUser | forbidden |
-      | user:read | UpdateUser | forbidden |
-      | user:read | DeleteUser | forbidden |
+      | scope     | operation       | outcome   |
+      | user:read | GetUsers        | allowed   |
+      | user:read | GetUser         | allowed   |
+      | user:read | CreateUser      | forbidden |
+      | user:read | UpdateUser      | forbidden |
+      | user:read | DeleteUser      | forbidden |
+      | user:read | CreateUserToken | forbidden |
 
     Examples: user:create, create users and user tokens
       | scope       | operation       | outcome   |
@@ -91,18 +92,20 @@ Feature: The scope table
       | user:create | DeleteUser      | forbidden |
 
     Examples: user:update, update users
-      | scope       | operation  | outcome   |
-      | user:update | UpdateUser | allowed   |
-      | user:update | GetUsers   | forbidden |
-      | user:update | CreateUser | forbidden |
-      | user:update | DeleteUser | forbidden |
+      | scope       | operation       | outcome   |
+      | user:update | UpdateUser      | allowed   |
+      | user:update | GetUsers        | forbidden |
+      | user:update | CreateUser      | forbidden |
+      | user:update | DeleteUser      | forbidden |
+      | user:update | CreateUserToken | forbidden |
 
     Examples: user:delete, delete users
-      | scope       | operation  | outcome   |
-      | user:delete | DeleteUser | allowed   |
-      | user:delete | GetUsers   | forbidden |
-      | user:delete | CreateUser | forbidden |
-      | user:delete | UpdateUser | forbidden |
+      | scope       | operation       | outcome   |
+      | user:delete | DeleteUser      | allowed   |
+      | user:delete | GetUsers        | forbidden |
+      | user:delete | CreateUser      | forbidden |
+      | user:delete | UpdateUser      | forbidden |
+      | user:delete | CreateUserToken | forbidden |
 
     Examples: user.token:create on a partner token, create user tokens
       | scope             | operation       | outcome   |
@@ -181,6 +184,12 @@ Feature: The scope table
       | transaction:read | GetAccounts     | forbidden |
       | transaction:all  | GetTransactions | allowed   |
       | transaction:all  | CreateAccount   | forbidden |
+
+    Examples: user.token scopes on a user token, its own new token (spec §4.2 note 3)
+      | scope             | operation          | outcome   |
+      | user.token:create | CreateOwnUserToken | allowed   |
+      | user.token:all    | CreateOwnUserToken | allowed   |
+      | account:all       | CreateOwnUserToken | forbidden |
 
   @sandbox
   Scenario Outline: The simulator lets <scope> make tokens for child partners: <outcome> for <operation>
