@@ -41,11 +41,11 @@ def read_transactions_without(scene, actor, label, kind):
 
 
 @when(phrase('I page through every transaction of the account "{label}"'), target_fixture="paged")
-def page_through(scene, label):
+def page_through(scene, label, flags=None):
     seen, reference, pages = [], None, 0
     while True:
-        reply = scene.call("GetTransactions", params={"id": account_id(scene, label)},
-                           query={"pageReference": reference} if reference else None)
+        query = {**(flags or {}), **({"pageReference": reference} if reference else {})}
+        reply = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query=query or None)
         seen += transactions(reply)
         pages += 1
         reference = reply.body.get("nextPageReference")
@@ -98,12 +98,14 @@ def no_mapped(scene):
     check(not mapped, f"excludeMappedFields=true still lists mapped fields: {sorted(set(mapped))}")
 
 
-@when(phrase('I read the first transaction of the account "{label}" on its own'),
+@when(acting('{actor} reads the first transaction of the account "{label}" on its own'),
       target_fixture="first_transaction")
-def read_one(scene, label):
-    first = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))[0]
-    scene.call("GetTransaction", params={"id": account_id(scene, label),
-                                         "transactionId": scene.id_of(first, "GetTransaction")})
+def read_one(scene, actor, label):
+    """The first transaction of the list I read, then read on its own by `actor` (me, a token of mine, a user)."""
+    first = transactions(scene.client.call("GetTransactions", token=scene.token,
+                                           params={"id": account_id(scene, label)}))[0]
+    scene.call("GetTransaction", actor, params={"id": account_id(scene, label),
+                                                "transactionId": scene.id_of(first, "GetTransaction")})
     return first
 
 
@@ -186,8 +188,9 @@ def first_two_pages(scene, label):
 
 @then("the second page's previousPageReference leads back to the first page")
 def previous_leads_back(scene, two_pages):
+    # What the first page's previousPageReference holds is not shown (spec §4.3 says only that the response
+    # carries it): null, "" or a reference of the target's own are all faithful, so it is not asserted.
     first, second = two_pages
-    check(first.body.get("previousPageReference") in (None, ""), "the first page has no previousPageReference")
     second_ids = ids(scene, transactions(second))
     check(second_ids and not set(second_ids) & set(ids(scene, transactions(first))),
           "the second page repeats the first")
@@ -269,6 +272,24 @@ def without_marked(scene, label, kind, found):
     listed = sorted({f.get("name") for t in found for f in t.get("fields") or []
                      if isinstance(f, dict) and f.get("name") in names})
     check(not listed, f"{EXCLUDE[kind]}=true still lists the {kind} field(s) {listed} (spec §4.3)")
+
+
+@when(phrase('I page through every transaction of the account "{label}" without {kind} fields'),
+      target_fixture="paged")
+def page_through_without(scene, label, kind):
+    """The same flag on every page's request, next to its pageReference (spec §4.3 names both parameters)."""
+    check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
+    return page_through(scene, label, {EXCLUDE[kind]: "true"})
+
+
+@then(phrase("no transaction of any page lists a field the target marks {kind}"))
+def none_marked_on_any_page(scene, paged, kind):
+    pages = [r for r in scene.replies if r.operation == "GetTransactions"]
+    check(paged, "the account has transactions")
+    label = next(iter(scene.accounts))
+    without_marked(scene, label, kind, paged)
+    if len(pages) < 2:
+        pytest.skip("the account's transactions fit on one page: the flag was checked on that page only")
 
 
 @then(phrase("no transaction lists a field the target marks {kind}"))

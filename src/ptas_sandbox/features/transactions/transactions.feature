@@ -34,6 +34,18 @@ Feature: Transactions of an account
     And I read the transactions of the account "shop"
     Then some field of a transaction is deprecated
 
+  # Spec §4.3: the flags are parameters of GetTransactions, as pageReference is: they hold on every page.
+  @contract @slow
+  Scenario Outline: The exclude flag for <kind> fields holds on every page
+    When the account "shop" has received its transactions
+    And I page through every transaction of the account "shop" without <kind> fields
+    Then no transaction of any page lists a field the target marks <kind>
+
+    Examples:
+      | kind       |
+      | deprecated |
+      | mapped     |
+
   @contract @slow
   Scenario: excludeMappedFields removes fields mapped to fixed transaction fields
     When the account "shop" has received its transactions
@@ -51,6 +63,29 @@ Feature: Transactions of an account
     Given a user "Max Hardware"
     When "Max Hardware" reads the transactions of the account "shop"
     Then the request is refused as forbidden or not found
+
+  # Spec §1: users see only the accounts they created, so not one transaction of another user's account either.
+  @contract @slow
+  Scenario: Another user cannot read one of the account's transactions
+    Given a user "Max Hardware"
+    When the account "shop" has received its transactions
+    And "Max Hardware" reads the first transaction of the account "shop" on its own
+    Then the request is refused as forbidden or not found
+
+  # Spec §5 rule 7: transaction:read and transaction:all read transactions; the account scopes do not (§7 rule 1).
+  @contract @slow
+  Scenario Outline: GetTransaction with a token holding only <scope> is <outcome>
+    Given a token "reader" with scope "<scope>"
+    When the account "shop" has received its transactions
+    And "reader" reads the first transaction of the account "shop" on its own
+    Then the call is <outcome>
+
+    Examples:
+      | scope            | outcome   |
+      | transaction:read | allowed   |
+      | transaction:all  | allowed   |
+      | account:all      | forbidden |
+      | account:read     | forbidden |
 
   @contract @slow
   Scenario: TriggerAccountRefresh re-reads transactions from a start date
