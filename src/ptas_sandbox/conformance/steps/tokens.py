@@ -133,6 +133,27 @@ def no_access_tokens(scene):
     check(not carrying, f"accessToken appears in the list for {carrying} (spec §2: only in the creating response)")
 
 
+@then(phrase('the listed token "{name}" has the scope "{scope}"'))
+def listed_scope(scene, name, scope):
+    record = scene.find_listed(name)
+    given = record.get("scope")
+    check(checks.scope_set(given) == set(scope.split()), f"scope: expected {scope!r}, got {given!r}")
+    check("  " not in given and given == given.strip(),
+          f"scopes are separated by a single space (spec §2): {given!r}")
+
+
+@then(phrase('the token list is an object whose tokens field lists the token "{name}"'))
+def list_object(scene, name):
+    """Spec §2 Token list response: an object with the field tokens, an array of token records (a newer server
+    may add fields, §9 rule 2; a bare array is not that object)."""
+    body = scene.reply.body
+    check(scene.reply.ok, f"expected the token list, got {scene.reply.describe()}")
+    check(isinstance(body, dict) and isinstance(body.get("tokens"), list),
+          f"the token list response is an object whose field tokens is an array (spec §2), got "
+          f"{type(body).__name__}: {scene.reply.text[:120]!r}")
+    scene.find_listed(name)
+
+
 @then(phrase('the listed token "{name}" is valid'))
 def listed_valid(scene, name):
     assert_valid(scene.find_listed(name))

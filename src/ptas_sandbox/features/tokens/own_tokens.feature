@@ -97,6 +97,31 @@ Feature: A partner's own tokens
     When "doomed" reads the partner's settings
     Then the request is refused as unauthorized
 
+  # Spec §3: a revoked token is no longer valid, on whatever path it is used, not only on the token endpoints.
+  @contract
+  Scenario: A revoked token is refused outside the partner paths too
+    Given a token "admin" with scope "partner:all"
+    And a token "doomed" with scope "partner:read account:read"
+    When "doomed" lists the accounts
+    Then the request succeeds
+    When "admin" revokes the token "doomed"
+    Then the request succeeds
+    When "doomed" lists the accounts
+    Then the request is refused as unauthorized
+
+  @contract
+  Scenario: A token's scopes are separated by a single space
+    When I create a token "pair" with scope "partner:read user:read" lasting 86400 seconds
+    Then the new token is named "pair" with scope "partner:read user:read"
+    When I list my tokens
+    Then the listed token "pair" has the scope "partner:read user:read"
+
+  @contract
+  Scenario: The token list is an object holding the tokens under tokens
+    Given a token "reader" with scope "partner:read"
+    When "reader" lists the partner's tokens
+    Then the token list is an object whose tokens field lists the token "reader"
+
   @contract
   Scenario: A token cannot revoke itself
     Given a token "admin" with scope "partner:all"
