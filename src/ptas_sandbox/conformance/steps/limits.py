@@ -5,12 +5,12 @@ from pytest_bdd import then, when
 from .. import checks
 from ..client import retry_after
 from ..scene import check
-from . import phrase
+from . import acting, phrase
 
 
-def burst(scene, times):
+def burst(scene, times, operation="GetOwnPartner", token=None):
     """Calls as fast as the target takes them: no client-side pacing, no waiting on 429 (the point is to see it)."""
-    replies = [scene.client.call("GetOwnPartner", token=scene.token, paced=False, honour_429=False)
+    replies = [scene.client.call(operation, token=token or scene.token, paced=False, honour_429=False)
                for _ in range(times)]
     scene.replies.extend(replies)
     scene.reply = replies[-1]
@@ -51,11 +51,20 @@ def retry_time_passes(scene, wait_s):
 def read_many_within_a_minute(scene, times):
     """Spec §8: 100 requests per 60 s. On a deployment the burst spends the run's window, so the pace waits a
     whole window afterwards (the harness's own requests must not be refused for it)."""
-    replies = burst(scene, times)
+    return spent(scene, burst(scene, times))
+
+
+def spent(scene, replies):
     throttle = scene.client.throttle
     if throttle is not None and not scene.target.simulator:
         throttle.exhaust()
     return replies
+
+
+@when(acting("{actor} lists the accounts {times:d} times within a minute"), target_fixture="burst")
+def list_accounts_many(scene, actor, times):
+    """Spec §8: the limit counts all requests from partners and users; here a user token's (GetAccounts)."""
+    return spent(scene, burst(scene, times, "GetAccounts", scene.bearer(actor)))
 
 
 @then("not every one of them was served")

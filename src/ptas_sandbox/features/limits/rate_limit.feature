@@ -21,3 +21,9 @@ Feature: The global rate limit
   Scenario: More than 100 requests within 60 seconds are not all served
     When I read my partner settings 101 times within a minute
     Then not every one of them was served
+
+  @contract @slow
+  Scenario: Requests made with a user token count toward the limit
+    Given a user "Jane's Bakery"
+    When "Jane's Bakery" lists the accounts 101 times within a minute
+    Then not every one of them was served
