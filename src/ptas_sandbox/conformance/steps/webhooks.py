@@ -144,6 +144,26 @@ def given_hook(scene, kinds):
     return hook
 
 
+@given(phrase("a second webhook for {kinds} notifications sent to the receiver"), target_fixture="second_hook")
+def given_second_hook(scene, kinds):
+    return given_hook(scene, kinds)
+
+
+@then(phrase("the second webhook gets a {kind} notification"))
+def second_gets(scene, second_hook, kind):
+    receiver_gets(scene, second_hook, kind)
+
+
+@then(phrase("the first webhook got no {kind} notification"))
+def first_got_none(scene, hook, kind):
+    """What reached the first webhook by now: a notification of its own kind came after `kind` was sent to the
+    other webhook, so one of `kind` sent to it too would be there."""
+    notes = hook["receiver"].received(hook["inbox"])
+    named = set().union(*(kinds_in(n) for n in notes)) if notes else set()
+    check(kind not in named, f"a webhook not subscribed to {kind} received a {kind} notification "
+          f"(spec §2, §6: it subscribes to event kinds): {sorted(named)}")
+
+
 @then("the webhook can be read back and is listed")
 def read_back_and_listed(scene, hook):
     check(hook["reply"].ok, f"CreateWebhook succeeds, got {hook['reply'].describe()}")

@@ -39,6 +39,27 @@ Feature: Webhooks through the target's own document, notifications at a receiver
       | TransactionsImported |
       | AccountTypeUpdated   |
 
+  # Spec §6: when an event occurs (not only a test), the service notifies the webhooks subscribed to its kind.
+  @contract
+  Scenario: Creating and deleting an account notifies AccountCreated and AccountDeleted
+    Given a user "Jane's Bakery"
+    And a webhook for AccountCreated and AccountDeleted notifications sent to the receiver
+    When I create a "dummy" account "shop" for the user "Jane's Bakery" from its account type's fields
+    And I delete the account "shop"
+    Then the receiver gets a AccountCreated notification
+    And the receiver gets a AccountDeleted notification
+
+  # Spec §2, §6: a webhook subscribes to event kinds; a kind it did not subscribe to is not sent to it.
+  @contract
+  Scenario: A webhook receives no notification of a kind it did not subscribe to
+    Given a webhook for AccountDeleted notifications sent to the receiver
+    And a second webhook for AccountCreated notifications sent to the receiver
+    When I send a test AccountCreated notification
+    Then the second webhook gets a AccountCreated notification
+    When I send a test AccountDeleted notification
+    Then the receiver gets a AccountDeleted notification
+    And the first webhook got no AccountCreated notification
+
   @contract
   Scenario: The five test events arrive and no retired kind is sent
     Given a webhook for every active kind of notifications sent to the receiver
