@@ -286,6 +286,28 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "An approved authorization returns to the partner and the account is created with the reference"),
     ("last_redirect_url_used", broken.last_redirect_url_used,
      "Without a redirect URL in the request the user returns to the partner's first redirect URL"),
+    # the probe of breakages the suite missed
+    ("user_token_by_user_read", broken.user_token_by_any_user_scope, "user:read forbidden for CreateUserToken"),
+    ("self_refresh_refuses_user_token_all", broken.self_refresh_refuses_token_all,
+     "A user token holding user.token:all allowed for CreateOwnUserToken"),
+    ("get_transaction_without_transaction_scope", broken.get_transaction_without_transaction_scope,
+     "GetTransaction with a token holding only account:all is forbidden"),
+    ("other_users_transaction_readable", broken.other_users_transaction_readable,
+     "Another user cannot read one of the account's transactions"),
+    ("revoked_token_served_off_partner_paths", broken.StaleAnswersForRefusedTokens(),
+     "A revoked token is refused outside the partner paths too"),
+    ("user_requests_not_rate_limited", broken.UsersUnlimited(),
+     "Requests made with a user token count toward the limit"),
+    ("real_events_never_notified", broken.Outgoing(broken.real_events_never_sent),
+     "Creating and deleting an account notifies AccountCreated and AccountDeleted"),
+    ("notifications_to_unsubscribed_webhooks", broken.EveryWebhookNotified(),
+     "A webhook receives no notification of a kind it did not subscribe to"),
+    ("token_scopes_comma_separated", broken.comma_separated_scopes,
+     "A token's scopes are separated by a single space"),
+    ("exclude_flags_first_page_only", broken.exclude_flags_first_page_only,
+     "The exclude flag for deprecated fields holds on every page"),
+    ("own_token_list_bare_array", broken.bare_token_list,
+     "The token list is an object holding the tokens under tokens"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):
@@ -295,14 +317,14 @@ RECEIVER = {"receiver_listen": "127.0.0.1:0", "delivery_wait": 3}
 
 def run_broken_deployment(breakage, scenario, capsys):
     """Run the one named scenario against a fresh deployment broken this way (paced and waiting on its clock)."""
-    outgoing = isinstance(breakage, broken.Outgoing)
+    outgoing = hasattr(breakage, "apply")      # Outgoing, UsersUnlimited: the service's own engine, changed
     config = breakage if isinstance(breakage, dict) else (breakage.config if outgoing else {})
     deployment = Deployment(**config).with_history()
     try:
         if outgoing:
             breakage.apply(deployment.app)
-        wraps = (broken.DropQuery, broken.DropBodyField, broken.PatchIgnored)
-        plain = callable(breakage) and not isinstance(breakage, (*wraps, broken.Outgoing))
+        wraps = (broken.DropQuery, broken.DropBodyField, broken.PatchIgnored, broken.Wrap)
+        plain = callable(breakage) and not isinstance(breakage, wraps) and not outgoing
         change = breakage if plain else None
         wrap = breakage if isinstance(breakage, wraps) else None
         return deployment.run("contract", change=change, wrap=wrap, capsys=capsys, only=[scenario], **RECEIVER)

@@ -2,13 +2,17 @@
 the requests it sees), run by the harness in deployment mode (a URL and a token, `/_sandbox` hidden).
 
 A breakage is `change(environ, status, headers, body)` (see `deployments.Rewrite`), `wrap(app)` for one that
-must alter the request, or simulator configuration (`config`) for a rule the service itself enforces.
+must alter the request, simulator configuration (`config`) for a rule the service itself enforces, or
+`apply(app)` for one that changes the service's own engine at run time (its webhook sender, its rate limiter).
 """
 
+import base64
 import io
 import json
 import re
 from urllib.parse import parse_qsl, urlencode
+
+from werkzeug.test import run_wsgi_app
 
 from tests.support.deployments import json_of
 
@@ -19,6 +23,25 @@ def changed(status, headers, data):
 
 def get(environ, pattern):
     return environ["REQUEST_METHOD"] == "GET" and re.search(pattern, environ["PATH_INFO"])
+
+
+def claims_of(environ):
+    """The claims of the request's bearer JWT, unverified ({} for anything else)."""
+    try:
+        payload = environ.get("HTTP_AUTHORIZATION", "").split(" ")[-1].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def scopes_of(environ):
+    return set(str(claims_of(environ).get("scope", "")).split())
+
+
+def problem(status, detail):
+    return status, [("Content-Type", "application/problem+json")], json.dumps(
+        {"type": "about:blank", "title": status.split(" ", 1)[1], "status": int(status[:3]), "detail": detail}).encode()
 
 
 class DropQuery:
@@ -377,3 +400,172 @@ def last_redirect_url_used(environ, status, headers, body):
     if consent_answer(environ):
         return status, [(k, v.replace("https://acme.example/oauth/done", "https://acme.example/oauth/again")
                          if k.lower() == "location" else v) for k, v in headers], body
+
+
+# -- the probe of broken deployments the suite missed: scopes, notifications, paging, token records -----------
+def user_token_by_any_user_scope(environ, status, headers, body):
+    """CreateUserToken served to a partner token holding only user:read, user:update or user:delete (spec §4.2
+    note 2: user:create, user:all, user.token:create or user.token:all)."""
+    if environ["REQUEST_METHOD"] == "POST" and re.search(r"/users/[^/]+/tokens$", environ["PATH_INFO"]) \
+            and status.startswith("403") and scopes_of(environ) & {"user:read", "user:update", "user:delete"}:
+        return changed("201 Created", [("Content-Type", "application/json")], {
+            "accessToken": "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjp0cnVlfQ.c2lnbmF0dXJl", "scope": "account:all"})
+
+
+def self_refresh_refuses_token_all(environ, status, headers, body):
+    """POST /users/self/tokens refuses a user token holding user.token:all without user.token:create (spec §4.2
+    note 3: either scope)."""
+    if environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"].endswith("/users/self/tokens"):
+        held = scopes_of(environ)
+        if "user.token:all" in held and "user.token:create" not in held:
+            return problem("403 Forbidden", "CreateOwnUserToken needs user.token:create.")
+
+
+class Wrap:
+    """A breakage that changes what the service does with a request (`wrap(app)`), not only its answer."""
+
+
+def answered(app, environ):
+    chunks, status, reply = run_wsgi_app(app, environ, buffered=True)
+    return status, reply.to_wsgi_list(), b"".join(chunks)
+
+
+def respond(start_response, status, headers, body):
+    headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+    start_response(status, headers + [("Content-Length", str(len(body)))])
+    return [body]
+
+
+class SingleReadUnchecked(Wrap):
+    """GetTransaction forgets a check the list makes: a refusal (`statuses`) of GET .../transactions/{id} is
+    answered as the caller last served that account's transaction list would be answered. `callers`: "any" token,
+    or "user" tokens only."""
+
+    LIST, ONE = r"/accounts/[^/]+/transactions$", r"(/accounts/[^/]+/transactions)/[^/]+$"
+
+    def __init__(self, statuses, callers="any"):
+        self.statuses, self.callers, self.listers = statuses, callers, {}
+
+    def __call__(self, app):
+        def served(environ, start_response):
+            status, headers, body = answered(app, environ)
+            path, caller = environ["PATH_INFO"], environ.get("HTTP_AUTHORIZATION")
+            one = re.search(self.ONE, path) if environ["REQUEST_METHOD"] == "GET" else None
+            if get(environ, self.LIST) and status.startswith("200"):
+                self.listers[path] = caller
+            elif one and status[:3] in self.statuses and self.listers.get(path[:one.end(1)]) \
+                    and (self.callers == "any" or claims_of(environ).get("knd") == self.callers):
+                status, headers, body = answered(app, {**environ,
+                                                       "HTTP_AUTHORIZATION": self.listers[path[:one.end(1)]]})
+            return respond(start_response, status, headers, body)
+        return served
+
+
+# GetTransaction served to a token without a transaction scope (spec §5 rule 7: transaction:read reads
+# transactions; §7 rule 1: a missing scope is 403).
+get_transaction_without_transaction_scope = SingleReadUnchecked({"403"})
+# GetTransaction served to another user's token (spec §1: users see only the accounts they created).
+other_users_transaction_readable = SingleReadUnchecked({"403", "404"}, callers="user")
+
+
+class StaleAnswersForRefusedTokens:
+    """A cache before the service keeps each token's GET answers outside /partners and answers a 401 there with
+    the token's earlier answer: a revoked token still reads (spec §3: revoked, isValid false)."""
+
+    def __init__(self):
+        self.kept = {}
+
+    def __call__(self, environ, status, headers, body):
+        if environ["REQUEST_METHOD"] != "GET" or "/partners" in environ["PATH_INFO"]:
+            return None
+        key = (environ.get("HTTP_AUTHORIZATION"), environ["PATH_INFO"], environ.get("QUERY_STRING", ""))
+        if status.startswith("200"):
+            self.kept[key] = (status, headers, body)
+        elif status.startswith("401") and key in self.kept:
+            return self.kept[key]
+
+
+def comma_separated_scopes(environ, status, headers, body):
+    """Partner token records give their scopes comma-separated (spec §2: separated by a single space)."""
+    data = json_of(body)
+    if not re.search(r"/partners/[^/]+/tokens(/[^/]+)?$", environ["PATH_INFO"]):
+        return None
+    records = [data] if isinstance(data, dict) else data if isinstance(data, list) else []
+    if isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        records = data["tokens"]
+    for record in records:
+        if isinstance(record, dict) and isinstance(record.get("scope"), str):
+            record["scope"] = ",".join(record["scope"].split())
+    return changed(status, headers, data) if records else None
+
+
+def bare_token_list(environ, status, headers, body):
+    """GetOwnPartnerTokens answers a bare array (spec §2 Token list response: an object with the field tokens)."""
+    data = json_of(body)
+    if get(environ, r"/partners/self/tokens$") and isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        return changed(status, headers, data["tokens"])
+
+
+class DropQueryOnLaterPages(DropQuery):
+    """The exclude flags honoured on the first page only: dropped from a request that carries a pageReference
+    (spec §4.3: parameters of GetTransactions, as pageReference is)."""
+
+    def __call__(self, app):
+        dropped = super().__call__(app)
+
+        def later_pages(environ, start_response):
+            if any(k == "pageReference" for k, _ in parse_qsl(environ.get("QUERY_STRING", ""))):
+                return dropped(environ, start_response)
+            return app(environ, start_response)
+        return later_pages
+
+
+exclude_flags_first_page_only = DropQueryOnLaterPages({"excludeDeprecatedFields", "excludeMappedFields"},
+                                                      r"/transactions$")
+
+
+def real_events_never_sent(payload):
+    """Only test notifications leave; an event that occurs is recorded as delivered, never sent (spec §6)."""
+    return [payload] if payload.get("isTest") or (payload.get("data") or {}).get("isTest") else []
+
+
+class EveryWebhookNotified(Outgoing):
+    """Each notification also goes to every other active webhook of the service, whatever kinds they subscribed
+    to (spec §2, §6: a webhook subscribes to event kinds)."""
+
+    def __init__(self):
+        super().__init__(lambda payload: [payload])
+        self.__name__ = "notifications_to_unsubscribed_webhooks"
+
+    def apply(self, app):
+        from ptas_sandbox.simulator.webhooks.dispatcher import Dispatcher
+        sandbox = app.extensions["ptas"]
+        dispatcher = next(s for s in sandbox.services if isinstance(s, Dispatcher))
+        send = dispatcher.sender.send
+
+        def every_send(url, body, headers):
+            outcome = send(url, body, headers)
+            for row in sandbox.store.all("SELECT DISTINCT callback_url FROM webhooks WHERE is_active = 1"):
+                if row["callback_url"] != url:
+                    send(row["callback_url"], body, headers)
+            return outcome
+        dispatcher.sender.send = every_send
+
+
+class UsersUnlimited:
+    """Requests made with user tokens are not counted by the global rate limit (spec §8: all requests from
+    partners and users). The service's own limiter, changed; `apply(app)` as for `Outgoing`."""
+
+    config = {}
+    __name__ = "user_requests_not_rate_limited"
+
+    def apply(self, app):
+        from flask import request
+        limiter = app.extensions["ptas"].limiter
+        hit = limiter.hit
+
+        def partners_only(world_id, now, operation_id, frozen=False):
+            if claims_of({"HTTP_AUTHORIZATION": request.headers.get("Authorization", "")}).get("knd") == "user":
+                return None
+            return hit(world_id, now, operation_id, frozen=frozen)
+        limiter.hit = partners_only
