@@ -85,3 +85,13 @@ def test_a_signature_of_any_characters_is_refused_as_a_wrong_one(signature):
         verify(SECRET, given, BODY, now=NOW)
     given["webhook-signature"] = signature + " " + headers()["webhook-signature"]
     assert verify(SECRET, given, BODY, now=NOW), "a good one after it still counts"
+
+
+def test_an_id_or_body_no_sender_could_sign_is_refused_as_not_authentic():
+    """A receiver sees only InvalidSignature for what it was sent, whatever the sender wrote."""
+    with pytest.raises(InvalidSignature, match="cannot be signed|not text"):
+        verify(SECRET, {**headers(), "webhook-id": "evt-\ud800"}, BODY, now=NOW)
+    with pytest.raises(InvalidSignature, match="not text"):
+        verify(SECRET, headers(), BODY + "\ud800", now=NOW)
+    with pytest.raises(InvalidSignature, match="not a JSON notification"):
+        verify(SECRET, headers(body="signed, but no JSON"), "signed, but no JSON", now=NOW)

@@ -68,9 +68,15 @@ def verify(secret, headers, body, tolerance_seconds=300, now=None):
         if abs(current - timestamp) > tolerance_seconds:
             raise InvalidSignature(f"webhook-timestamp is {int(current - timestamp)} s away from now "
                                    f"(tolerance {tolerance_seconds} s): a replay, or clocks apart.")
-    expected = sign(secret, message_id, timestamp, body).partition(",")[2]
+    try:
+        expected = sign(secret, message_id, timestamp, body).partition(",")[2]
+    except UnicodeEncodeError:      # a lone surrogate in a str: no sender signed it
+        raise InvalidSignature("The webhook-id or the body is not text that can be signed.") from None
     for candidate in signatures.split():
         version, _, value = candidate.partition(",")
         if version == "v1" and same_text(value, expected):
-            return json.loads(body)
+            try:
+                return json.loads(body)
+            except ValueError:
+                raise InvalidSignature("The body is signed but is not a JSON notification.") from None
     raise InvalidSignature("No v1 signature matches: wrong secret, or the body was changed.")
