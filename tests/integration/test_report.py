@@ -285,6 +285,31 @@ def test_a_list_filtered_to_one_user_is_polled_whatever_other_users_accounts_do(
     assert found["paths"] == ["/partner/v2/accounts"] and found["count"] == 10
 
 
+def test_another_partners_webhook_does_not_make_polling_of_a_child_partner(world):
+    """A webhook is told only its own partner's events: the root's tells a child partner's software nothing,
+    so the child reading its transactions on a timer is no polling until it has a webhook of its own."""
+    world = long_lived(world, "partner:all user:all user.token:all account:all")
+    hooked(world, "TransactionsImported")
+    child = world.api.post("/partners", json={"name": "Store 7"}).json
+    as_child = world.api.as_(world.api.post(f"/partners/{child['id']}/tokens", json={"expiresIn": 31536000})
+                             .json["accessToken"])
+    assert as_child.put("/partners/self", json={"userTokenExpirySeconds": 31536000}).status_code == 200
+    user_api = world.api.as_(as_child.post("/users", json={"name": "Shop"}).json["token"]["accessToken"])
+    account = imported(world.api, user_api, seconds=5)
+
+    def poll():
+        for _ in range(6):
+            assert user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1000").status_code == 200
+            world.api.advance(1200)
+    poll()
+    assert polled(world) == []
+    assert as_child.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/child",
+                                            "events": ["TransactionsImported"]}).status_code == 201
+    poll()
+    [found] = polled(world)
+    assert found["count"] == 6
+
+
 def test_pagination_ignored(world):
     world = long_lived(world)
     _, user_api = long_lived_user(world)

@@ -655,18 +655,20 @@ def account_types_hardcoded(data):
 
 
 def hooks_of(data):
-    """Every webhook of the world as history: id -> (kinds, [(from, until), ...] while active), from the
-    journal's webhook writes (deleted and paused ones included) and the current table."""
+    """Every webhook of the world as history: id -> (partner, kinds, [(from, until), ...] while active), from the
+    journal's webhook writes (deleted and paused ones included) and the current table. A webhook is told only
+    its own partner's events (webhooks.deliveries.fan_out), so it excuses only that partner's polling."""
     hooks = {}
     for row in data.hooks:
-        hooks[row["id"]] = {"kinds": set(json.loads(row["events"])), "active": [row["created_at"]] if row[
-            "is_active"] else [], "closed": []}
+        hooks[row["id"]] = {"partner": row["partner_id"], "kinds": set(json.loads(row["events"])),
+                            "active": [row["created_at"]] if row["is_active"] else [], "closed": []}
     for call in data.all_calls:
         if not call.ok():
             continue
         if call.operationId in HOOK_WRITES:
             answer = call.answer()
-            hook = hooks.setdefault(answer.get("id"), {"kinds": set(), "active": [], "closed": []})
+            hook = hooks.setdefault(answer.get("id"), {"partner": call.partner, "kinds": set(), "active": [],
+                                                       "closed": []})
             hook["kinds"] |= set(answer.get("events") or [])
             if answer.get("isActive") and not hook["active"]:
                 hook["active"].append(call.at)
@@ -676,12 +678,14 @@ def hooks_of(data):
             hook = hooks.get(call.path.rstrip("/").rsplit("/", 1)[-1])
             if hook and hook["active"]:
                 hook["closed"].append((hook["active"].pop(), call.at))
-    return {i: (h["kinds"], h["closed"] + [(start, None) for start in h["active"]]) for i, h in hooks.items() if i}
+    return {i: (h["partner"], h["kinds"], h["closed"] + [(start, None) for start in h["active"]])
+            for i, h in hooks.items() if i}
 
 
-def subscribed(hooks, kinds, at):
-    return any(kinds & hook_kinds and any(start <= at and (end is None or at < end) for start, end in spans)
-               for hook_kinds, spans in hooks.values())
+def subscribed(hooks, partner, kinds, at):
+    return any(owner == partner and kinds & hook_kinds and any(start <= at and (end is None or at < end)
+                                                                for start, end in spans)
+               for owner, hook_kinds, spans in hooks.values())
 
 
 def polled_scope(data, call):
@@ -709,7 +713,7 @@ def polling(data):
              and not c.answer_faulted and "pageReference" not in c.params()]
     for (partner, path, scope), calls in grouped(reads, lambda c: (c.partner, c.path, polled_scope(data, c))).items():
         kinds = set(POLLED[calls[0].operationId])
-        during = [c for c in calls if subscribed(hooks, kinds, c.at)]
+        during = [c for c in calls if subscribed(hooks, partner, kinds, c.at)]
         if len(during) < 3:
             continue
         changes = [e for e in data.events if e["kind"] in kinds and e["partner"] == partner
