@@ -24,6 +24,8 @@ from .variants import (
     StrictDeployTokens,
     StringUserToken,
     Variant,
+    problem,
+    request_schema,
     stack,
 )
 
@@ -166,3 +168,57 @@ def test_an_ambiguous_operation_is_never_guessed_and_the_printed_line_can_be_fil
         deployment.close()
     output = capsys.readouterr().out
     assert status == 0 and "not offered by the target" not in output, output[-3000:]
+
+
+# -- spec §5 rule 6: a user token lasts the partner's userTokenExpirySeconds, where the harness can ask for it ------
+RENEWALS = ("A token the partner issues for its user lasts the partner's user token lifetime",
+            "A token a user issues for itself lasts the partner's user token lifetime")
+EXPIRY = "A user token is refused once the partner's user token lifetime has passed"
+
+
+class RenewalsRequireALifetime(Variant):
+    """CreateUserToken and CreateOwnUserToken require expiresIn (spec §4.2: their payloads are not shown): the
+    harness cannot ask for the partner's default lifetime there."""
+
+    name = "renewals require expiresIn"
+
+    def publish(self, document):
+        for operation in ("CreateUserToken", "CreateOwnUserToken"):
+            schema = request_schema(document, operation)
+            schema["required"] = sorted(set(schema.get("required", [])) | {"expiresIn"})
+        return document
+
+    def request(self, operation, environ, body):
+        if operation in ("CreateUserToken", "CreateOwnUserToken") and "expiresIn" not in (body or {}):
+            return problem(400, "expiresIn is required")
+        return body
+
+
+class UserTokensAtLeastAMinute(Variant):
+    """userTokenExpirySeconds of at least 60 (spec §2 shows the setting, no range for it)."""
+
+    name = "userTokenExpirySeconds >= 60"
+
+    def publish(self, document):
+        schema = request_schema(document, "UpdatePartner")
+        schema["properties"]["userTokenExpirySeconds"] = {"type": "integer", "minimum": 60}
+        return document
+
+    def request(self, operation, environ, body):
+        if operation == "UpdatePartner" and isinstance(body, dict) and body.get("userTokenExpirySeconds", 60) < 60:
+            return problem(400, "userTokenExpirySeconds must be at least 60")
+        return body
+
+
+@pytest.mark.parametrize("variant, skipped", [(RenewalsRequireALifetime, RENEWALS), (UserTokensAtLeastAMinute,
+                                                                                     (EXPIRY,))],
+                         ids=["renewals_require_a_lifetime", "user_tokens_at_least_a_minute"])
+def test_a_user_token_lifetime_the_harness_cannot_set_is_not_checked_rather_than_failed(simulator, capsys, variant,
+                                                                                      skipped):
+    status = runner.run(app=variant(simulator), tags_expression="contract and users")
+    output = capsys.readouterr().out
+    assert status == 0 and outcome(output)[1] == 0, output[-4000:]
+    for scenario in skipped:
+        assert re.search(rf"\] SKIPPED +users +{re.escape(scenario)}\n", output), output[-4000:]
+    for scenario in set(RENEWALS + (EXPIRY,)) - set(skipped):
+        assert re.search(rf"\] PASSED +users +{re.escape(scenario)}\n", output), output[-4000:]

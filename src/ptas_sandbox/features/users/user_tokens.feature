@@ -13,6 +13,28 @@ Feature: User tokens
     Then the user token of "Jane's Bakery" lasts 7200 seconds
 
   @contract
+  Scenario: A token the partner issues for its user lasts the partner's user token lifetime
+    Given my users' tokens last 7200 seconds
+    And a user "Jane's Bakery"
+    When I create a token for the user "Jane's Bakery"
+    Then the new user token lasts 7200 seconds
+
+  @contract
+  Scenario: A token a user issues for itself lasts the partner's user token lifetime
+    Given my users' tokens last 7200 seconds
+    And a user "Jane's Bakery" whose token may refresh itself
+    When "Jane's Bakery" creates a token for itself
+    Then the new user token lasts 7200 seconds
+
+  @contract @slow
+  Scenario: A user token is refused once the partner's user token lifetime has passed
+    Given my users' tokens last only 5 seconds
+    And a user "Jane's Bakery"
+    When 6 seconds pass
+    And "Jane's Bakery" lists the accounts
+    Then the request is refused as unauthorized
+
+  @contract
   Scenario: The partner issues a new token for its user
     Given a user "Jane's Bakery"
     When I create a token for the user "Jane's Bakery"
