@@ -308,6 +308,13 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "The exclude flag for deprecated fields holds on every page"),
     ("own_token_list_bare_array", broken.bare_token_list,
      "The token list is an object holding the tokens under tokens"),
+    # user token lifetimes: the partner's userTokenExpirySeconds (spec §2 Partner, §5 rule 6)
+    ("expired_user_token_accepted", broken.ExpiredUserTokensAccepted(),
+     "A user token is refused once the partner's user token lifetime has passed"),
+    ("refreshed_user_tokens_fixed_lifetime", broken.FixedUserTokenLifetime(),
+     "A token the partner issues for its user lasts the partner's user token lifetime"),
+    ("own_renewal_fixed_lifetime", broken.FixedUserTokenLifetime(),
+     "A token a user issues for itself lasts the partner's user token lifetime"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

@@ -569,3 +569,55 @@ class UsersUnlimited:
                 return None
             return hit(world_id, now, operation_id, frozen=frozen)
         limiter.hit = partners_only
+
+
+# -- user token lifetimes (spec §2 Partner userTokenExpirySeconds, §5 rule 6) ---------------------------------
+class ExpiredUserTokensAccepted:
+    """A user token is still accepted once the partner's userTokenExpirySeconds have passed: the service refuses
+    an expired partner token but lets an expired, unrevoked user token through (spec §5 rule 6: user tokens are
+    valid for userTokenExpirySeconds; §3: expiresAt reached -> expired, isValid false). The service's own
+    authentication stage, changed; `apply(app)` as for `Outgoing`."""
+
+    config = {}
+    __name__ = "expired_user_token_accepted"
+
+    def apply(self, app):
+        from ptas_sandbox.simulator.auth import Principal
+        from ptas_sandbox.simulator.problems import Unauthorized
+        hooks = app.extensions["ptas"].hooks
+        authenticate, read_token = hooks.authenticate, hooks.read_token
+
+        def lenient(ctx, claims, row=None):
+            try:
+                return authenticate(ctx, claims) if row is None else authenticate(ctx, claims, row)
+            except Unauthorized:
+                found = row if row is not None else read_token(ctx, claims)
+                if found is None or found["kind"] != "user" or claims.get("knd") != "user" \
+                        or found["revoked_at"] is not None or ctx.now < found["expires_at"]:
+                    raise
+                return Principal(found["id"], found["kind"], found["partner_id"], found["user_id"],
+                                 frozenset(found["scope"].split()))
+        hooks.authenticate = lenient
+
+
+class FixedUserTokenLifetime(Wrap):
+    """Renewals ignore the partner's userTokenExpirySeconds: a request to POST /users/{id}/tokens or
+    /users/self/tokens that asks for no lifetime is served as one asking for 30 days (spec §5 rule 6: the tokens
+    CreateUserToken issues afterwards are valid for that setting too; §2 Partner). The first token, from
+    CreateUser, keeps the setting. A partner's renewal then lasts 30 days; a user's own renewal asks for more
+    than the setting, which this service refuses to a user token, so it fails instead."""
+
+    DAYS_30 = 2_592_000
+
+    def __call__(self, app):
+        def fixed(environ, start_response):
+            if environ["REQUEST_METHOD"] == "POST" and re.search(r"/users/[^/]+/tokens$", environ["PATH_INFO"]):
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+                data = json_of(environ["wsgi.input"].read(length)) if length else None
+                data = data if isinstance(data, dict) else {}
+                data.setdefault("expiresIn", self.DAYS_30)
+                raw = json.dumps(data).encode()
+                environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
+                           "CONTENT_TYPE": "application/json"}
+            return app(environ, start_response)
+        return fixed
