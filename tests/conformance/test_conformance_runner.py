@@ -234,6 +234,7 @@ def test_the_receiver_keeps_what_arrives_per_inbox_and_wakes_the_waiter():
 
 
 # -- issue 22: a run that must stop, stops within seconds and still reports ------------------------------------
+from ptas_sandbox.conformance.waiting import Held  # noqa: E402
 from tests.support.deployments import Deployment as ClockedDeployment  # noqa: E402
 
 
@@ -256,7 +257,7 @@ def test_ctrl_c_stops_at_once_cleans_up_without_waiting_and_writes_partial_repor
     deployment = ClockedDeployment()
     try:
         started = deployment.clock.monotonic()
-        status = runner.run(app=Deployment(InterruptAfter(deployment.app, 60, again)), token=deployment.token,
+        status = runner.run(app=Deployment(InterruptAfter(deployment.app, 30, again)), token=deployment.token,
                             tags_expression="contract and tokens", clock=deployment.clock,
                             report_dir=str(tmp_path))
         waited = deployment.clock.monotonic() - started
@@ -272,6 +273,32 @@ def test_ctrl_c_stops_at_once_cleans_up_without_waiting_and_writes_partial_repor
     assert (tmp_path / "junit.xml").exists() and "NOT CHECKED in tokens" in summary["lastLine"]
     if again:
         assert "clean-up steps left undone after a second Ctrl-C" in (tmp_path / "summary.txt").read_text()
+
+
+@pytest.mark.parametrize("stage", ["scenario", "run"])
+def test_ctrl_c_during_a_clean_up_stops_the_run_as_interrupted(capsys, monkeypatch, stage):
+    """A Ctrl-C met while a scenario's clean-up or the run's last one is under way: the rest of it is left
+    (counted), the run stops, and its status says it was interrupted (it went on, and ended 0)."""
+    deployment = ClockedDeployment()
+    pressed = []
+
+    def press():
+        if not pressed:
+            pressed.append(True)
+            raise KeyboardInterrupt
+    if stage == "run":              # Ctrl-C as the run's last clean-up begins
+        clean_up = Held.clean_up
+        monkeypatch.setattr(Held, "clean_up", lambda self: (self.leftovers.append(press), clean_up(self))[1])
+    else:                           # ... or as the first scenario's clean-up begins
+        undo = Held.undo
+        monkeypatch.setattr(Held, "undo", lambda self, actions: undo(self, [press, *actions] if actions else []))
+    try:
+        status = runner.run(app=Deployment(deployment.app), token=deployment.token, tags_expression="contract and "
+                            "tokens", clock=deployment.clock, quick=True)
+    finally:
+        deployment.close()
+    output = capsys.readouterr().out
+    assert pressed and status == 130 and "clean-up steps left undone" in output, output[-3000:]
 
 
 def test_repeated_429s_on_a_frozen_clock_are_said_and_stop_the_run(capsys):

@@ -171,7 +171,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
         finally:
             try:
                 chosen.held.clean_up()
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:       # Ctrl-C during the last clean-up: still an interrupted run (130)
+                reporter.stopped = reporter.stopped or INTERRUPTED
                 chosen.held.abandoned = True
             if receiver is not None:
                 receiver.close()

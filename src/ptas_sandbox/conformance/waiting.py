@@ -56,7 +56,8 @@ class Held:
         self.leftovers.clear()
 
     def undo(self, actions):
-        """Run clean-up `actions` in order, best effort; a Ctrl-C during them leaves the rest (counted)."""
+        """Run clean-up `actions` in order, best effort; a Ctrl-C during them leaves the rest (counted) and goes
+        on stopping the run: swallowed here, it let the run go on and end as if nobody had pressed it."""
         for done, action in enumerate(actions):
             if self.abandoned:
                 self.left["clean-up steps left undone after a second Ctrl-C"] += len(actions) - done
@@ -66,6 +67,6 @@ class Held:
             except KeyboardInterrupt:
                 self.abandoned = True
                 self.left["clean-up steps left undone after a second Ctrl-C"] += len(actions) - done
-                return
+                raise
             except Exception:       # noqa: BLE001 - clean-up is best effort on a shared target
                 self.left["clean-up steps the target refused or did not answer"] += 1
