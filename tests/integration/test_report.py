@@ -214,9 +214,7 @@ def test_polling_transactions_while_a_webhook_says_when(world):
                                 "events": ["TransactionsImported"]})
     _, user_api = long_lived_user(world)
     account = imported(world.api, user_api, seconds=5)
-    for _ in range(6):
-        user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1000")
-        world.api.advance(60)
+    poll(world, user_api, f"/accounts/{account['id']}/transactions?pageSize=1000", times=6, every=60)
     found = [f for f in report(world)["findings"] if f["rule"] == "polling-instead-of-webhook"]
     assert found and found[0]["paths"] == [f"/partner/v2/accounts/{account['id']}/transactions"]
     assert found[0]["count"] == 6
@@ -231,6 +229,13 @@ def polled(world):
     return [f for f in report(world)["findings"] if f["rule"] == "polling-instead-of-webhook"]
 
 
+def poll(world, api, path, times, every):
+    """`times` reads of `path`, the world clock moving `every` seconds after each."""
+    for _ in range(times):
+        assert api.get(path).status_code == 200
+        world.api.advance(every)
+
+
 def test_polling_an_accounts_statistics_while_transactions_imported_says_when(world):
     """GetAccount's statistics tell whether new transactions exist (spec §1 capability 5): a TransactionsImported
     webhook says when they changed, so reading them on a timer is polling."""
@@ -238,9 +243,7 @@ def test_polling_an_accounts_statistics_while_transactions_imported_says_when(wo
     hooked(world, "TransactionsImported")
     _, user_api = long_lived_user(world)
     account = imported(world.api, user_api, seconds=5)
-    for _ in range(12):
-        assert user_api.get(f"/accounts/{account['id']}").status_code == 200
-        world.api.advance(600)
+    poll(world, user_api, f"/accounts/{account['id']}", times=12, every=600)
     [found] = polled(world)
     assert found["paths"] == [f"/partner/v2/accounts/{account['id']}"] and found["count"] == 12
 
@@ -263,9 +266,7 @@ def test_other_accounts_imports_do_not_excuse_polling_one_account(world):
     _, user_api = long_lived_user(world)
     accounts = [connect(user_api)] + [connect(world.user(name=f"Shop {n}")[1]) for n in range(3)]
     world.api.advance(5)
-    for _ in range(10):
-        assert user_api.get(f"/accounts/{accounts[0]['id']}/transactions?pageSize=1000").status_code == 200
-        world.api.advance(1200)
+    poll(world, user_api, f"/accounts/{accounts[0]['id']}/transactions?pageSize=1000", times=10, every=1200)
     [found] = polled(world)
     assert found["paths"] == [f"/partner/v2/accounts/{accounts[0]['id']}/transactions"] and found["count"] == 10
 
@@ -278,9 +279,7 @@ def test_a_list_filtered_to_one_user_is_polled_whatever_other_users_accounts_do(
     for n in range(3):
         connect(world.user(name=f"Shop {n}")[1])
     world.api.advance(5)
-    for _ in range(10):
-        assert world.api.get(f"/accounts?userId={jane['id']}").status_code == 200
-        world.api.advance(1200)
+    poll(world, world.api, f"/accounts?userId={jane['id']}", times=10, every=1200)
     [found] = polled(world)
     assert found["paths"] == ["/partner/v2/accounts"] and found["count"] == 10
 
@@ -296,16 +295,12 @@ def test_another_partners_webhook_does_not_make_polling_of_a_child_partner(world
     assert as_child.put("/partners/self", json={"userTokenExpirySeconds": 31536000}).status_code == 200
     user_api = world.api.as_(as_child.post("/users", json={"name": "Shop"}).json["token"]["accessToken"])
     account = imported(world.api, user_api, seconds=5)
-
-    def poll():
-        for _ in range(6):
-            assert user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1000").status_code == 200
-            world.api.advance(1200)
-    poll()
+    transactions = f"/accounts/{account['id']}/transactions?pageSize=1000"
+    poll(world, user_api, transactions, times=6, every=1200)
     assert polled(world) == []
     assert as_child.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/child",
                                             "events": ["TransactionsImported"]}).status_code == 201
-    poll()
+    poll(world, user_api, transactions, times=6, every=1200)
     [found] = polled(world)
     assert found["count"] == 6
 
