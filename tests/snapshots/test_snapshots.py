@@ -283,3 +283,23 @@ def test_a_version_1_snapshot_loads_without_its_transaction_rows(world, busy, el
     user_there = elsewhere.as_(loaded["tokens"][token_id(world, busy["user"])])
     account_id = busy["account"]["id"]
     assert pages(user_there, account_id) == pages(busy["user_api"], account_id)
+
+
+def test_on_a_shared_sandbox_the_worlds_root_token_replaces_it_and_only_a_new_world_needs_the_admin_key(config):
+    """The admin key guards what is server-wide (a new world); putting a world back is its own root partner's."""
+    app = create_app({**config, "ADMIN_KEY": "the-operators-key-0123456789"})
+    try:
+        api = Api(app.test_client())
+        admin = {"X-Sandbox-Admin-Key": "the-operators-key-0123456789"}
+        made = api.post("/_sandbox/partners", json={"name": "Acme"}, headers=admin).json
+        mine, theirs = api.as_(made["accessToken"]), api.as_(
+            api.post("/_sandbox/partners", json={"name": "Globex"}, headers=admin).json["accessToken"])
+        document = mine.get("/_sandbox/snapshot").json
+        mine.post("/users", json={"name": "Made after the snapshot"})
+        assert_problem(mine.post("/_sandbox/snapshots", json=document), 401)           # a new world: the key
+        assert_problem(theirs.post("/_sandbox/snapshots?replace=true", json=document), 403)
+        replaced = mine.post("/_sandbox/snapshots?replace=true", json=document)
+        assert replaced.status_code == 201, replaced.json
+        assert mine.get("/users").json["users"] == []
+    finally:
+        app.extensions["ptas"].close()

@@ -50,7 +50,12 @@ class Operation:
     callbacks: Schema | None = None   # OpenAPI `callbacks`: requests the service makes because of this operation
     consumes: str = "application/json"   # anything else: the handler gets the raw bytes as call.body
     atomic: bool = True          # False: the handler runs outside a store transaction (it waits on other threads)
-    admin: bool = False          # server-wide: needs the admin key when one is set (unless the server is --open)
+    # Server-wide: needs the admin key when one is set (unless the server is --open). A callable of the request
+    # says when it does: a snapshot that replaces a world is the world's own root partner's to load.
+    admin: bool | Callable[[Any], bool] = False
+
+    def needs_admin(self, request: Any) -> bool:
+        return self.admin(request) if callable(self.admin) else self.admin
 
     def scopes_for(self, kind: str) -> tuple[str, ...]:
         return self.scopes.get(kind, ()) if isinstance(self.scopes, dict) else self.scopes

@@ -38,7 +38,7 @@ def handle(op, params):
     ctx: Ctx | None = None
     principal: Principal | str | None = None
     injection = None
-    if op.admin:
+    if op.needs_admin(request):
         require_admin(sandbox, request.headers)
     if op.tokens != NO_AUTH:
         claims, ctx = bearer_world(sandbox, request.headers)
@@ -186,7 +186,8 @@ def require_admin(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> N
         return
     if not admin_key_given(sandbox, headers):
         raise Unauthorized("This sandbox is shared: creating worlds and loading scenarios need its admin key "
-                           "in the X-Sandbox-Admin-Key header (ask the operator).",
+                           "in the X-Sandbox-Admin-Key header (ask the operator; `ptas` reads it from "
+                           "PTAS_ADMIN_KEY, the pytest plugin from --ptas-admin-key).",
                            headers={"WWW-Authenticate": 'ApiKey header="X-Sandbox-Admin-Key"'})
 
 

@@ -50,7 +50,12 @@ def sign(ctx, row):
                             expires_at=row["expires_at"])
 
 
-@operation("SandboxLoadSnapshot", "POST", "/_sandbox/snapshots", tokens=NO_AUTH, control=True, admin=True,
+def new_world(request):
+    """A plain load makes a world (the admin key's, on a shared sandbox); a replace is checked by `replaceable`."""
+    return request.args.get("replace", "").lower() not in ("true", "1")
+
+
+@operation("SandboxLoadSnapshot", "POST", "/_sandbox/snapshots", tokens=NO_AUTH, control=True, admin=new_world,
            query={"replace": {"type": "boolean", "description": "put the snapshot in place of the world that "
                               "holds its root partner (the one it was saved from, or loaded into before), with the "
                               "same ids; needs a root partner token of that world (Authorization) or the admin key"}},
