@@ -80,6 +80,9 @@ def event_of(capture):
 
 def listen(sandbox, args):
     kinds = [event_kind(k) for k in args.events.split(",")] if args.events else list(EVENTS)
+    if args.interval <= 0:
+        raise Failed(f"--interval {args.interval:g}: give a number of seconds above 0", 2)
+    sandbox.need_partner_token()
     partner = sandbox.call("GET", "/partners/self")
     secret, kept_in = world_secret(f"{sandbox.url} {partner['id']}")
     bins = f"{sandbox.url}/_sandbox/echo/listen-"
@@ -127,5 +130,5 @@ def add(commands):
     p.add_argument("--events", help=f"comma-separated event kinds (default all: {','.join(EVENTS)})")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
     p.add_argument("--max-events", type=int, help="stop after forwarding this many")
-    add_target(p)
+    add_target(p, partner=True)
     p.set_defaults(func=run("listen", listen))

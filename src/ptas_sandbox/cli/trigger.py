@@ -18,6 +18,7 @@ def event_kind(text):
 
 def trigger(sandbox, args):
     kind = event_kind(args.event)
+    sandbox.need_partner_token()
     event = sandbox.call("POST", f"/testevents/{kind.lower()}", expect=(200, 202), json={})
     print(f"{kind} test event {event.get('id')} recorded")
     if args.flush:
@@ -34,5 +35,5 @@ def add(commands):
     t = commands.add_parser("trigger", help="fire a test event and deliver it to the world's webhooks now")
     t.add_argument("event", help=f"an event kind: {', '.join(EVENTS)}")
     t.add_argument("--no-flush", dest="flush", action="store_false", help="record it, deliver it later")
-    add_target(t)
+    add_target(t, partner=True)
     t.set_defaults(func=run("trigger", trigger))
