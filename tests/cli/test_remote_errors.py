@@ -106,3 +106,15 @@ def web_site():
 def test_a_server_answering_200_without_json_is_one_line(capsys, web_site):
     status, _, err = ptas(capsys, "clock", "--url", web_site, "--token", "t")
     assert status == 2 and err.count("\n") == 1 and "did not answer JSON" in err and web_site in err
+
+
+@pytest.mark.parametrize("argv", [["snapshot", "save", "{missing}/x.json"], ["report", "-o", "{missing}/x"],
+                                  ["report", "--junit", "{missing}/x.xml"],
+                                  ["requests", "-f", "--interval", "-1"], ["requests", "-f", "--interval", "0"],
+                                  ["listen", "--forward-to", "http://127.0.0.1:9/", "--interval", "0"]])
+def test_a_path_or_interval_it_cannot_use_is_one_line_and_exit_2(capsys, live, world, tmp_path, argv):
+    argv = [a.format(missing=tmp_path / "no" / "such") for a in argv]
+    token = world["accessToken"]
+    status, out, err = ptas(capsys, *argv, "--url", live, "--token", token)
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err and token not in err + out, err
+    assert ("cannot write" in err and "no/such" in err) or "--interval" in err

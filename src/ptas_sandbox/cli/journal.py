@@ -2,7 +2,7 @@
 
 import time
 
-from ._client import add_target, run
+from ._client import Failed, add_target, run
 
 
 def line(entry):
@@ -19,6 +19,8 @@ def line(entry):
 
 
 def show(sandbox, args):
+    if args.follow and args.interval <= 0:      # refused before the first page, not after it (sleep(-1))
+        raise Failed(f"--interval {args.interval:g}: give a number of seconds above 0", 2)
     filters = {k: v for k, v in {"operationId": args.operation, "status": args.status,
                                  "tokenId": args.token_id,
                                  "marked": "injected" if args.injected else args.marked}.items() if v}

@@ -47,5 +47,8 @@ def report(sandbox, args):
 
 
 def write(path, text):
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as error:
+        raise Failed(f"cannot write {path}: {error.strerror or error}", 2) from None

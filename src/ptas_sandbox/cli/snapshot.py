@@ -26,8 +26,11 @@ def add(commands):
 
 def save_snapshot(sandbox, args):
     document = sandbox.call("GET", "/_sandbox/snapshot")
-    with open(args.file, "w", encoding="utf-8") as out:
-        json.dump(document, out, separators=(",", ":"))
+    try:
+        with open(args.file, "w", encoding="utf-8") as out:
+            json.dump(document, out, separators=(",", ":"))
+    except OSError as error:
+        raise Failed(f"cannot write {args.file}: {error.strerror or error}", 2) from None
     tables = document["tables"]
     sizes = ", ".join(f"{name} {len(rows) if isinstance(rows, list) else rows['rows']}" for name, rows in
                       sorted(tables.items()))
