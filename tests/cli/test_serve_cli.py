@@ -14,7 +14,7 @@ import requests
 from ptas_sandbox.cli import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-ENVIRONMENT = ("PTAS_ADMIN_KEY", "PTAS_URL", "PTAS_TOKEN")
+ENVIRONMENT = ("PTAS_ADMIN_KEY", "PTAS_URL", "PTAS_WORLD_KEY", "PTAS_TOKEN")
 
 
 def start(tmp_path, *options):
@@ -143,3 +143,41 @@ def test_world_idle_hours_reach_the_app_and_are_never_negative(capsys):
         with pytest.raises(SystemExit):
             serve_args("--world-idle-hours", wrong)
         assert "a number of hours, 0 or more" in capsys.readouterr().err
+
+
+def test_ports_counts_and_seconds_out_of_range_are_refused(capsys):
+    import pytest
+
+    assert serve_args("--port", "65535").port == 65535 and serve_args("--port", "0").port == 0
+    assert serve_args("--connections-per-address", "0").connections_per_address == 0     # documented: no cap
+    assert serve_args("--flush-wait", "0").flush_wait == 0                              # answers at once
+    for option, wrong, words in [("--port", "99999", "0 (any free port) to 65535"), ("--port", "-1", "65535"),
+                                 ("--workers", "0", "1 or more"), ("--connections-per-address", "-1", "0 or more"),
+                                 ("--webhook-timeout", "-1", "above 0"), ("--webhook-timeout", "0", "above 0"),
+                                 ("--flush-wait", "-1", "0 or more"), ("--flush-wait", "nan", "0 or more")]:
+        with pytest.raises(SystemExit) as done:
+            serve_args(option, wrong)
+        assert done.value.code == 2 and words in capsys.readouterr().err, (option, wrong)
+
+
+def test_a_host_it_cannot_bind_or_resolve_is_one_line(tmp_path):
+    for host in ("999.1.1.1", "nosuch.invalid"):
+        assert_one_line(run_serve(tmp_path, "--port", "0", "--state", ":memory:", "--host", host), host)
+
+
+def banner(tmp_path, env, *options):
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", "0", "--state",
+                                ":memory:", *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, cwd=tmp_path, env={**env, "PYTHONUNBUFFERED": "1"})
+    lines = process.stdout.readline() + process.stdout.readline()
+    return lines + stop(process)
+
+
+def test_the_banners_curl_works_whether_the_admin_key_came_from_the_flag_or_the_variable(tmp_path):
+    key = "flag-secret-key-4711"
+    env = {k: v for k, v in os.environ.items() if k != "PTAS_ADMIN_KEY"}
+    from_flag = banner(tmp_path, env, "--admin-key", key)
+    assert "export PTAS_ADMIN_KEY=" in from_flag and '"X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' in from_flag
+    from_variable = banner(tmp_path, {**env, "PTAS_ADMIN_KEY": key})
+    assert "export" not in from_variable and '"X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' in from_variable
+    assert key not in from_flag + from_variable

@@ -9,6 +9,7 @@ import errno
 import os
 import secrets
 import signal
+import socket
 import sys
 
 from ._client import spelling
@@ -17,7 +18,8 @@ ENVIRONMENT = """environment:
   PTAS_ADMIN_KEY   the server's admin key: creating worlds and loading scenarios (unless --open), the
                    server-wide inspector view and resetting every world need it
   PTAS_URL         where the remote commands (clock, reset, trigger, requests, listen, inspect) find the sandbox
-  PTAS_TOKEN       the partner token they act with (a world's token)
+  PTAS_WORLD_KEY   the world key they act with (the worldKey of POST /_sandbox/partners); before PTAS_TOKEN
+  PTAS_TOKEN       a root partner token of the world (what trigger and listen act with)
 """
 
 
@@ -31,13 +33,13 @@ def add(commands):
     s = commands.add_parser("serve", help="run the simulator", epilog=ENVIRONMENT,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--host", default="127.0.0.1", help="the interface to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=8080, help="the port (default 8080; 0: any free port)")
+    s.add_argument("--port", type=port, default=8080, help="the port (default 8080; 0: any free port)")
     s.add_argument("--state", default=os.path.join(".ptas", "sandbox.db"),
                    help="a file keeps the sandbox across restarts; :memory: throws it away")
     s.add_argument("--store", default=os.environ.get("PTAS_STORE"), metavar="LOCATION",
                    help="where the state lives: a SQLite file, :memory:, or postgresql://... (a team sandbox: "
                         "every worker on every machine shares it); overrides --state (default: PTAS_STORE)")
-    s.add_argument("--workers", type=int, default=1, metavar="N",
+    s.add_argument("--workers", type=count(1), default=1, metavar="N",
                    help="N worker processes under gunicorn (default 1: one waitress process); a SQLite file "
                         "serves one machine, PostgreSQL any number")
     s.add_argument("--scenario", help="load a named scenario into a new world (see `ptas scenarios`)")
@@ -62,7 +64,7 @@ def add(commands):
     s.add_argument("--retention-days", type=float,
                    help="outbox events, delivery attempts and echo captures older than this on their world's "
                         "clock are pruned (RETENTION_SECONDS; a week)")
-    s.add_argument("--connections-per-address", type=int, metavar="N",
+    s.add_argument("--connections-per-address", type=count(0), metavar="N",
                    help="open connections one client address may hold (across --workers); the next gets a 503 "
                         "(default 64; 0: no cap, as behind a reverse proxy, where every connection comes from the "
                         "proxy)")
@@ -71,10 +73,10 @@ def add(commands):
                    help="the global limit per world (default 100/60, spec §8)")
     s.add_argument("--operation-limit", type=operation_rate, action="append", metavar="OP=N/SECONDS",
                    help="an extra limit on one operation, e.g. CreateUser=10/60 (repeatable)")
-    s.add_argument("--webhook-timeout", type=float, metavar="SECONDS",
+    s.add_argument("--webhook-timeout", type=seconds(above_zero=True), metavar="SECONDS",
                    help="whole-attempt deadline of a webhook delivery: connect, send and answer "
                         "(WEBHOOK_TIMEOUT_SECONDS)")
-    s.add_argument("--flush-wait", type=float, metavar="SECONDS",
+    s.add_argument("--flush-wait", type=seconds(above_zero=False), metavar="SECONDS",
                    help="longest a POST /_sandbox/webhooks/flush waits for its attempts before answering with what "
                         "is still in flight (default: 3 x --webhook-timeout)")
     s.add_argument("--flush-waiters-per-world", type=int, metavar="N",
@@ -122,6 +124,11 @@ def check(args):
     from ._workers import lock_state
 
     state = args.store or args.state
+    try:
+        socket.getaddrinfo(args.host, None)
+    except (OSError, UnicodeError):
+        fail(f"--host {args.host!r} is no address of this machine nor a name that resolves; e.g. 127.0.0.1 or "
+             "0.0.0.0")
     if args.workers > 1 and state == ":memory:":
         fail("--workers needs a store they can share (a SQLite file or postgresql://...)")
     if state != ":memory:" and not is_postgres(state):
@@ -230,6 +237,9 @@ def start(args, state, config):
     per_address = CONNECTIONS_PER_ADDRESS if args.connections_per_address is None else args.connections_per_address
     try:
         server = create_server(wsgi, host=args.host, port=args.port, threads=8, connections_per_address=per_address)
+    except ValueError:      # waitress: a host that resolves but is no address to bind
+        sandbox.close()
+        fail(f"cannot listen on {args.host}:{args.port}: not an address to bind; e.g. 127.0.0.1 or 0.0.0.0")
     except OSError as error:
         sandbox.close()
         if error.errno == errno.EADDRINUSE:
@@ -239,9 +249,12 @@ def start(args, state, config):
     seed = config["SEED"]
     seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
     key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
+    # A key from --admin-key: the line must neither print it nor lean on a variable this shell may not have.
+    first = "export PTAS_ADMIN_KEY=<the key given to --admin-key>; " \
+        if key and os.environ.get("PTAS_ADMIN_KEY") != args.admin_key else ""
     ptas = spelling()       # the README's spelling after `make serve`: .venv/bin/ptas
     print(f"ptas-sandbox simulator on {base} (state: {shown}; {seeded})\n"
-          f"  create a world:  curl -X POST{key} {base}/_sandbox/partners\n"
+          f"  create a world:  {first}curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
           f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
     if result:      # after the address, so the first line always names the port
@@ -266,6 +279,45 @@ def hours(text):
     if value is None or not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: write a number of hours, 0 or more, e.g. 24")
     return value
+
+
+def port(text):
+    """A TCP port, 0 (any free one) to 65535: the socket layer would take 99999 as 34463 without a word."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: write a port from 0 (any free port) to 65535")
+    return value
+
+
+def count(least):
+    """An integer of at least `least`: --workers 0 would quietly serve as 1, a negative cap would refuse all."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"{text!r}: write a whole number, {least} or more")
+        return value
+    return parse
+
+
+def seconds(above_zero):
+    """A number of seconds: a deadline of 0 or less would fail every webhook attempt at once; a flush may wait 0
+    (it answers at once with what is in flight), never less."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not (0 < value if above_zero else 0 <= value) or value == float("inf"):
+            floor = "above 0" if above_zero else "0 or more"
+            raise argparse.ArgumentTypeError(f"{text!r}: write a number of seconds, {floor}, e.g. 10")
+        return value
+    return parse
 
 
 def rate(text):
