@@ -24,6 +24,11 @@ AMBIGUOUS = [
     b"0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
     b"POST /partner/v2/users HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n Transfer-Encoding: chunked\r\n"
     b"Content-Length: 0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+    # chunked applied twice (RFC 9112 6.1): a server on the path may decode it once, or twice
+    b"POST /partner/v2/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"
+    b"3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"POST /partner/v2/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"
+    b"\r\n3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
 ]
 
 
@@ -188,3 +193,30 @@ def test_the_connections_of_a_worker_that_died_stop_counting_when_the_next_start
         assert launch.held("10.0.0.1") == 1 and launch.held("10.0.0.2") == 0
     finally:
         launch.remove()
+
+
+def test_clients_that_pipeline_requests_and_read_no_answer_hold_no_thread(monkeypatch):
+    """Every thread wrote to a client that reads nothing, waiting for its full output buffer to drain: the server
+    answered no one until those clients went. A stalled channel is closed after SEND_STALL."""
+    from ptas_sandbox.simulator import create_app, serving
+    from tests.support.served import Served
+
+    monkeypatch.setattr(serving, "SEND_STALL", 0.5)
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
+    served = Served(app, threads=2, cleanup_interval=1, outbuf_high_watermark=256 * 1024)
+    silent = []
+    try:
+        for _ in range(2):          # as many as the server has threads
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", int(served.port)))
+            sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 40)     # ~10 MB of answers, unread
+            silent.append(sock)
+        bystander = requests.get(f"http://127.0.0.1:{served.port}/_sandbox/health", timeout=60)
+        assert bystander.status_code == 200
+    finally:
+        for sock in silent:
+            sock.close()
+        served.stop()
+        app.extensions["ptas"].close()
+

@@ -19,13 +19,15 @@ or turn it off (0) there, and let the proxy limit its clients.
 
 Framing: a request whose framing two servers could read two ways is refused with 400 and its connection
 closed, and nothing after it on that connection is read (a request smuggled behind it would be served): both
-Content-Length and Transfer-Encoding, Transfer-Encoding on HTTP/1.0, and folded header lines. A chunked body
-over the limit is a 413 as it arrives, never cut and processed.
+Content-Length and Transfer-Encoding, Transfer-Encoding on HTTP/1.0 or given twice (chunked applied twice),
+and folded header lines. A chunked body over the limit is a 413 as it arrives, never cut and processed.
 
 Slow clients: the loop holds up to CONNECTION_LIMIT connections (at waitress's own limit it stops accepting
 anyone, so trickling clients would shut everyone out) and polls them with poll(2), not select(2), which fails
 past 1,024 descriptors. A request must arrive whole within REQUEST_DEADLINE seconds of its first byte, or its
-connection is closed: trickling cannot keep a socket for ever.
+connection is closed: trickling cannot keep a socket for ever. A client that pipelines requests and reads no
+answer loses its connection once its answers fill the output buffer and none of it has gone for SEND_STALL
+seconds, which frees the thread waiting to write to it.
 """
 
 import ctypes
@@ -46,7 +48,8 @@ from waitress.task import ErrorTask
 from .problems import TYPE_ROOT
 
 SLUGS = {400: "bad-request", 403: "forbidden", 413: "payload-too-large", 414: "uri-too-long",
-         417: "expectation-failed", 431: "header-fields-too-large", 500: "internal-error", 501: "not-implemented"}
+         417: "expectation-failed", 431: "header-fields-too-large", 500: "internal-error", 501: "not-implemented",
+         503: "service-unavailable"}
 
 
 def problem_of(error):
@@ -80,6 +83,7 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 
 CONNECTION_LIMIT = 2000            # open connections of one server process
 REQUEST_DEADLINE = 30               # seconds from a request's first byte to its last
 IDLE_SECONDS = 60                   # a kept-alive connection with no request in flight
+SEND_STALL = 30                     # seconds an answer may wait on a client that reads none of it
 
 
 class FramingParser(HTTPRequestParser):
@@ -91,7 +95,11 @@ class FramingParser(HTTPRequestParser):
         for line in lines[1:]:
             if line[:1] in (b" ", b"\t"):
                 raise ParsingError("folded header lines (obs-fold) are not accepted")
-            names.add(line.partition(b":")[0].strip().lower())
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"transfer-encoding" and (name in names or value.lower().count(b"chunked") > 1):
+                raise ParsingError("chunked may be applied once, in one Transfer-Encoding header (RFC 9112 6.1)")
+            names.add(name)
         if b"transfer-encoding" in names and b"content-length" in names:
             raise ParsingError("a request may not have both Content-Length and Transfer-Encoding")
         if b"transfer-encoding" in names and lines[0].rstrip().endswith(b"HTTP/1.0"):
@@ -155,6 +163,13 @@ class ProblemChannel(HTTPChannel):
     def overdue(self, now):
         """A request has been arriving for longer than REQUEST_DEADLINE."""
         return self.request_since is not None and now - self.request_since > REQUEST_DEADLINE
+
+    def stalled(self, now):
+        """Its answers fill the output buffer and none of it has gone for SEND_STALL seconds (`now`: the wall
+        clock waitress keeps `last_activity` on): a client pipelining requests and reading no answer. A task
+        waiting to write to it holds one of the server's threads, and waitress's idle clean-up passes over a
+        channel with requests, so a few such clients would hold every thread for ever."""
+        return self.total_outbufs_len > self.adj.outbuf_high_watermark and now - self.last_activity > SEND_STALL
 
     def del_channel(self, map=None):
         if getattr(self, "counted", False):
@@ -271,8 +286,12 @@ def deadline_keeper(listener):
         idle(now)
         moment = time.monotonic()
         for channel in list(listener.active_channels.values()):
-            if isinstance(channel, ProblemChannel) and channel.overdue(moment):
+            if not isinstance(channel, ProblemChannel):
+                continue
+            if channel.overdue(moment):
                 channel.will_close = True
+            elif channel.stalled(now):
+                channel.handle_close()      # wakes the task waiting to write: its thread is free again
     return maintenance
 
 
