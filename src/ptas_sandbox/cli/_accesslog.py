@@ -7,6 +7,12 @@ from ptas_sandbox.simulator.timestamps import render
 from ptas_sandbox.simulator.tools.journal.models import redact_query
 
 
+def shown(path):
+    """The path with control characters and spaces percent-encoded again: waitress decodes `%0a`, and a client
+    could otherwise write a line of its own (a forged request) into the log."""
+    return "".join(f"%{ord(c):02X}" if c.isspace() or not c.isprintable() else c for c in path)
+
+
 class AccessLog:
     """WSGI middleware: `TIME CLIENT METHOD PATH STATUS DURATION` once the response is sent."""
 
@@ -28,7 +34,7 @@ class AccessLog:
             if hasattr(body, "close"):
                 body.close()
             query = redact_query(environ.get("QUERY_STRING", ""))
-            path = environ.get("PATH_INFO", "") + (f"?{query}" if query else "")
+            path = shown(environ.get("PATH_INFO", "") + (f"?{query}" if query else ""))
             print(f"{render(self.clock())[:23]}Z {environ.get('REMOTE_ADDR', '-')} {environ.get('REQUEST_METHOD')} "
                   f"{path} {seen.get('status', '-')} {(time.perf_counter() - started) * 1000:.1f}ms",
                   file=self.stream, flush=True)
