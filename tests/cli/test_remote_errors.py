@@ -118,3 +118,14 @@ def test_a_path_or_interval_it_cannot_use_is_one_line_and_exit_2(capsys, live, w
     status, out, err = ptas(capsys, *argv, "--url", live, "--token", token)
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err and token not in err + out, err
     assert ("cannot write" in err and "no/such" in err) or "--interval" in err
+
+
+def test_faults_list_shows_the_recent_injections_its_help_promises(capsys, live, world):
+    target = ["--url", live, "--token", world["worldKey"]]
+    assert ptas(capsys, "faults", "add", "--effect", "status", "--status", "503", "--operation", "GetUsers",
+                *target)[0] == 0
+    requests.get(f"{live}/partner/v2/users", headers={"Authorization": f"Bearer {world['accessToken']}"},
+                 timeout=10)
+    status, out, _ = ptas(capsys, "faults", "list", *target)
+    assert status == 0 and "recent injections:" in out
+    assert re.search(r"^  \S+  \S+  \w+  GET /partner/v2/users$", out, re.M), out

@@ -89,6 +89,12 @@ def list_faults(sandbox, args):
         print(f"{fault['id']}  {describe(fault)}")
     if not listed["faults"]:
         print("no faults")
+    # The server answers the newest injections with the faults (a deleted fault's too): what --help promises.
+    if listed.get("injections"):
+        print("recent injections:")
+    for shot in listed.get("injections") or []:
+        target = f"{shot['method']} {shot['path']}" if shot.get("path") else f"delivery {shot.get('deliveryId', '?')}"
+        print(f"  {shot['at'][:23]}  {shot['faultId']}  {shot['effect']}  {target}")
 
 
 def delete_faults(sandbox, args):
