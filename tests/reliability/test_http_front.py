@@ -29,6 +29,9 @@ AMBIGUOUS = [
     b"3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
     b"POST /partner/v2/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"
     b"\r\n3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+    # which host is meant (RFC 9112 3.2): two Host headers, or none on HTTP/1.1
+    b"GET /_sandbox/health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET /_sandbox/health HTTP/1.1\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
 ]
 
 

@@ -20,7 +20,8 @@ or turn it off (0) there, and let the proxy limit its clients.
 Framing: a request whose framing two servers could read two ways is refused with 400 and its connection
 closed, and nothing after it on that connection is read (a request smuggled behind it would be served): both
 Content-Length and Transfer-Encoding, Transfer-Encoding on HTTP/1.0 or given twice (chunked applied twice),
-and folded header lines. A chunked body over the limit is a 413 as it arrives, never cut and processed.
+two Host headers or none on HTTP/1.1, and folded header lines. A chunked body over the limit is a 413 as it
+arrives, never cut and processed.
 
 Slow clients: the loop holds up to CONNECTION_LIMIT connections (at waitress's own limit it stops accepting
 anyone, so trickling clients would shut everyone out) and polls them with poll(2), not select(2), which fails
@@ -99,7 +100,11 @@ class FramingParser(HTTPRequestParser):
             name = name.strip().lower()
             if name == b"transfer-encoding" and (name in names or value.lower().count(b"chunked") > 1):
                 raise ParsingError("chunked may be applied once, in one Transfer-Encoding header (RFC 9112 6.1)")
+            if name == b"host" and name in names:
+                raise ParsingError("a request has one Host header (RFC 9112 3.2)")
             names.add(name)
+        if b"host" not in names and lines[0].rstrip().endswith(b"HTTP/1.1"):
+            raise ParsingError("an HTTP/1.1 request needs a Host header (RFC 9112 3.2)")
         if b"transfer-encoding" in names and b"content-length" in names:
             raise ParsingError("a request may not have both Content-Length and Transfer-Encoding")
         if b"transfer-encoding" in names and lines[0].rstrip().endswith(b"HTTP/1.0"):
