@@ -1,7 +1,7 @@
 """Faithful deployments that speak another dialect on the wire: how they write JSON, dress HTTP answers, show ids,
-lay out lists and read the createdAt search. None of it is fixed by the spec, and none of it may fail a @contract
-scenario. Unlike variants.py they change no route, status or name, so a profile has nothing to learn from them
-(tests/profiles); test_variants.py runs the suites against all of them at once.
+lay out lists and their pages, and read the createdAt search. None of it is fixed by the spec, and none of it may
+fail a @contract scenario. Unlike variants.py they change no route, status or name, so a profile has nothing to
+learn from them (tests/profiles); test_variants.py runs the suites against all of them at once.
 """
 
 import hashlib
@@ -150,6 +150,36 @@ class CreatedAtDay(Variant):
         return status, headers, json.dumps(body).encode()
 
 
+class FirstPageLooksBack(Variant):
+    """The first page of transactions carries a previousPageReference too: it names an empty page before it,
+    whose next page is the first again. Spec §4.3 says the answer carries both references, not that the first
+    page's previous one is null."""
+
+    name = "a previous page reference on the first page"
+    BEFORE, FIRST = "before-the-first-page", "the-first-page"
+
+    def request(self, operation, environ, body):
+        if operation != "GetTransactions":
+            return body
+        query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        reference = dict(query).get("pageReference")
+        if reference == self.BEFORE:
+            page = {"transactions": [], "previousPageReference": None, "nextPageReference": self.FIRST}
+            return "200 OK", [("Content-Type", "application/json")], json.dumps(page).encode()
+        if reference == self.FIRST:
+            environ["QUERY_STRING"] = urlencode([(k, v) for k, v in query if k != "pageReference"])
+        return body
+
+    def response(self, operation, environ, status, headers, data):
+        body = json_of(data)
+        first = "pageReference" not in dict(parse_qsl(environ.get("QUERY_STRING", "")))
+        if operation == "GetTransactions" and first and status.startswith("200") and isinstance(body, dict) \
+                and body.get("previousPageReference") is None:
+            body["previousPageReference"] = self.BEFORE
+            return status, headers, json.dumps(body).encode()
+        return status, headers, data
+
+
 class HttpDressing(Variant):
     """What an API gateway adds: `; charset=utf-8` on JSON media types, caching and tracing headers, a weak
     ETag on reads, an RFC 6750 challenge with realm and error on a 401, and ProblemDetails extension members.
@@ -209,4 +239,5 @@ class OtherJsonWriter(Variant):
 
 
 # Innermost first: UpperCaseGuids wraps the simulator itself; the JSON writer rewrites every byte last.
-DIALECTS = (UpperCaseGuids, ListLinks, DatedBookingTexts, CreatedAtDay, HttpDressing, OtherJsonWriter)
+DIALECTS = (UpperCaseGuids, ListLinks, DatedBookingTexts, CreatedAtDay, FirstPageLooksBack, HttpDressing,
+            OtherJsonWriter)
