@@ -91,16 +91,17 @@ def listen(sandbox, args):
         if stale.get("name") == NAME and stale.get("callbackUrl", "").startswith(bins):
             sandbox.call("DELETE", f"/webhooks/{stale['id']}", expect=(200, 204))
     bin_ = f"listen-{secrets.token_hex(6)}"
+    # SIGTERM (a process manager, `kill`) stops as Ctrl-C does: through `finally`, which removes the webhook. Set
+    # before the webhook exists and "Ready" is said, so a manager stopping the command at once leaves nothing.
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     hook = sandbox.call("POST", "/webhooks", expect=(201,), json={
         "name": NAME, "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds, "secret": secret})
-    print(f"Ready: forwarding {', '.join(kinds)} of this world to {args.forward_to}\n"
-          f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
-          "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier accepts "
-          "it after the world clock moved.", flush=True)
-    # SIGTERM (a process manager, `kill`) stops as Ctrl-C does: through `finally`, which removes the webhook.
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     seen, forwarded = 0, 0
     try:
+        print(f"Ready: forwarding {', '.join(kinds)} of this world to {args.forward_to}\n"
+              f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
+              "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier accepts "
+              "it after the world clock moved.", flush=True)
         while args.max_events is None or forwarded < args.max_events:
             sandbox.call("POST", "/_sandbox/webhooks/flush")
             captures = sandbox.call("GET", f"/_sandbox/echo/{bin_}")["captures"]
