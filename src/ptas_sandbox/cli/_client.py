@@ -8,9 +8,10 @@ import shutil
 import sys
 from urllib.parse import urlsplit
 
+from ptas_sandbox.testing.partner_kit import HARNESS_HEADER  # the report leaves a call with the world key out
+
 DEFAULT_URL = "http://127.0.0.1:8080"
 PREFIX = "/partner/v2"
-HARNESS_HEADER = "X-Sandbox-World-Key"     # marks a call as the harness's: the integration report leaves it out
 
 
 def spelling():
@@ -136,6 +137,15 @@ class SandboxClient:
         except ValueError:
             raise Failed(f"the server at {self.url} did not answer JSON; is it a ptas-sandbox? (see --url)", 2) \
                 from None
+
+
+def write_text(path, text):
+    """Write a file the user named; a path that cannot be written is one line and exit 2, not a traceback."""
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as error:
+        raise Failed(f"cannot write {path}: {error.strerror or error}", 2) from None
 
 
 def problem_text(response):

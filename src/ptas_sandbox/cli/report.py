@@ -4,7 +4,7 @@ failing integration from a broken job (docs/chaos.md). Whenever a report exists,
 
 import json
 
-from ._client import Failed, add_target, run
+from ._client import Failed, add_target, run, write_text
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -31,13 +31,13 @@ def report(sandbox, args):
     from ptas_sandbox.simulator.tools.integration import render
     fail_on = "error" if args.fail_on == "never" else args.fail_on
     if args.junit:
-        write(args.junit, render.junit(body, fail_on))
+        write_text(args.junit, render.junit(body, fail_on))
     if args.format == "json":
         text = json.dumps(body, indent=2) + "\n"
     else:
         text = render.text(body) if args.format == "text" else render.junit(body, fail_on)
     if args.output:
-        write(args.output, text)
+        write_text(args.output, text)
     else:
         print(text, end="")
     if args.fail_on == "never":
@@ -45,10 +45,3 @@ def report(sandbox, args):
     floor = SEVERITIES.index(args.fail_on)
     return 1 if any(SEVERITIES.index(f["severity"]) >= floor for f in body["findings"]) else 0
 
-
-def write(path, text):
-    try:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(text)
-    except OSError as error:
-        raise Failed(f"cannot write {path}: {error.strerror or error}", 2) from None

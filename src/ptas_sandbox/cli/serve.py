@@ -270,54 +270,35 @@ def start(args, state, config):
         sandbox.close()
 
 
-def hours(text):
-    """A number of hours, 0 or more (a negative one would count a world called a minute ago as unused)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: write a number of hours, 0 or more, e.g. 24")
-    return value
+def number(convert, fits, wanted):
+    """An argparse type: the text as `convert` reads it when it `fits`, else "TEXT: `wanted`" (argparse exits 2)."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not fits(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: {wanted}")
+        return value
+    return parse
 
 
-def port(text):
-    """A TCP port, 0 (any free one) to 65535: the socket layer would take 99999 as 34463 without a word."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r}: write a port from 0 (any free port) to 65535")
-    return value
+# A negative idle time would count a world called a minute ago as unused.
+hours = number(float, lambda v: 0 <= v < float("inf"), "write a number of hours, 0 or more, e.g. 24")
+# The socket layer would take 99999 as port 34463 without a word.
+port = number(int, lambda v: 0 <= v <= 65535, "write a port from 0 (any free port) to 65535")
 
 
 def count(least):
     """An integer of at least `least`: --workers 0 would quietly serve as 1, a negative cap would refuse all."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < least:
-            raise argparse.ArgumentTypeError(f"{text!r}: write a whole number, {least} or more")
-        return value
-    return parse
+    return number(int, lambda v: v >= least, f"write a whole number, {least} or more")
 
 
 def seconds(above_zero):
     """A number of seconds: a deadline of 0 or less would fail every webhook attempt at once; a flush may wait 0
     (it answers at once with what is in flight), never less."""
-    def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            value = None
-        if value is None or not (0 < value if above_zero else 0 <= value) or value == float("inf"):
-            floor = "above 0" if above_zero else "0 or more"
-            raise argparse.ArgumentTypeError(f"{text!r}: write a number of seconds, {floor}, e.g. 10")
-        return value
-    return parse
+    return number(float, lambda v: (0 < v if above_zero else 0 <= v) and v != float("inf"),
+                  f"write a number of seconds, {'above 0' if above_zero else '0 or more'}, e.g. 10")
 
 
 def rate(text):

@@ -4,7 +4,7 @@ document as a new world of any sandbox, or in place of the world it came from (d
 import json
 import os
 
-from ._client import Failed, add_target, run
+from ._client import Failed, add_target, run, write_text
 
 
 def add(commands):
@@ -26,11 +26,7 @@ def add(commands):
 
 def save_snapshot(sandbox, args):
     document = sandbox.call("GET", "/_sandbox/snapshot")
-    try:
-        with open(args.file, "w", encoding="utf-8") as out:
-            json.dump(document, out, separators=(",", ":"))
-    except OSError as error:
-        raise Failed(f"cannot write {args.file}: {error.strerror or error}", 2) from None
+    write_text(args.file, json.dumps(document, separators=(",", ":")))
     tables = document["tables"]
     sizes = ", ".join(f"{name} {len(rows) if isinstance(rows, list) else rows['rows']}" for name, rows in
                       sorted(tables.items()))
