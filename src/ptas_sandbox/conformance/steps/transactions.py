@@ -41,17 +41,21 @@ def read_transactions_without(scene, actor, label, kind):
 
 
 @when(phrase('I page through every transaction of the account "{label}"'), target_fixture="paged")
-def page_through(scene, label, flags=None):
-    seen, reference, pages = [], None, 0
+def page_through(scene, label):
+    return [row for page in pages_of(scene, label) for row in transactions(page)]
+
+
+def pages_of(scene, label, flags=None):
+    """Every page of the account's transactions, following nextPageReference (`flags` sent on each page)."""
+    replies, reference = [], None
     while True:
         query = {**(flags or {}), **({"pageReference": reference} if reference else {})}
         reply = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query=query or None)
-        seen += transactions(reply)
-        pages += 1
+        transactions(reply)
+        replies.append(reply)
         reference = reply.body.get("nextPageReference")
-        if not reference or pages > 200:
-            break
-    return seen
+        if not reference or len(replies) > 200:
+            return replies
 
 
 @then("every transaction was seen once")
@@ -275,20 +279,20 @@ def without_marked(scene, label, kind, found):
 
 
 @when(phrase('I page through every transaction of the account "{label}" without {kind} fields'),
-      target_fixture="paged")
+      target_fixture="flagged_pages")
 def page_through_without(scene, label, kind):
     """The same flag on every page's request, next to its pageReference (spec §4.3 names both parameters)."""
     check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
-    return page_through(scene, label, {EXCLUDE[kind]: "true"})
+    return pages_of(scene, label, {EXCLUDE[kind]: "true"})
 
 
 @then(phrase("no transaction of any page lists a field the target marks {kind}"))
-def none_marked_on_any_page(scene, paged, kind):
-    pages = [r for r in scene.replies if r.operation == "GetTransactions"]
-    check(paged, "the account has transactions")
+def none_marked_on_any_page(scene, flagged_pages, kind):
+    rows = [row for page in flagged_pages for row in transactions(page)]
+    check(rows, "the account has transactions")
     label = next(iter(scene.accounts))
-    without_marked(scene, label, kind, paged)
-    if len(pages) < 2:
+    without_marked(scene, label, kind, rows)
+    if len(flagged_pages) < 2:
         pytest.skip("the account's transactions fit on one page: the flag was checked on that page only")
 
 

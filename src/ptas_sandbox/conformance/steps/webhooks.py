@@ -162,11 +162,9 @@ def first_got_none(scene, hook, kind):
     """Nothing of `kind` reaches the first webhook, watched for a few seconds more: it got its own kind, sent
     after `kind`, but a service need not deliver one webhook's notifications in order, so a stray `kind` may
     still be on its way (a simulator's flush has delivered everything at once)."""
-    def named_in(notes):
-        return set().union(*(kinds_in(n) for n in notes)) if notes else set()
-    notes = hook["receiver"].wait(hook["inbox"], lambda notes: kind in named_in(notes),
+    notes = hook["receiver"].wait(hook["inbox"], lambda notes: kind in kinds_named(notes),
                                   min(STRAY_WAIT, wait_budget(scene)))
-    named = named_in(notes)
+    named = kinds_named(notes)
     check(kind not in named, f"a webhook not subscribed to {kind} received a {kind} notification "
           f"(spec §2, §6: it subscribes to event kinds): {sorted(named)}")
 
@@ -247,6 +245,11 @@ def kinds_in(note):
     return found
 
 
+def kinds_named(notes):
+    """The event kinds the notifications name, together."""
+    return set().union(*map(kinds_in, notes or ()))
+
+
 def wait_budget(scene):
     options = scene.target.options
     return float(options.get("delivery_wait") or min(float(options.get("max_wait") or 60), 120))
@@ -254,16 +257,13 @@ def wait_budget(scene):
 
 def delivered(scene, hook, kinds):
     """The notifications at the hook's inbox, once one of each of `kinds` is there or the budget is spent."""
-    def enough(notes):
-        named = set().union(*(kinds_in(n) for n in notes)) if notes else set()
-        return set(kinds) <= named
-    return hook["receiver"].wait(hook["inbox"], enough, wait_budget(scene))
+    return hook["receiver"].wait(hook["inbox"], lambda notes: set(kinds) <= kinds_named(notes), wait_budget(scene))
 
 
 @then(phrase("the receiver gets a {kind} notification"), target_fixture="notes")
 def receiver_gets(scene, hook, kind):
     notes = delivered(scene, hook, [kind])
-    named = set().union(*(kinds_in(n) for n in notes)) if notes else set()
+    named = kinds_named(notes)
     check(kind in named, f"no {kind} notification reached the receiver within {wait_budget(scene):g} s "
           f"(got {len(notes)}: {sorted(named)})")
     return notes
@@ -272,7 +272,7 @@ def receiver_gets(scene, hook, kind):
 @then("the receiver gets one notification of each active kind and none of a retired kind", target_fixture="notes")
 def each_active_none_retired(scene, hook):
     notes = delivered(scene, hook, ACTIVE)
-    named = set().union(*(kinds_in(n) for n in notes)) if notes else set()
+    named = kinds_named(notes)
     missing = sorted(set(ACTIVE) - named)
     check(not missing, f"no notification of {missing} reached the receiver within {wait_budget(scene):g} s")
     retired = sorted(named & set(RETIRED))
