@@ -2,12 +2,12 @@
 the sandbox itself and see exactly what went out. No Flask here."""
 
 import base64
-import hmac
 import json
 
 from ptas_sandbox.webhooks import sign
 
 from ...timestamps import render
+from ...webhooks.signatures import same_text
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS echo_captures (
@@ -61,18 +61,13 @@ def world_of(store, headers, raw):
     for row in rows:
         sent = {k.lower(): v for k, v in json.loads(row["request_headers"] or "{}").items()}
         if (row["request_body"] == text and sent.get("webhook-timestamp") == stamp
-                and same(sent.get("webhook-signature", ""), signatures)):
+                and same_text(sent.get("webhook-signature", ""), signatures)):
             return row["world"]
         if row["secret"] is not None:
             expected = sign(row["secret"], event_id, int(stamp), raw)
-            if any(same(expected, value) for value in given):
+            if any(same_text(expected, value) for value in given):
                 return row["world"]
     return ""
-
-
-def same(a, b):
-    """Constant-time equality of two header values (any text: compare_digest takes only ASCII str)."""
-    return hmac.compare_digest(a.encode("utf-8", "surrogateescape"), b.encode("utf-8", "surrogateescape"))
 
 
 def size_of(headers, raw):
