@@ -149,3 +149,32 @@ def test_bodies_waiting_to_be_written_are_bounded_in_bytes(app, api, monkeypatch
         if journaled():
             break
     assert 0 < journaled() < 10      # a body is about a kilobyte: the third or fourth call wrote the batch
+
+
+def test_a_batch_the_store_refuses_is_counted_lost_and_said_once(app, api, caplog):
+    """A full disk refuses a batch and then each of its items alone: nothing crashes, the requests were all
+    answered, and what is lost is counted and logged once for the batch. Once the store takes writes again,
+    the next batch is written."""
+    sandbox = app.extensions["ptas"]
+    if not sandbox.state.hot:
+        pytest.skip("the store-exact path writes every request at once")
+    world = new_world(api)
+    sandbox.state.settle()
+    for n in range(5):      # entries of a few pages each: no page the store has free holds them
+        assert world.api.get(f"/partners/self?pad={n}{'x' * 8000}").status_code == 200
+    store = sandbox.store
+    pages = store.one("PRAGMA page_count")["page_count"]
+    # SQLite's own "database or disk is full": room for one entry alone (about 3 pages), not for the batch
+    store.one(f"PRAGMA max_page_count = {pages + 4}")
+    caplog.clear()
+    sandbox.state.settle()
+    failures = [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    assert len(failures) == 1 and "lost" in failures[0].getMessage(), [r.getMessage() for r in failures]
+    journaled = store.one("SELECT COUNT(*) AS n FROM journal WHERE operation = 'GetOwnPartner'")["n"]
+    assert 1 <= journaled < 5, "the entry that fits alone was written, the others lost"
+    assert sandbox.state.lost >= 5 - journaled
+
+    store.one("PRAGMA max_page_count = 1073741823")
+    assert world.api.get("/partners/self").status_code == 200
+    sandbox.state.settle()
+    assert store.one("SELECT COUNT(*) AS n FROM journal WHERE operation = 'GetOwnPartner'")["n"] == journaled + 1

@@ -179,6 +179,7 @@ class HotState(StoreState):
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.batches = 0                    # batches written, for tests that wait for the thread
+        self.lost = 0                       # items the store refused twice (in their batch, then alone)
         self._written = threading.Condition()
 
     def remember(self, key, tables, read, inserts=False):
@@ -220,22 +221,28 @@ class HotState(StoreState):
                     for buffer, items in batches:
                         if items:
                             buffer.write(self.store, items)
-            except Exception:
+            except Exception as error:
                 # What is written behind never fails a request. One item the store refuses (one world's odd
-                # request) must not take every world's items with it: each is written alone, and only what is
-                # refused again is said loudly and dropped (retrying it would refuse it again).
-                log.exception("could not write %d items behind at once; writing them one by one",
-                              sum(len(items) for _, items in batches))
-                for buffer, items in batches:
-                    for item in items:
-                        try:
-                            with self.store.transaction():
-                                buffer.write(self.store, [item])
-                        except Exception:
-                            log.exception("dropped an item written behind")
+                # request) must not take every world's items with it: each is written alone. What is refused
+                # again (a full disk refuses them all) is dropped, since retrying it would refuse it again,
+                # counted (`lost`) and said once for the batch, not once per item.
+                lost = sum(not self._write_alone(buffer, item) for buffer, items in batches for item in items)
+                if lost:
+                    self.lost += lost
+                    log.error("lost %d of %d items written behind (journal entries, lastUsedAt, §8 hits), %d "
+                              "since start: the store refused them (%s)", lost,
+                              sum(len(items) for _, items in batches), self.lost, error, exc_info=error)
             with self._written:
                 self.batches += 1
                 self._written.notify_all()
+
+    def _write_alone(self, buffer: Behind, item: Any) -> bool:
+        try:
+            with self.store.transaction():
+                buffer.write(self.store, [item])
+        except Exception:
+            return False
+        return True
 
     def written(self, batches: int, timeout: float) -> bool:
         """Wait until more than `batches` batches were written (tests: the thread's signal, not a sleep)."""

@@ -172,8 +172,9 @@ def record_batch(store, items):
         content_type, raw, _ = fields["response"]
         if page and raw is not None:
             fields["marks"].update(next_page_mark(content_type, raw))
-        fields["request"], fields["response"] = body_of(fields["request"], limit), body_of(fields["response"], limit)
-        worlds.setdefault(world, []).append(fields)
+        # a new dict: a batch the store refused is written again item by item, from the items as they came
+        worlds.setdefault(world, []).append(dict(fields, request=body_of(fields["request"], limit),
+                                                 response=body_of(fields["response"], limit)))
     for world, fields in worlds.items():
         if len(fields) == 1:
             models.record(store, world, **fields[0])
