@@ -2,7 +2,8 @@
 
 import re
 
-JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+from ptas_sandbox.jwt_text import JWT
+
 # What is left of a JWT cut short (by an excerpt, a log line, a server's own truncation): its header alone, or
 # the header and part of the payload. Masked too, so no part of a token's payload is ever shown.
 PARTIAL_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?")

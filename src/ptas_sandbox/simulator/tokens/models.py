@@ -110,6 +110,18 @@ def partner_tokens(ctx, partner_id):
     return [record(r, ctx.now) for r in rows]
 
 
+def unrevoked(store, world_id, token_id):
+    """The row of a token of the world that exists and is not revoked, or None: what a session opened with it (the
+    inspector's) or a snapshot's access to it needs."""
+    return store.one("SELECT * FROM tokens WHERE id = ? AND world = ? AND revoked_at IS NULL", (token_id, world_id))
+
+
+def unrevoked_partner_tokens(store, world_id, partner_id):
+    """The rows of a partner's partner tokens that are not revoked."""
+    return store.all("SELECT * FROM tokens WHERE world = ? AND partner_id = ? AND kind = 'partner' "
+                     "AND revoked_at IS NULL", (world_id, partner_id))
+
+
 def revoke(ctx, partner_id, token_id, caller_token_id):
     """Spec §3: revoke a partner token by id; never the token making the call (spec §5 rule 2)."""
     row = ctx.store.one("SELECT * FROM tokens WHERE world = ? AND partner_id = ? AND id = ? AND kind = 'partner'",

@@ -22,7 +22,7 @@ from ...pipeline import Answer, bearer_world
 from ...problems import NotFound, Problem
 from ...sandbox import current_sandbox
 from ...timestamps import parse, render
-from ...tokens.models import control_principal
+from ...tokens.models import control_principal, unrevoked
 from ...webhooks import samples
 from ...worlds import next_in_sequence
 from ..integration import http as report  # the chaos area's integration report, as a tab
@@ -106,9 +106,7 @@ def viewer_of(sandbox):
     world = sandbox.worlds.get(world_id)
     if world and token_id == world_key_id(world_id):       # opened with the world key: it is never revoked
         return access.Viewer(world, token_id, session=cookie)
-    row = world and sandbox.store.one("SELECT revoked_at FROM tokens WHERE id = ? AND world = ?",
-                                      (token_id, world_id))
-    if not row or row["revoked_at"] is not None:
+    if not world or unrevoked(sandbox.store, world_id, token_id) is None:
         return None             # reset, wiped or revoked: the session ends with its token
     return access.Viewer(world, token_id, session=cookie)
 

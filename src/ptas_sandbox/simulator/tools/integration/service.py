@@ -1,15 +1,13 @@
 """Notes the report needs that the journal does not keep: partner tokens reaching end-user pages, seen at the
 edge. (Retry-After and nextPageReference of answers are journal marks, made by the journal itself.)"""
 
-import re
-
 from flask import request
+
+from ptas_sandbox.jwt_text import JWT
 
 from ...operations import NO_AUTH, REGISTRY
 from ...problems import Problem
 from . import models
-
-JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+")
 
 
 def attach(app, sandbox):

@@ -38,6 +38,8 @@ import json
 import re
 import re._parser as sre_parse  # the standard library's own parser of patterns (checked, not matched, here)
 
+from ptas_sandbox.jwt_text import JWT
+
 from ...timestamps import render
 from ...worlds import next_in_sequence, world_exists
 
@@ -75,7 +77,6 @@ REDACTED = "[redacted]"
 SECRET_KEYS = {"authorization", "apikey", "api_key", "code", "pin", "otp", "key", "clientsecret", "ticket"}
 SECRET_SUFFIXES = ("token", "secret", "password", "passphrase")
 WHOLE_KEYS = {"credentials", "credential"}
-JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 # The marks of the entry being made for the request this thread handles (set by the recording hook).
 PENDING_MARKS = contextvars.ContextVar("ptas_journal_marks", default=None)
 

@@ -19,6 +19,8 @@ import time
 
 from flask import g, request
 
+from ptas_sandbox.jwt_text import JWT
+
 from ...auth import WORLD_KEY
 from ...operations import NO_AUTH, REGISTRY
 from ...pipeline import bearer_claims, request_world
@@ -96,7 +98,7 @@ def misplaced(sandbox):
                if name.lower() not in ("authorization", HARNESS_HEADER.lower())]
     places.append(("the query string", request.query_string.decode("latin-1")))
     for where, text in places:
-        for candidate in models.JWT.findall(text):
+        for candidate in JWT.findall(text):
             claims = verified(sandbox, candidate)
             if claims is not None and claims["knd"] != WORLD_KEY:
                 return where, claims

@@ -66,10 +66,10 @@ def load_snapshot(call):
     replace = (lambda world_id: replaceable(call, world_id)) if call.query.get("replace") else None
     world, root, access = models.load(call.sandbox, call.body, sign, replace=replace)
     ctx = call.sandbox.ctx(world)
-    root_live = [t for t in document_tokens(ctx, root["id"]) if t["id"] in access]
+    root_live = [t for t in tokens.unrevoked_partner_tokens(ctx.store, world.id, root["id"]) if t["id"] in access]
     if root_live:
         token_id = max(root_live, key=lambda t: t["expires_at"])["id"]
-        token, secret = tokens.record(root_live_row(ctx, token_id), ctx.now), access[token_id]
+        token, secret = tokens.record(tokens.unrevoked(ctx.store, world.id, token_id), ctx.now), access[token_id]
     else:
         with call.sandbox.store.transaction():
             issued = tokens.issue(ctx, partner_id=root["id"], kind="partner", scope=scopes.ROOT_SCOPE.split(),
@@ -95,12 +95,3 @@ def replaceable(call, world_id):
                         "partners (or the admin key).")
     sandbox.hooks.authenticate_control(ctx, claims)
     return world
-
-
-def document_tokens(ctx, partner_id):
-    return ctx.store.all("SELECT * FROM tokens WHERE world = ? AND partner_id = ? AND kind = 'partner' "
-                         "AND revoked_at IS NULL", (ctx.world.id, partner_id))
-
-
-def root_live_row(ctx, token_id):
-    return ctx.store.one("SELECT * FROM tokens WHERE id = ?", (token_id,))
