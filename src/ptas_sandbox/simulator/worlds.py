@@ -221,6 +221,3 @@ class Worlds:
             self.store.update("worlds", {"id": world.id}, offset_us=world.offset_us, frozen_at=world.frozen_at)
         return target
 
-    def forget(self, world_id=None):
-        """Nothing to forget: a remembered world goes stale with any write of the worlds table (kept for
-        callers)."""

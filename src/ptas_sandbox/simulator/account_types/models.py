@@ -1,7 +1,7 @@
 """Account-type rules: the catalogue of catalogue/account_types.json, overlaid per world by provider states.
 
 A provider outage set through the control API changes a type's `state`, `errors` and `warnings` in one world
-only (an override row); every live partner of that world gets an AccountTypeUpdated event. No Flask here.
+only (an override row); every live partner of that world gets an AccountTypeUpdated event.
 """
 
 import copy

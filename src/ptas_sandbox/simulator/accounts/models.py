@@ -1,5 +1,5 @@
 """Account rules: credentials checked against the account type's accountFields, one account per provider per
-user, ownership (a user sees its own accounts, a partner those of its users). No Flask here."""
+user, ownership (a user sees its own accounts, a partner those of its users)."""
 
 import base64
 import binascii

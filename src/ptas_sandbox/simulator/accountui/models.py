@@ -1,6 +1,6 @@
 """Account UI session rules: a session for one user and one or more account types (or one account to update);
 the hosted page builds its form from the types' accountFields and creates or updates the account through the
-accounts rules. No Flask here.
+accounts rules.
 
 States (the spec shows none; the simulator's choice): Pending → Completed (the account was created or updated),
 Failed (the person cancelled), or Expired (SESSION_LIFETIME_US passed on the world clock while Pending).

@@ -1,4 +1,4 @@
-"""Data-import rules: each import run of an account, progressing lazily on the world clock. No Flask here.
+"""Data-import rules: each import run of an account, progressing lazily on the world clock.
 
 An import delivers the transactions that happened before its cut-off (`until`) and completes `initialSeconds`
 (first import, refresh) or `incrementalSeconds` (scheduled) after it started; after the first one, the provider

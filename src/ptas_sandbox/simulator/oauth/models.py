@@ -1,5 +1,5 @@
 """OAuth2 authentication references: created by CreateOauthRedirectUrl, completed on the dummy provider's
-consent page, redeemed once by CreateAccount or UpdateAccount. No Flask here.
+consent page, redeemed once by CreateAccount or UpdateAccount.
 
 A reference lives REFERENCE_LIFETIME_US on the world clock from its creation: consent and redemption must both
 happen within it (the simulator's choice; the spec is silent). The consent page is addressed by a separate

@@ -4,7 +4,7 @@ A provider account has a schedule: transaction n happened at `origin + n * step 
 below one step, so times strictly increase with n, "how many by time T" is arithmetic, and a page of a
 million-transaction account costs what a page of a small one costs. The store keeps only which n were delivered
 (transactions table); bodies are drawn here on read: Faker (seeded by world seed and account id) fills a small
-pool of shoppers and products per account, a fast seeded generator picks from it per transaction. No Flask here.
+pool of shoppers and products per account, a fast seeded generator picks from it per transaction.
 """
 
 import hashlib

@@ -1,4 +1,4 @@
-"""Report rules: types with hasPspReports settle each day in a report; its transactions link to it. No Flask here.
+"""Report rules: types with hasPspReports settle each day in a report; its transactions link to it.
 
 A day's report appears with the first import whose cut-off is past the end of that day (days without
 transactions have none); the transactions of the day then carry its reportId. What a report says is arithmetic on

@@ -1,4 +1,4 @@
-"""Token rules: issue, list, revoke, and authenticate a bearer on the world clock. No Flask here."""
+"""Token rules: issue, list, revoke, and authenticate a bearer on the world clock."""
 
 from .. import scopes as scope_table
 from ..auth import WORLD_KEY, Principal

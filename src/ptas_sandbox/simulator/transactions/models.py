@@ -1,5 +1,5 @@
 """Transaction rules: which transactions a provider delivered, keyset pages over them, and their bodies drawn
-from the provider on read. No Flask here.
+from the provider on read.
 
 An account's transactions are its schedule's n = 0, 1, 2, ... (providers/models.py: createdAt strictly increases
 with n) and the delivered ones are always a prefix, n < `accounts.delivered`. So nothing per transaction is

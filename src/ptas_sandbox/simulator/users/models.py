@@ -1,4 +1,4 @@
-"""User rules: a partner registers users; a user sees only its own data. No Flask here.
+"""User rules: a partner registers users; a user sees only its own data.
 
 "Its own data" is this area's rule for every table keyed by user (accounts, data imports): `of_caller` and
 `one_of_caller` answer what a caller may see of them, so the areas above ask here rather than each other.

@@ -1,5 +1,5 @@
 """User UI session rules: a partner opens a session, a person registers on its page, the partner reads the
-result. No Flask here.
+result.
 
 States (the spec shows none; the simulator's choice): Pending → Completed (a user was registered) or
 Expired (SESSION_LIFETIME_US passed on the world clock while Pending).

@@ -1,5 +1,5 @@
 """Webhook subscriptions (spec §4.2 webhook rows, §6; field names: docs/design.md): which partner's events go to
-which callback URL, signed with which secret. No Flask here; the delivery log is deliveries.py.
+which callback URL, signed with which secret. The delivery log is deliveries.py.
 """
 
 import base64

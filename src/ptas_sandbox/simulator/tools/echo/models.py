@@ -1,5 +1,5 @@
 """Echo capture rules: a built-in receiver keeps what it is sent, per bin, so a partner can point a webhook at
-the sandbox itself and see exactly what went out. No Flask here."""
+the sandbox itself and see exactly what went out."""
 
 import base64
 import json

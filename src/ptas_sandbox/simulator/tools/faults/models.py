@@ -1,4 +1,4 @@
-"""Fault rules: which calls or notifications of a world misbehave, how, and how often. No Flask here.
+"""Fault rules: which calls or notifications of a world misbehave, how, and how often.
 
 A fault is a match (operationId, method and path pattern, token id; or a webhook and event kind), an effect and
 a scope: the next `times` matching calls, or each matching call with a seeded `probability` (the k-th match of

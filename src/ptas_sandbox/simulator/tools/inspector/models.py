@@ -1,4 +1,4 @@
-"""Who may see the inspector: one world's viewer (its token) or the server's admin (the admin key). No Flask here.
+"""Who may see the inspector: one world's viewer (its token) or the server's admin (the admin key).
 
 A browser cannot send an Authorization header when it follows a link, and a bearer token in a URL ends up in
 histories, logs and Referer headers. So the control API mints a short-lived, single-use link

@@ -1,4 +1,4 @@
-"""What each inspector tab shows of one world, read through the areas' own record functions. No Flask here.
+"""What each inspector tab shows of one world, read through the areas' own record functions.
 
 The inspector is a read-only window on every area of a world, so it reads their tables by world and shapes
 rows with each area's `record`; secrets (webhook secrets, token strings) never reach a page.

@@ -1,4 +1,4 @@
-"""The request journal: every API and control call of a world, kept redacted, truncated and bounded. No Flask here.
+"""The request journal: every API and control call of a world, kept redacted, truncated and bounded.
 
 Contract for other areas (stable; the chaos report and the fixtures rely on it):
 

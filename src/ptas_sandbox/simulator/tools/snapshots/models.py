@@ -1,5 +1,5 @@
 """Snapshot rules: a world's state as one versioned JSON document, and that document checked and loaded into a
-new world in one transaction (it completes or leaves nothing). No Flask here.
+new world in one transaction (it completes or leaves nothing).
 
 The document keeps the world's ids (its data are a function of world seed and account id, so the same ids give
 the same transactions byte for byte); it carries no signing secret: the loading server signs fresh access
@@ -257,7 +257,6 @@ def load(sandbox, document, tokens_issue, replace=None):
                                "here before, or taken here?). Load it with `replace=true` (`ptas snapshot load "
                                "--replace`) to put it in place of the world it came from, or into another "
                                "sandbox, e.g. a fresh `ptas serve --state :memory:`.")
-    created = None
     try:
         with store.transaction():
             if replacing is not None:
@@ -267,7 +266,6 @@ def load(sandbox, document, tokens_issue, replace=None):
             world = sandbox.worlds.create(seed=world_doc["seed"], start=now, frozen=world_doc["clock"]["frozen"],
                                           scenario=world_doc.get("scenario"),
                                           world_id=replacing.id if replacing is not None else None)
-            created = world
             insert_tables(store, world.id, tables)
             for kind, value in counters.items():
                 store.insert("counters", world=world.id, kind=kind, value=value)
@@ -275,12 +273,8 @@ def load(sandbox, document, tokens_issue, replace=None):
             access = {row["id"]: tokens_issue(ctx, row) for row in tables.get("tokens", [])
                       if row.get("revoked_at") is None and row["expires_at"] > ctx.now}
     except BadRequest:
-        if created is not None:
-            sandbox.worlds.forget(created.id)
         raise
     except Exception as error:       # a constraint the checks did not foresee: the world is rolled back
-        if created is not None:
-            sandbox.worlds.forget(created.id)
         # by name, for either engine: psycopg raises subclasses (UniqueViolation is an IntegrityError)
         if any(kind.__name__ in ("IntegrityError", "OperationalError", "DataError") for kind in type(error).__mro__):
             raise BadRequest(f"The snapshot's rows do not fit together: {error}.") from None
