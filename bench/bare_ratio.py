@@ -3,7 +3,7 @@ GET /partners/self and a POST /users against a hello-JSON GET and a JSON-echo PO
 concurrent keep-alive connections (bench/_load.py: `wrk` when installed, as `make bench` does), in one run:
 
 - one process (`ptas serve`, waitress with 8 threads, a SQLite file): the default, whose per-request state is in
-  memory (hotstate), and the same process on the store-exact path (SHARED_STORE, as each of several workers
+  memory (requeststate.memory), and the same process on the store-exact path (SHARED_STORE, as each of several workers
   runs), against the bare route on the same HTTP front (serving.create_server, 8 threads);
 - `ptas serve --workers 2` (gunicorn, 8 threads each) on a SQLite file and on PostgreSQL (a throw-away cluster
   on the same machine; its own CPU is not counted), against the bare route under the same gunicorn settings and

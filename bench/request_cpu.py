@@ -1,5 +1,5 @@
 """CPU per request of the simulator's own work, in-process: GET /partners/self and POST /users through the WSGI
-test client on a SQLite file, the one-process default (hotstate, its batches written behind included) and the
+test client on a SQLite file, the one-process default (requeststate.memory, its batches written behind included) and the
 store-exact path, against a bare Flask route through the same client (what the client itself costs). On the
 store-exact path it also prints the share of a request's time spent holding the writers' turn (a top-level
 `SqliteStore.transaction`): several workers on one SQLite file take that turn one at a time, so the share bounds

@@ -6,7 +6,7 @@ Each round: GET /partners/self with a root token (rate limit raised out of the w
 world and then on WORLDS worlds; the rounds of 1, 2 and 4 workers are interleaved and the medians compared.
 Prints requests/s per configuration and the ratio to one worker on the same store; not a test. One worker is
 `ptas serve` without `--workers`: on a SQLite file it owns its store and keeps per-request state in memory
-(simulator/hotstate.py), while N workers take the store-exact path, so on SQLite the ratio compares the two
+(simulator/requeststate/), while N workers take the store-exact path, so on SQLite the ratio compares the two
 paths too; `bench.bare_ratio` sets 2 workers beside one store-exact process as well.
 """
 

@@ -70,7 +70,7 @@ def durable_store(request, tmp_path):
     return _pg_database(request) if STORE_ENGINE == "postgresql" else str(tmp_path / "sandbox.db")
 
 
-# One process owns a SQLite store, so its per-request state lives in memory (simulator/hotstate.py);
+# One process owns a SQLite store, so its per-request state lives in memory (simulator/requeststate/);
 # `PTAS_TEST_PATH=exact` puts every app a test makes in-process on the store-exact path that several workers (and
 # PostgreSQL) take, unless the test names its path (a served sandbox takes the path its launch gives it).
 if os.environ.get("PTAS_TEST_PATH") == "exact":

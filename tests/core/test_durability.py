@@ -1,4 +1,4 @@
-"""What a crash may lose (simulator/hotstate.py, docs/durability.md): when one process owns its store, the
+"""What a crash may lose (simulator/requeststate/memory.py, docs/durability.md): when one process owns its store, the
 journal, `lastUsedAt` and the §8 counts are written behind in batches, so a kill -9 may lose the last batch of
 them, and never an acknowledged API write. A clean stop loses nothing. Each test asserts what survives; the
 in-process tests write the batch explicitly (`settle`) or wait for the writer's signal, never a sleep."""
@@ -7,7 +7,8 @@ import signal
 
 import pytest
 
-from ptas_sandbox.simulator import create_app, hotstate
+from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.requeststate import MemoryState, memory
 from tests.core.test_workers import call
 from tests.support.client import Api
 from tests.support.launched import Launched
@@ -95,7 +96,7 @@ def test_the_writer_thread_writes_a_batch_without_being_asked(tmp_path, system_t
                       "SHARED_STORE": False})     # the one-process path, on either test path
     sandbox = app.extensions["ptas"]
     try:
-        assert isinstance(sandbox.state, hotstate.HotState) and hotstate.FLUSH_EVERY_S <= 1
+        assert isinstance(sandbox.state, MemoryState) and memory.FLUSH_EVERY_S <= 1
         world = new_world(Api(app.test_client()))
         before = sandbox.state.batches
         assert world.api.get("/partners/self").status_code == 200
@@ -110,7 +111,7 @@ def test_reads_see_what_waits_to_be_written(app, api):
     """Without the writer thread (the tests' apps), nothing reaches the store until a read needs it, and the
     reads of the journal and of tokens see it all the same."""
     sandbox = app.extensions["ptas"]
-    if not sandbox.state.hot:
+    if not isinstance(sandbox.state, MemoryState):
         pytest.skip("the store-exact path writes every request at once")
     world = new_world(api)
     listed = world.api.get("/partners/self/tokens").json["tokens"]
@@ -138,10 +139,10 @@ def test_bodies_waiting_to_be_written_are_bounded_in_bytes(app, api, monkeypatch
     """The journal's entries wait with their bodies unredacted (the batch redacts them): a request that brings the
     bytes waiting over PENDING_BYTES writes the batch itself, so memory stays bounded whatever the cadence."""
     sandbox = app.extensions["ptas"]
-    if not sandbox.state.hot:
+    if not isinstance(sandbox.state, MemoryState):
         pytest.skip("the store-exact path writes every request at once")
     world = new_world(api)
-    monkeypatch.setattr(hotstate, "PENDING_BYTES", 3000)
+    monkeypatch.setattr(memory, "PENDING_BYTES", 3000)
     def journaled():
         return sandbox.store.one("SELECT COUNT(*) AS n FROM journal WHERE operation = 'CreateUser'")["n"]
     for n in range(10):
@@ -156,7 +157,7 @@ def test_a_batch_the_store_refuses_is_counted_lost_and_said_once(app, api, caplo
     answered, and what is lost is counted and logged once for the batch. Once the store takes writes again,
     the next batch is written."""
     sandbox = app.extensions["ptas"]
-    if not sandbox.state.hot:
+    if not isinstance(sandbox.state, MemoryState):
         pytest.skip("the store-exact path writes every request at once")
     world = new_world(api)
     sandbox.state.settle()

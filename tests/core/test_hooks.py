@@ -13,7 +13,7 @@ def fillers(hooks):
         return name(hook.func) if isinstance(hook, functools.partial) else name(hook)
     stages = {stage: [named(h) for h in getattr(hooks, stage)]
               for stage in ("before", "intercept", "after", "record", "fan_out", "signing", "delivery_log")}
-    stages["authenticate"] = [named(hooks.authenticate), named(hooks.authenticate_control)]
+    stages["tokens"] = [named(hooks.tokens.authenticate), named(hooks.tokens.read), named(hooks.tokens.control)]
     stages["catch_up"] = [named(stage.run) for stage in hooks.catch_up]
     return stages
 
@@ -22,7 +22,7 @@ def test_the_stages_are_filled_in_the_order_the_docs_state(app):
     assert fillers(app.extensions["ptas"].hooks) == {
         "before": ["tools.journal.service.attach.start_entry", "tools.snapshots.service.attach.larger_snapshots"],
         "intercept": ["tools.faults.http.intercept"],
-        "authenticate": ["tokens.models.authenticate", "tokens.models.control_principal"],
+        "tokens": ["tokens.models.authenticate", "tokens.models.read_token", "tokens.models.control_principal"],
         "catch_up": ["catchup.service.catch_up_imports", "tools.control.models.prune_expired"],
         "after": ["webhooks.service.attach.wake_dispatcher", "tools.integration.service.attach.note"],
         "record": ["tools.journal.service.attach.finish_entry"],

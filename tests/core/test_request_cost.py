@@ -1,6 +1,6 @@
 """What one request costs the store, counted rather than timed (timing tests fail on a busy machine; bench/ has
 the figures): how often it takes the writers' turn, how often it reads its world, on a SQLite file as
-`ptas serve` runs it, one process owning it (hotstate: per-request state in memory) or shared by several
+`ptas serve` runs it, one process owning it (requeststate.memory: per-request state in memory) or shared by several
 (`--workers`: SHARED_STORE, every request's state in the store). A cost that creeps back shows up here."""
 
 import re

@@ -91,9 +91,11 @@ def test_requests_counted_out_of_clock_order_leave_the_window_in_clock_order(sto
     from ptas_sandbox.simulator import ratelimit
     from ptas_sandbox.simulator.problems import TooManyRequests
     from ptas_sandbox.simulator.ratelimit import RateLimiter
+    from ptas_sandbox.simulator.requeststate import StoreState
     from ptas_sandbox.simulator.store import open_store
     second = 1_000_000
-    limiter = RateLimiter(open_store(store_location, [ratelimit.SCHEMA]), limit=2, window_seconds=60)
+    store = open_store(store_location, [ratelimit.SCHEMA])
+    limiter = RateLimiter(store, limit=2, window_seconds=60, windows=StoreState(store).rate_windows())
     limiter.hit("w", 30 * second, "Op")
     limiter.hit("w", 10 * second, "Op")       # read the clock earlier, arrived later
     with pytest.raises(TooManyRequests):
@@ -117,10 +119,11 @@ def test_a_window_kept_without_its_count_counts_its_log(store_location):
     from ptas_sandbox.simulator import ratelimit
     from ptas_sandbox.simulator.problems import TooManyRequests
     from ptas_sandbox.simulator.ratelimit import RateLimiter
+    from ptas_sandbox.simulator.requeststate import StoreState
     from ptas_sandbox.simulator.store import open_store
     second = 1_000_000
     store = open_store(store_location, [ratelimit.SCHEMA])
-    limiter = RateLimiter(store, limit=3, window_seconds=60)
+    limiter = RateLimiter(store, limit=3, window_seconds=60, windows=StoreState(store).rate_windows())
     with store.transaction():
         store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
                           [("w", ratelimit.GLOBAL, t * second) for t in (1, 2)])
@@ -135,22 +138,24 @@ def test_a_window_kept_without_its_count_counts_its_log(store_location):
 
 
 def test_a_reset_forgetting_a_window_waits_for_no_count_that_waits_for_the_store():
-    """In memory (hotstate) a reset forgets its world's windows inside its transaction, which holds the store;
+    """In memory (requeststate) a reset forgets its world's windows inside its transaction, which holds the store;
     a count reading a window from the store meanwhile must not hold the windows' lock while it waits (they
     deadlocked under concurrent load)."""
     import threading
 
-    from ptas_sandbox.simulator import hotstate, ratelimit
+    from ptas_sandbox.simulator import ratelimit
     from ptas_sandbox.simulator.ratelimit import RateLimiter
+    from ptas_sandbox.simulator.requeststate import MemoryState
     from ptas_sandbox.simulator.store import open_store
     store = open_store(":memory:", [ratelimit.SCHEMA])
-    limiter = RateLimiter(store, limit=5, window_seconds=60, state=hotstate.HotState(store, background=False))
-    loading, load = threading.Event(), limiter.memory.load
+    limiter = RateLimiter(store, limit=5, window_seconds=60,
+                          windows=MemoryState(store, background=False).rate_windows())
+    loading, load = threading.Event(), limiter.windows.load
 
     def signalling(*key):
         loading.set()
         return load(*key)
-    limiter.memory.load = signalling
+    limiter.windows.load = signalling
     with store.transaction():       # `:memory:` has one connection: this holds it, as a reset's transaction does
         counting = threading.Thread(target=limiter.hit, args=("w", 1_000_000, "Op"))
         counting.start()
@@ -160,4 +165,4 @@ def test_a_reset_forgetting_a_window_waits_for_no_count_that_waits_for_the_store
         forgetting.join(10)
         assert not forgetting.is_alive(), "the reset waited for a count that waits for the reset's store"
     counting.join(30)
-    assert not counting.is_alive() and [len(log) for log in limiter.memory.logs.values()] == [1]
+    assert not counting.is_alive() and [len(log) for log in limiter.windows.logs.values()] == [1]

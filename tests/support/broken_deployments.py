@@ -582,14 +582,16 @@ class ExpiredUserTokensAccepted:
     __name__ = "expired_user_token_accepted"
 
     def apply(self, app):
+        import dataclasses
+
         from ptas_sandbox.simulator.auth import Principal
         from ptas_sandbox.simulator.problems import Unauthorized
         hooks = app.extensions["ptas"].hooks
-        authenticate, read_token = hooks.authenticate, hooks.read_token
+        authenticate, read_token = hooks.tokens.authenticate, hooks.tokens.read
 
-        def lenient(ctx, claims, row=None):
+        def lenient(ctx, claims, row):
             try:
-                return authenticate(ctx, claims) if row is None else authenticate(ctx, claims, row)
+                return authenticate(ctx, claims, row)
             except Unauthorized:
                 found = row if row is not None else read_token(ctx, claims)
                 if found is None or found["kind"] != "user" or claims.get("knd") != "user" \
@@ -597,7 +599,7 @@ class ExpiredUserTokensAccepted:
                     raise
                 return Principal(found["id"], found["kind"], found["partner_id"], found["user_id"],
                                  frozenset(found["scope"].split()))
-        hooks.authenticate = lenient
+        hooks.tokens = dataclasses.replace(hooks.tokens, authenticate=lenient)
 
 
 class FixedUserTokenLifetime(Wrap):

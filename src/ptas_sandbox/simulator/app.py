@@ -46,7 +46,7 @@ DEFAULTS = {
     "FLUSH_WAITERS_PER_WORLD": 2,       # flushes of one world waiting at once; more answer without waiting
     "FLUSH_WAITERS": 2,                 # ... and of every world of the process: flushes hold at most 2 threads
     "ALLOW_PRIVATE_CALLBACKS": None,    # callbacks to loopback/private addresses; None: allowed (in-process use)
-    "SHARED_STORE": False,              # other processes use the store too: no per-request state in memory (hotstate)
+    "SHARED_STORE": False,              # other processes use the store too: request state in the store
 }
 
 # Spec §4.2 note 6: earlier paths that are gone. Paths shadowed by a live route of another shape

@@ -9,9 +9,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
-from .problems import Unauthorized
+from . import scopes
+from .problems import Forbidden, Unauthorized
 
 ALGORITHMS = ["HS256"]
 ISSUER = "ptas-sandbox"
@@ -106,3 +107,20 @@ def world_key(signer: Signer, world_id: str) -> str:
     only. A pure function of the world and the server's secret: asked twice, it is the same key."""
     return signer.issue(token_id=world_key_id(world_id), subject=world_id, kind=WORLD_KEY, world=world_id,
                         scope="", issued_at=0, expires_at=LATEST_S * 1_000_000)
+
+
+class Guarded(Protocol):
+    """What `authorize` reads of an operation (operations.Operation)."""
+    id: str
+    tokens: str | tuple[str, ...]
+
+    def scopes_for(self, kind: str) -> tuple[str, ...]: ...
+
+
+def authorize(op: Guarded, principal: Principal) -> None:
+    """403 unless the operation takes the principal's kind of token and the token holds one of its scopes."""
+    if principal.kind not in op.tokens:
+        raise Forbidden(f"{op.id} does not accept {principal.kind} tokens.")
+    needed = op.scopes_for(principal.kind)
+    if needed and not scopes.holds_any(principal.scopes, needed):
+        raise Forbidden(f"{op.id} needs one of the scopes {', '.join(needed)}.", requiredScopes=list(needed))

@@ -6,7 +6,7 @@ from typing import Any
 
 from . import events
 from .auth import Signer
-from .hotstate import StoreState
+from .requeststate import RequestState
 from .store import Store
 from .worlds import World, derived_id, next_in_sequence
 
@@ -16,7 +16,7 @@ class Ctx:
     store: Store
     world: World
     now: int                  # the world clock in microseconds, read once per request: one operation, one instant
-    state: StoreState         # per-request state: in memory when the process owns its store (hotstate)
+    state: RequestState       # per-request state: in memory when the process owns its store (requeststate)
     signer: Signer | None = None
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -26,7 +26,7 @@ class Ctx:
 
     def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any]) -> Any:
         """What `read()` gives, kept while no row of `tables` changes when the process owns its store
-        (HotState.remember), read every time otherwise: for reads nearly every request makes."""
+        (MemoryState.remember), read every time otherwise: for reads nearly every request makes."""
         return self.state.remember(key, tables, read)
 
     def emit(self, kind: str, partner_id: str, data: dict[str, Any]) -> Any:

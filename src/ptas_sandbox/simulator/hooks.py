@@ -7,10 +7,10 @@ meets them:
 
     before        app.before_request   every request, before routing's handler: the journal opens its entry,
                                        a snapshot load raises its body limit
-    authenticate  pipeline.admit       the bearer's verified claims become a Principal (the tokens area;
-                                       `read_token` and `token_used` when the process owns its store);
-                  pipeline.handle      for the control API, `authenticate_control` finds the world's root
-                                       partner that steers it (the tokens area)
+    tokens        RequestState.admit   the bearer's verified claims become a Principal (`TokenRules`, the
+                                       tokens area: `authenticate`; `read` and `used` when the process owns
+                                       its store); pipeline.handle: for the control API, `control` finds the
+                                       world's root partner that steers it
     intercept     pipeline.handle      a fault of the world may answer instead of the operation or shape its
                                        answer (faults); before the request counts toward its rate limit
     catch_up      Simulator.catch_up   the world's due work reaches its clock before the operation (imports,
@@ -37,11 +37,24 @@ if TYPE_CHECKING:       # annotations only: the hooks sit below every module tha
 
     from .auth import Principal
     from .context import Ctx
-    from .operations import Operation
-    from .sandbox import Simulator
     from .store import Store
 
 Row = Mapping[str, Any]
+Claims = Mapping[str, Any]
+
+
+class Simulator(Protocol):
+    """What a hook is handed of the running simulator (sandbox.Simulator): the stages do not import it, which
+    imports them."""
+    store: "Store"
+    config: dict[str, Any]
+
+
+class Operation(Protocol):
+    """What a hook reads of the operation a request calls (operations.Operation)."""
+    id: str
+    area: str
+    control: bool
 
 
 class Injection(Protocol):
@@ -59,22 +72,29 @@ class CatchUp:
     with reads only, whether there is any."""
     run: "Callable[[Ctx], None]"
     due: "Callable[[Ctx], bool]"
-    reads: tuple[str, ...] | None = None   # the tables whose rows decide `due` (None: any): hotstate remembers it
+    reads: tuple[str, ...] | None = None   # the tables whose rows decide `due` (None: any): MemoryState remembers it
 
 
-def _no_authentication(ctx: "Ctx", claims: Mapping[str, Any]) -> Any:
-    raise RuntimeError("no area filled the authenticate stage (tokens/service.py does)")
+def _no_authentication(*args: Any) -> Any:
+    raise RuntimeError("no area filled the tokens stage (tokens/service.py does)")
+
+
+@dataclass(frozen=True)
+class TokenRules:
+    """How a bearer token's verified claims become a caller: the tokens area's rules, which the request state
+    (requeststate/) calls on either strategy."""
+    # (ctx, claims, row): the Principal, or 401 when expired, revoked or unknown. With row None it reads the
+    # token and records its use in one statement (the store-exact path); with the row `read` gave, it judges it.
+    authenticate: "Callable[[Ctx, Claims, Row | None], Principal]" = _no_authentication
+    read: "Callable[[Ctx, Claims], Row | None]" = _no_authentication       # the row, without recording a use
+    used: "Callable[[Ctx, Principal], None]" = _no_authentication          # a use, written behind
+    control: "Callable[[Ctx, Claims], str]" = _no_authentication           # the control API's partner id
 
 
 @dataclass
 class Hooks:
     before: "list[Callable[[], None]]" = field(default_factory=list)
-    authenticate: "Callable[..., Principal]" = _no_authentication     # (ctx, claims[, row read already])
-    authenticate_control: "Callable[[Ctx, Mapping[str, Any]], str]" = _no_authentication    # the partner id
-    # hotstate (one process owns the store): the row `authenticate(ctx, claims, row)` judges, read without
-    # recording a use, and where a use goes instead (written behind)
-    read_token: "Callable[[Ctx, Mapping[str, Any]], Row | None]" = _no_authentication
-    token_used: "Callable[[Ctx, Principal], None]" = _no_authentication
+    tokens: TokenRules = field(default_factory=TokenRules)
     intercept: "list[Callable[[Simulator, Ctx, Operation, Mapping[str, Any], Request], Injection | None]]" = \
         field(default_factory=list)
     catch_up: list[CatchUp] = field(default_factory=list)

@@ -53,6 +53,9 @@ class Operation:
     # Server-wide: needs the admin key when one is set (unless the server is --open). A callable of the request
     # says when it does: a snapshot that replaces a world is the world's own root partner's to load.
     admin: bool | Callable[[Any], bool] = False
+    # It reads what the request state writes behind (the journal, lastUsedAt, the §8 counts), so that is written
+    # first: by default the tools (control API, journal, inspector...) and the tokens area's records (lastUsedAt).
+    reads_behind: bool = False
 
     def needs_admin(self, request: Any) -> bool:
         return self.admin(request) if callable(self.admin) else self.admin
@@ -69,6 +72,8 @@ def operation(operation_id, method, path, **options):
             raise RuntimeError(f"operation {operation_id} registered twice")
         area = options.pop("area", None) or handler.__module__.rsplit(".", 2)[-2]
         summary = options.pop("summary", None) or (handler.__doc__ or "").strip().split("\n")[0]
+        options.setdefault("reads_behind", options.get("control", False) or area == "tokens"
+                           or options.get("tokens") in (NO_AUTH, WORLD_AUTH))
         REGISTRY[operation_id] = Operation(operation_id, method, path, handler, area, summary=summary, **options)
         return handler
     return register

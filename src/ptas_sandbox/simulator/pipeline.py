@@ -1,11 +1,13 @@
 """The path of one API request in one place, with the hook stages (hooks.py) where they run:
 
 [before: app.py] → the admin key (server-wide operations) → verify the bearer's signature → [intercept: a fault
-may answer instead] → admit: [authenticate] (expiry, revocation, lastUsedAt), authorize (token kind, scope
-table), rate limit (world clock; only what authenticated and may call the operation counts) → catch up
-[catch_up: the world's due work reaches its clock] → parse input → the operation (one transaction) → render →
-[after, then record: app.py]. The control API's calls go from the signature to [authenticate_control] (the
-world's root partner), then to the operation.
+may answer instead] → admit (the request state, requeststate/): [tokens] (expiry, revocation, lastUsedAt),
+authorize (token kind, scope table), rate limit (world clock; only what authenticated and may call the operation
+counts) → catch up [catch_up: the world's due work reaches its clock] → parse input → the operation (one
+transaction) → render → [after, then record: app.py]. An API write is admitted by `RequestState.admitted`, which
+owns its transaction (one for the admission and the operation on the store-exact path). The control API's calls
+go from the signature to [tokens.control] (the world's root partner), then to the operation. Where the
+per-request state lives is the request state's business, not this module's: it has one path.
 
 LOCK ORDER. On PostgreSQL a transaction waits for locks that another holds, so every transaction takes them in one
 order: its world's lock (`world/<id>`: writes, clock moves, catch-ups, resets), then the world's rate lock
@@ -23,11 +25,10 @@ from typing import Any
 from flask import Response, current_app, request
 from werkzeug.datastructures import Headers
 
-from . import scopes
 from .auth import Principal, bearer
 from .context import Ctx
 from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
-from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
+from .problems import BadRequest, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
 from .sandbox import Simulator, current_sandbox
 from .timestamps import parse as parse_time
 from .worlds import World
@@ -35,6 +36,7 @@ from .worlds import World
 
 def handle(op, params):
     sandbox = current_sandbox()
+    state, store = sandbox.state, sandbox.store
     ctx: Ctx | None = None
     principal: Principal | str | None = None
     injection = None
@@ -42,19 +44,17 @@ def handle(op, params):
         require_admin(sandbox, request.headers)
     if op.tokens != NO_AUTH:
         claims, ctx = bearer_world(sandbox, request.headers)
-        world = ctx.world
         if op.tokens == WORLD_AUTH:
-            principal = sandbox.hooks.authenticate_control(ctx, claims)
+            principal = sandbox.hooks.tokens.control(ctx, claims)
         else:
             injection, ctx, answer = intercept(sandbox, ctx, op, claims)
             if answer is not None:
                 return answer
-            if op.atomic and op.method != "GET" and not sandbox.state.hot:
+            if op.atomic and op.method != "GET":
                 return finish(write_operation(sandbox, ctx, claims, op, params), injection)
-            principal = sandbox.store.retrying(lambda: admit(sandbox, ctx, claims, op))
-            sandbox.store.retrying(lambda: sandbox.catch_up(world))
-    if sandbox.state.settles(op):      # it reads what is written behind (hotstate), its own use too: write it
-        sandbox.state.settle()
+            principal = state.admit(sandbox, ctx, claims, op)
+            store.retrying(lambda: sandbox.catch_up(ctx.world))
+    state.reads_behind(op)      # it reads what is written behind (its own use too): write it first
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         # An API read (GET with a token) needs one consistent view (a snapshot: store.reading), neither a writer's
@@ -62,11 +62,11 @@ def handle(op, params):
         reads = op.method == "GET" and op.tokens not in (NO_AUTH, WORLD_AUTH)
 
         def operation():
-            with sandbox.store.reading() if reads else sandbox.store.transaction():
+            with store.reading() if reads else store.transaction():
                 if ctx is not None and not reads:   # one world's writes in turn (PostgreSQL; SQLite's are serial)
                     sandbox.worlds.lock(ctx.world.id)
                 return op.handler(call)
-        result = sandbox.store.retrying(operation)
+        result = store.retrying(operation)
     else:
         result = op.handler(call)
     return finish(result, injection)
@@ -77,55 +77,14 @@ def finish(result, injection):
     return injection.shape(response, request.environ) if injection else response
 
 
-def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation) -> Principal:
-    """Authenticate, authorize and count the request: call inside a transaction. Only a request that
-    authenticated and holds the scope counts toward the §8 budget: refusals (forged, revoked, expired, wrong
-    kind or scope) must not let anyone use up a partner's budget. A 429 rolls back with the rest, so it leaves
-    `lastUsedAt` as it was. When the process owns its store (hotstate), all of it is in memory: the token's row
-    as last read, the §8 windows, `lastUsedAt` written behind; an API write is then the operation's transaction
-    alone (`handle`), the request counted whatever the operation does."""
-    state = sandbox.state
-    if state.hot:
-        row = state.remember(("token", ctx.world.id, claims["jti"]), ("tokens",),
-                             lambda: sandbox.hooks.read_token(ctx, claims))
-        principal = sandbox.hooks.authenticate(ctx, claims, row)
-        authorize(op, principal)
-        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
-        sandbox.hooks.token_used(ctx, principal)
-        return principal
-    with sandbox.store.transaction():
-        sandbox.limiter.lock(ctx.world.id)      # before the token's row: see LOCK ORDER
-        principal = sandbox.hooks.authenticate(ctx, claims)
-        authorize(op, principal)
-        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
-    return principal
-
-
 def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation, params):
-    """An API write in one write transaction instead of two: admitted and caught up, then the operation in a
-    savepoint, so bad input or a refused change undoes only the operation and the request still counts (as
-    `lastUsedAt` and the §8 budget saw it before). One writer's turn per write, not two. A deadlock the
-    store broke runs the whole transaction again (Store.retrying): it is not the operation's refusal."""
-    store = sandbox.store
-
+    """An API write: admitted by the request state (`RequestState.admitted`, which owns the write's transaction
+    and says what the operation's failure undoes), then the operation inside it. A deadlock the store broke runs
+    the whole of it again (Store.retrying): it is not the operation's refusal."""
     def once():
-        failure = None
-        with store.transaction():
-            sandbox.worlds.lock(ctx.world.id)       # first: see LOCK ORDER
-            principal = admit(sandbox, ctx, claims, op)
-            sandbox.catch_up(ctx.world)
-            try:
-                with store.savepoint():
-                    call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
-                    result = op.handler(call)
-            except Exception as error:
-                if store.transient(error):
-                    raise
-                failure = error         # answered after the commit: the request counted
-        if failure is not None:
-            raise failure
-        return result
-    return store.retrying(once)
+        with sandbox.state.admitted(sandbox, ctx, claims, op) as principal:
+            return op.handler(Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request))
+    return sandbox.store.retrying(once)
 
 
 def intercept(sandbox, ctx, op, claims):
@@ -189,14 +148,6 @@ def require_admin(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> N
                            "in the X-Sandbox-Admin-Key header (ask the operator; `ptas` reads it from "
                            "PTAS_ADMIN_KEY, the pytest plugin from --ptas-admin-key).",
                            headers={"WWW-Authenticate": 'ApiKey header="X-Sandbox-Admin-Key"'})
-
-
-def authorize(op: Operation, principal: Principal) -> None:
-    if principal.kind not in op.tokens:
-        raise Forbidden(f"{op.id} does not accept {principal.kind} tokens.")
-    needed = op.scopes_for(principal.kind)
-    if needed and not scopes.holds_any(principal.scopes, needed):
-        raise Forbidden(f"{op.id} needs one of the scopes {', '.join(needed)}.", requiredScopes=list(needed))
 
 
 _validators: dict[str, Any] = {}     # operationId: its body's compiled JSON Schema validator

@@ -9,16 +9,14 @@ The count of a window is kept in its own row (`rate_windows.hits`: the rows of `
 last pruning), so a request costs the same with 100 or a million requests in the window: prune what left
 it (amortized one row), add one to the count, insert the hit. Counting the log instead grew with the window.
 
-When this process owns its store (hotstate.owns_store), the windows live in its memory (`Windows`), as exact as
-in the store: one lock around each count, the log of each window loaded from the store at its first use, the
-hits written behind (their count rows dropped, so a later launch with several workers counts the log again).
+Where the windows live is the request state's choice (requeststate/): in the store (`exact.StoreWindows`), or,
+when this process owns its store, in its memory (`memory.Windows`), as exact as in the store: one lock around each
+count, the log of each window loaded from the store at its first use, the hits written behind (their count rows
+dropped, so a later launch with several workers counts the log again).
 """
 
-import bisect
 import contextvars
 import math
-import threading
-from collections import deque
 
 from .problems import TooManyRequests
 from .timestamps import SECOND_US
@@ -60,11 +58,14 @@ def refusal(limit, window, oldest, now, rule, operation_id, frozen=False):
 
 
 class RateLimiter:
-    def __init__(self, store, limit=100, window_seconds=60, per_operation=None, state=None):
+    """The §8 rules (a global limit, and an operation's own where the operator set one) over the windows of the
+    request state's strategy (`RequestState.rate_windows`): the store's, or the same log in memory."""
+
+    def __init__(self, store, limit=100, window_seconds=60, per_operation=None, *, windows):
         self.store = store
         self.global_rule = (limit, window_seconds)
         self.per_operation = dict(per_operation or {})   # operationId -> (limit, window seconds)
-        self.memory = Windows(self, state) if state is not None and state.hot else None
+        self.windows = windows
 
     def rules(self, operation_id):
         rules = [(GLOBAL, self.global_rule)]
@@ -74,120 +75,62 @@ class RateLimiter:
 
     def hit(self, world_id, now, operation_id, frozen=False):
         """Count one request, or raise 429 with Retry-After when a window is full; a refused request is not counted."""
-        rules = self.rules(operation_id)
-        if self.memory is not None:
-            self.memory.hit(world_id, now, operation_id, rules, frozen)
-            return
-        store = self.store
-        with store.transaction():
-            self.lock(world_id)
-            for rule, (limit, window) in rules:
-                left = store.execute("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
-                                     (world_id, rule, now - window * SECOND_US)).rowcount
-                hits = self._count(world_id, rule, left)
-                if hits > limit:        # counted with this request: refused, the transaction rolls back
-                    oldest = store.one("SELECT MIN(at) AS at FROM rate_hits WHERE world = ? AND rule = ?",
-                                       (world_id, rule))["at"]
-                    raise refusal(limit, window, oldest, now, rule, operation_id, frozen)
-            store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
-                              [(world_id, rule, now) for rule, _ in rules])
+        self.windows.hit(world_id, now, operation_id, self.rules(operation_id), frozen)
 
     def lock(self, world_id):
         """Hold the world's rate lock to the end of the transaction (every admission takes it, in every process).
         A caller that writes rows the admission writes (tokens, the windows) takes it before them."""
         self.store.lock(f"rate/{world_id}")
 
-    def _count(self, world_id, rule, left):
-        """The window's count with this request, after `left` hits were pruned from it: one upsert. A window
-        without its row yet (its first request, or a log an older version or a snapshot left) counts its log."""
-        row = self.store.one("UPDATE rate_windows SET hits = hits - ? + 1 WHERE world = ? AND rule = ? "
-                             "RETURNING hits", (left, world_id, rule))
-        if row is not None:
-            return row["hits"]
-        hits = self.store.one("SELECT COUNT(*) AS n FROM rate_hits WHERE world = ? AND rule = ?",
-                              (world_id, rule))["n"] + 1
-        self.store.execute("INSERT INTO rate_windows (world, rule, hits) VALUES (?, ?, ?)", (world_id, rule, hits))
-        return hits
-
     def forget(self, world_id=None):
         """A wiped world's windows (None: every world's) go with its rows (rate_hits has a `world` column); in
         memory they go too."""
-        if self.memory is not None:
-            self.memory.forget(world_id)
+        self.windows.forget(world_id)
 
 
-class Windows:
-    """The windows of a store this process owns, in memory: {(world, rule): its hits' instants, oldest first}.
-
-    The lock guards the logs only: nothing waits for the store while holding it, since a reset that holds the
-    store (its transaction) takes it to forget the world's windows."""
-
-    def __init__(self, limiter, state):
-        self.limiter = limiter
-        self.logs = {}
-        self.lock = threading.Lock()
-        self.generation = 0         # counts wipes: a log read from the store before one is read again
-        self.wiped = set()          # worlds wiped since this process started: their store log is empty
-        self.everything_wiped = False
-        self.pending = state.write_behind(self.write)
-
-    def hit(self, world_id, now, operation_id, rules, frozen=False):
-        keys = [(world_id, rule) for rule, _ in rules]
-        while True:
-            generation = self.generation
-            loaded = {key: self.load(*key) for key in keys if key not in self.logs}   # outside the lock
-            with self.lock:
-                if generation == self.generation:       # else a wipe came between: read them again
-                    self._count(world_id, now, operation_id, rules, loaded, frozen)
-                    break
-        for rule, (_, window) in rules:
-            self.pending.add((world_id, rule, now, window))
-
-    def _count(self, world_id, now, operation_id, rules, loaded, frozen):
-        for key, log in loaded.items():
-            self.logs.setdefault(key, log)
-        self.wiped.discard(world_id)        # its wipe is over (bounded: a marker lives until its world's next count)
-        logs = []
+def count(store, world_id, now, operation_id, rules, frozen=False):
+    """Count one request in the store's windows under the world's rate lock, or raise 429 (the transaction, and
+    the count, roll back)."""
+    with store.transaction():
+        store.lock(f"rate/{world_id}")
         for rule, (limit, window) in rules:
-            log = self.logs[world_id, rule]
-            cutoff = now - window * SECOND_US
-            while log and log[0] <= cutoff:
-                log.popleft()
-            if len(log) >= limit:
-                raise refusal(limit, window, log[0], now, rule, operation_id, frozen)
-            logs.append(log)
-        for log in logs:
-            if log and now < log[-1]:     # read the clock before an earlier arrival did: keep them in order
-                log.insert(bisect.bisect_right(log, now), now)
-            else:
-                log.append(now)
-
-    def load(self, world_id, rule):
-        if self.everything_wiped or world_id in self.wiped:     # its rows are gone, or going with the wipe
-            return deque()
-        return deque(r["at"] for r in self.limiter.store.all(
-            "SELECT at FROM rate_hits WHERE world = ? AND rule = ? ORDER BY at", (world_id, rule)))
-
-    def forget(self, world_id):
-        with self.lock:
-            self.generation += 1
-            if world_id is None:
-                self.everything_wiped = True
-                self.logs.clear()
-            else:
-                self.wiped.add(world_id)
-                for key in [key for key in self.logs if key[0] == world_id]:
-                    del self.logs[key]
-            self.pending.drop(lambda item: world_id is not None and item[0] != world_id)
-
-    @staticmethod
-    def write(store, hits):
-        """Written behind: the hits, the log pruned to each window, and no count row (it would be stale)."""
+            left = store.execute("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
+                                 (world_id, rule, now - window * SECOND_US)).rowcount
+            hits = _count(store, world_id, rule, left)
+            if hits > limit:        # counted with this request: refused, the transaction rolls back
+                oldest = store.one("SELECT MIN(at) AS at FROM rate_hits WHERE world = ? AND rule = ?",
+                                   (world_id, rule))["at"]
+                raise refusal(limit, window, oldest, now, rule, operation_id, frozen)
         store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
-                          [(world, rule, at) for world, rule, at, _ in hits])
-        latest = {}
-        for world, rule, at, window in hits:
-            latest[world, rule] = max(at, latest.get((world, rule), at)) - window * SECOND_US
-        store.executemany("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
-                          [(world, rule, cutoff) for (world, rule), cutoff in latest.items()])
-        store.executemany("DELETE FROM rate_windows WHERE world = ? AND rule = ?", list(latest))
+                          [(world_id, rule, now) for rule, _ in rules])
+
+
+def _count(store, world_id, rule, left):
+    """The window's count with this request, after `left` hits were pruned from it: one upsert. A window
+    without its row yet (its first request, or a log an older version or a snapshot left) counts its log."""
+    row = store.one("UPDATE rate_windows SET hits = hits - ? + 1 WHERE world = ? AND rule = ? "
+                    "RETURNING hits", (left, world_id, rule))
+    if row is not None:
+        return row["hits"]
+    hits = store.one("SELECT COUNT(*) AS n FROM rate_hits WHERE world = ? AND rule = ?",
+                     (world_id, rule))["n"] + 1
+    store.execute("INSERT INTO rate_windows (world, rule, hits) VALUES (?, ?, ?)", (world_id, rule, hits))
+    return hits
+
+
+def log_in_store(store, world_id, rule):
+    """The instants of a window's hits in the store, oldest first."""
+    return [r["at"] for r in store.all("SELECT at FROM rate_hits WHERE world = ? AND rule = ? ORDER BY at",
+                                       (world_id, rule))]
+
+
+def write_hits(store, hits):
+    """Written behind: the hits, the log pruned to each window, and no count row (it would be stale)."""
+    store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
+                      [(world, rule, at) for world, rule, at, _ in hits])
+    latest: dict[tuple[str, str], int] = {}
+    for world, rule, at, window in hits:
+        latest[world, rule] = max(at, latest.get((world, rule), at)) - window * SECOND_US
+    store.executemany("DELETE FROM rate_hits WHERE world = ? AND rule = ? AND at <= ?",
+                      [(world, rule, cutoff) for (world, rule), cutoff in latest.items()])
+    store.executemany("DELETE FROM rate_windows WHERE world = ? AND rule = ?", list(latest))

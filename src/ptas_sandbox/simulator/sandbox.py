@@ -13,10 +13,9 @@ from flask import current_app
 from .auth import Signer
 from .context import Ctx
 from .hooks import Hooks
-from .hotstate import state_for
 from .ratelimit import RateLimiter
+from .requeststate import open_state
 from .store import open_store
-from .timestamps import SECOND_US
 from .worlds import World, Worlds
 
 
@@ -31,12 +30,12 @@ class Simulator:
         self.config = config
         self.system_time = config.get("SYSTEM_TIME") or system_microseconds
         self.store = open_store(config["STATE"], schemas, upgrades)
-        self.state = state_for(self.store, config)      # per-request state: in memory, or in the store
+        self.state = open_state(self.store, config)     # per-request state: in memory, or in the store
         self.worlds = Worlds(self.store, self.system_time, self.state, config["SEED"], config.get("MAX_WORLDS"))
         secret = config.get("SECRET") or self.store.signing_secret(lambda: secrets.token_urlsafe(48))
         self.signer = Signer(secret)
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
-                                   config["OPERATION_LIMITS"], self.state)
+                                   config["OPERATION_LIMITS"], windows=self.state.rate_windows())
         self._traces = itertools.count(1)
         self.services: list[Any] = []   # background parts (the webhook dispatcher), started and stopped with the app
         self.hooks = Hooks()            # the stages areas and tools fill (their service.py): hooks.py
@@ -72,13 +71,13 @@ class Simulator:
         return () if any(r is None for r in reads) else tuple(sorted({t for r in reads for t in r or ()}))
 
     def _quiet_until(self, ctx: Ctx) -> int:
-        """An instant before which no catch-up is due unless the store changes: a minute or a second of world
-        time ahead when nothing is due by then (what is due at T is due at any later T), else now."""
-        if self.state.hot:
-            for ahead_us in (60 * SECOND_US, SECOND_US):
-                ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.state, ctx.signer, ctx.config)
-                if not any(stage.due(ahead) for stage in self.hooks.catch_up):
-                    return ahead.now
+        """An instant before which no catch-up is due unless the store changes: the first of the state's
+        lookaheads (a minute or a second of world time ahead, when it remembers) by which nothing is due (what
+        is due at T is due at any later T), else now."""
+        for ahead_us in self.state.lookahead_us:
+            ahead = Ctx(ctx.store, ctx.world, ctx.now + ahead_us, ctx.state, ctx.signer, ctx.config)
+            if not any(stage.due(ahead) for stage in self.hooks.catch_up):
+                return ahead.now
         return ctx.now
 
     def trace_id(self) -> str:

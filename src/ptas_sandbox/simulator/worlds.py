@@ -105,7 +105,7 @@ def _world(row):
 class Worlds:
     """Creates, finds and moves the clocks of worlds. A world is read from the store, so every worker of every
     machine sees a clock move at once; a process that owns its store remembers it until the worlds table is
-    written (hotstate: it alone writes it)."""
+    written (requeststate.memory: it alone writes it)."""
 
     def __init__(self, store, system_time, state, server_seed=0, max_worlds=None):
         self.store = store

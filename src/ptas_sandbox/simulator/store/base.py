@@ -41,7 +41,7 @@ class Engine:
 
     engine: str = ""
     location: str = ""
-    versions = None     # hotstate.Versions: told of every statement and transaction end, when a process owns it
+    versions = None     # requeststate.memory.Versions: told of every statement and transaction end (one process)
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ class Engine:
     @property
     def sees_last_commit(self):
         """Whether a read now sees the last commit (with this transaction's own writes), so what a read gave
-        earlier and no write changed since is what it would give now (hotstate.HotState.remember)."""
+        earlier and no write changed since is what it would give now (requeststate.MemoryState.remember)."""
         return not self.in_transaction
 
     def execute(self, sql, params=()):

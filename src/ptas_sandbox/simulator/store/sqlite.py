@@ -118,7 +118,7 @@ class SqliteStore(Engine):
         """On a file: a deferred transaction, a snapshot of the last commit (WAL readers never wait), without the
         writers' turn, so a read never queues behind the writers of every world. Its BEGIN waits for its first
         statement (`_held`), where SQLite's snapshot would begin anyway: a read answered from memory alone
-        (hotstate) then costs the store nothing.
+        (requeststate.memory) then costs the store nothing.
         A write there would skip the turn and race other writers into "database is locked"; it is rolled back
         and refused, always, so a GET that writes fails in tests (not `PRAGMA query_only`: setting it makes SQLite
         prepare every statement again, half a GET's time). In memory, or inside a transaction: `transaction()`."""

@@ -147,7 +147,7 @@ def authenticate(ctx, claims, row=None):
 
     Without `row`, records `lastUsedAt` (spec §2) in the same statement that reads the token: call it inside a
     transaction, which a refusal rolls back, so a refused token's `lastUsedAt` stays as it was. With the row
-    `read_token` gave, it only judges it (the caller records the use: hotstate). A deleted user or child
+    `read_token` gave, it only judges it (the caller records the use: requeststate.memory). A deleted user or child
     partner has no valid tokens: deleting one revokes them (`revoke_all`), so the tokens table alone answers.
     """
     if row is None:

@@ -229,7 +229,7 @@ def dropped(environ):
 
 def intercept(sandbox, ctx, op, claims, request, waits=None):
     """The pipeline's hook: the fault to inject into this call (counted and logged), or None. A world without
-    API faults costs one read (none while the process remembers it: hotstate), no write transaction."""
+    API faults costs one read (none while the process remembers it: requeststate.memory), no write transaction."""
     if not sandbox.state.remember(("faults", ctx.world.id, "api"), ("faults",),
                                   lambda: models.has_live(sandbox.store, ctx.world.id, "api"), inserts=True):
         return None

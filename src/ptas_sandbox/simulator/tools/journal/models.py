@@ -269,7 +269,7 @@ def _text(body):
 
 def record_many(store, world_id, entries):
     """Append a world's entries (each the keyword arguments of `record`, in order) in one statement each for
-    their ids, rows and retention: what `record` does for each, for a batch written behind (hotstate)."""
+    their ids, rows and retention: what `record` does for each, for a batch written behind (requeststate.memory)."""
     with store.transaction():
         if not world_exists(store, world_id):     # deleted while its entries waited
             return

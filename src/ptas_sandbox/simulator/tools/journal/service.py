@@ -36,7 +36,7 @@ PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for
 
 def attach(app, sandbox):
     config = app.config
-    # Entries go to the store now, or written behind in batches when the process owns its store (hotstate):
+    # Entries go to the store now, or written behind in batches when the process owns its store (requeststate.memory):
     # the journal's readers are operations that settle it first.
     entries = sandbox.state.write_behind(record_batch)
 

@@ -93,5 +93,5 @@ def replaceable(call, world_id):
     if ctx.world.id != world_id:
         raise Forbidden("Replacing a world needs a root partner token of the world that holds the snapshot's "
                         "partners (or the admin key).")
-    sandbox.hooks.authenticate_control(ctx, claims)
+    sandbox.hooks.tokens.control(ctx, claims)
     return world

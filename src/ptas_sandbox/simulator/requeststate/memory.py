@@ -1,11 +1,10 @@
-"""Per-request state of a store that one process owns, kept in memory (issue 25).
+"""Per-request state of a store that one process owns, kept in memory.
 
 A SQLite file is locked to one launch of `ptas serve` and `:memory:` belongs to one process: nobody else reads
-that store, so the state every request touches need not be a store write. This module is the one place that
-decides (`owns_store`): with `--workers N` (the launch says SHARED_STORE) or PostgreSQL, every request goes to
-the store as before (`StoreState`, exact across processes); otherwise `HotState` keeps in memory
+that store, so the state every request touches need not be a store write (`open_state` decides). `MemoryState`
+keeps in memory
 
-- the §8 windows, exact (`ratelimit.Windows`), their hits written behind;
+- the §8 windows, exact (`Windows`), their hits written behind;
 - each token's latest `lastUsedAt`, written behind;
 - what reads of the store give until one of the tables read is written again (`remember`): a world and its
   clock, a verified token's row, whether a world has live faults, when a world's next catch-up is due, a
@@ -16,16 +15,25 @@ the store as before (`StoreState`, exact across processes); otherwise `HotState`
 
 Writing behind: in batches, one transaction each, at most FLUSH_EVERY_S after the request (the system clock
 paces the batches only; what is written carries world-clock times), and on shutdown. An operation that reads
-what is written behind (the control API, the journal, the tokens area: `settles`) first writes it all, so reads
-see it. A kill -9 loses at most the last batch; an API write is committed before it is answered, as before.
+what is written behind (`Operation.reads_behind`: the control API, the journal, the tokens area) first writes
+it all, so reads see it. A kill -9 loses at most the last batch; an API write is committed before it is
+answered, as on the store-exact path. A batch the store refuses is written again item by item; what it refuses
+again is counted (`lost`) and logged once for the batch.
 """
 
+import bisect
 import logging
 import re
 import threading
-from collections import defaultdict
-from collections.abc import Callable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from ..auth import Principal, authorize
+from ..ratelimit import log_in_store, refusal, write_hits
+from ..timestamps import SECOND_US
+from .exact import StoreState
 
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
 PENDING_MAX = 10_000        # items waiting in one buffer; more and the request adding one writes the batch itself
@@ -33,12 +41,6 @@ PENDING_BYTES = 16 << 20    # ... or bytes they hold (what `add` is told: the jo
 CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
 
 log = logging.getLogger("ptas")
-
-
-def owns_store(store, config) -> bool:
-    """Whether this process owns its store, so per-request state may live in its memory: a SQLite store (a file
-    is locked to one launch, `:memory:` is the process's) that the launch does not share between workers."""
-    return store.engine == "sqlite" and not config.get("SHARED_STORE")
 
 
 _WRITE = re.compile(r"\s*(INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM|DROP\s+TABLE|"
@@ -96,53 +98,17 @@ class Versions:
         return sum([counts[t] for t in tables])
 
 
-class StoreState:
-    """Every request's state straight in the store: exact across processes (several workers, PostgreSQL)."""
-
-    hot = False
-
-    def __init__(self, store) -> None:
-        self.store = store
-
-    def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any], inserts: bool = False) -> Any:
-        """What `read()` gives; a HotState keeps it until a row of `tables` changes or goes (() : any table),
-        or a row is added to them when `inserts` or the read found nothing (None)."""
-        return read()
-
-    def drop(self, key: Any) -> None:
-        """Forget what `remember` kept under `key`."""
-
-    def write_behind(self, write: Callable[[Any, list[Any]], None]) -> "Behind":
-        """A buffer whose items `write(store, items)` stores; here each is written when added."""
-        return Behind(self, write, at_once=True)
-
-    def settles(self, op) -> bool:
-        return False
-
-    def settle(self) -> None:
-        """Write what waits to be written behind (nothing here)."""
-
-    def wake(self) -> None:
-        """Something waits to be written behind (nothing ever does here)."""
-
-    def close(self) -> None:
-        """Write what waits and stop writing behind."""
-
-
 class Behind:
-    """Items waiting to be written by `write(store, items)` in one transaction."""
+    """Items waiting to be written by `write(store, items)` in one transaction of a batch."""
 
-    def __init__(self, state: StoreState, write: Callable[[Any, list[Any]], None], at_once: bool = False) -> None:
-        self.state, self.write, self.at_once = state, write, at_once
+    def __init__(self, state: "MemoryState", write: Callable[[Any, list[Any]], None]) -> None:
+        self.state, self.write = state, write
         self.items: list[Any] = []
         self.size = 0
         self.lock = threading.Lock()
 
     def add(self, item: Any, size: int = 0) -> None:
         """`item` to be written; `size`, the bytes it holds beyond its own fields (bodies), bounds the buffer."""
-        if self.at_once:
-            self.write(self.state.store, [item])
-            return
         with self.lock:
             self.items.append(item)
             self.size += size
@@ -162,10 +128,11 @@ class Behind:
             self.items = [item for item in self.items if keep(item)]
 
 
-class HotState(StoreState):
+class MemoryState(StoreState):
     """Per-request state in this process's memory, written behind (module docstring)."""
 
-    hot = True
+    # `Simulator.catch_up` remembers a world as quiet up to a minute, or a second, of world time ahead
+    lookahead_us = (60 * SECOND_US, SECOND_US)
 
     def __init__(self, store, background: bool = True) -> None:
         super().__init__(store)
@@ -199,16 +166,35 @@ class HotState(StoreState):
     def drop(self, key: Any) -> None:
         self.cached.pop(key, None)
 
+    def admit(self, sandbox, ctx, claims, op) -> Principal:
+        """Authenticate, authorize and count the request in memory: the token's row as last read, the §8
+        windows, `lastUsedAt` written behind. Only a request that authenticated and holds the scope counts."""
+        tokens = sandbox.hooks.tokens
+        row = self.remember(("token", ctx.world.id, claims["jti"]), ("tokens",), lambda: tokens.read(ctx, claims))
+        principal = tokens.authenticate(ctx, claims, row)
+        authorize(op, principal)
+        sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
+        tokens.used(ctx, principal)
+        return principal
+
+    @contextmanager
+    def admitted(self, sandbox, ctx, claims, op) -> Iterator[Principal]:
+        """An API write: admitted and caught up first (the request counts whatever the operation does), then
+        the operation's transaction alone, under the world's lock."""
+        principal = self.admit(sandbox, ctx, claims, op)
+        self.store.retrying(lambda: sandbox.catch_up(ctx.world))
+        self.reads_behind(op)
+        with self.store.transaction():
+            sandbox.worlds.lock(ctx.world.id)
+            yield principal
+
+    def rate_windows(self) -> Any:
+        return Windows(self.store, self)
+
     def write_behind(self, write):
         buffer = Behind(self, write)
         self.buffers.append(buffer)
         return buffer
-
-    def settles(self, op) -> bool:
-        """Whether an operation reads what is written behind: the tools (control API, journal, inspector...),
-        and the tokens area's records (lastUsedAt). An API call of any other area reads none of it."""
-        # "none", "world": operations.NO_AUTH and WORLD_AUTH (operations sits above this module's layer)
-        return op.control or op.area == "tokens" or op.tokens in ("none", "world")
 
     def settle(self) -> None:
         """Write every buffer's items now, in one transaction."""
@@ -280,7 +266,65 @@ class HotState(StoreState):
         self.settle()
 
 
-def state_for(store, config) -> StoreState:
-    if owns_store(store, config):
-        return HotState(store, background=bool(config.get("START_SERVICES", True)))
-    return StoreState(store)
+class Windows:
+    """The windows of a store this process owns, in memory: {(world, rule): its hits' instants, oldest first}.
+
+    The lock guards the logs only: nothing waits for the store while holding it, since a reset that holds the
+    store (its transaction) takes it to forget the world's windows."""
+
+    def __init__(self, store, state):
+        self.store = store
+        self.logs = {}
+        self.lock = threading.Lock()
+        self.generation = 0         # counts wipes: a log read from the store before one is read again
+        self.wiped = set()          # worlds wiped since this process started: their store log is empty
+        self.everything_wiped = False
+        self.pending = state.write_behind(write_hits)
+
+    def hit(self, world_id, now, operation_id, rules, frozen=False):
+        keys = [(world_id, rule) for rule, _ in rules]
+        while True:
+            generation = self.generation
+            loaded = {key: self.load(*key) for key in keys if key not in self.logs}   # outside the lock
+            with self.lock:
+                if generation == self.generation:       # else a wipe came between: read them again
+                    self._count(world_id, now, operation_id, rules, loaded, frozen)
+                    break
+        for rule, (_, window) in rules:
+            self.pending.add((world_id, rule, now, window))
+
+    def _count(self, world_id, now, operation_id, rules, loaded, frozen):
+        for key, log in loaded.items():
+            self.logs.setdefault(key, log)
+        self.wiped.discard(world_id)        # its wipe is over (bounded: a marker lives until its world's next count)
+        logs = []
+        for rule, (limit, window) in rules:
+            log = self.logs[world_id, rule]
+            cutoff = now - window * SECOND_US
+            while log and log[0] <= cutoff:
+                log.popleft()
+            if len(log) >= limit:
+                raise refusal(limit, window, log[0], now, rule, operation_id, frozen)
+            logs.append(log)
+        for log in logs:
+            if log and now < log[-1]:     # read the clock before an earlier arrival did: keep them in order
+                log.insert(bisect.bisect_right(log, now), now)
+            else:
+                log.append(now)
+
+    def load(self, world_id, rule):
+        if self.everything_wiped or world_id in self.wiped:     # its rows are gone, or going with the wipe
+            return deque()
+        return deque(log_in_store(self.store, world_id, rule))
+
+    def forget(self, world_id=None):
+        with self.lock:
+            self.generation += 1
+            if world_id is None:
+                self.everything_wiped = True
+                self.logs.clear()
+            else:
+                self.wiped.add(world_id)
+                for key in [key for key in self.logs if key[0] == world_id]:
+                    del self.logs[key]
+            self.pending.drop(lambda item: world_id is not None and item[0] != world_id)
