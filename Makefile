@@ -7,7 +7,7 @@ SERVE_STAMP := $(VENV)/.serve-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
 
-.PHONY: serve test check openapi-lint bench setup browser postgresql wrk clean
+.PHONY: serve test test-exact test-postgresql check openapi-lint bench setup browser postgresql wrk clean
 
 $(BIN)/python:
 	@echo "make: creating $(VENV) with $(PYTHON)"
@@ -66,14 +66,10 @@ openapi-lint: $(TEST_STAMP) $(SPECTRAL)
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo \
 	tests/snapshots
-# ... and every test of a request's path, a third time on SQLite's store-exact path (the path of `--workers`:
-# PTAS_TEST_PATH=exact, every in-process app), beside the PostgreSQL pass (the two share the machine's cores): the
-# store's tests, the tools that read what is written behind, the other spec areas, the fixtures, the reliability
-# tests and the @contract suite in-process. Not on it: what serves through `ptas serve` (its launch picks its path),
-# the harness's proofs on broken and variant targets, the profiles, the browser, and the repository's own checks.
-EXACT_TESTS := $(STORE_TESTS) tests/journal tests/faults tests/integration tests/inspector tests/auth tests/oauth \
-	tests/pages tests/accountui tests/userui tests/testing tests/examples tests/reliability \
-	tests/conformance/test_conformance.py
+# ... and the folders that exercise the request state's strategy (simulator/requeststate/) again on the store-exact
+# strategy, as several workers on one SQLite file run it (`--request-state exact`: tests/conftest.py). Every other
+# folder's requests take the same path whatever the strategy under them.
+EXACT_TESTS := tests/core tests/limits tests/tokens tests/journal tests/reliability
 
 serve: $(SERVE_STAMP)
 	$(BIN)/ptas serve $(ARGS)
@@ -88,23 +84,32 @@ check: $(TEST_STAMP)
 # beside the rest from the start, so both cores work; the PostgreSQL and store-exact passes follow the rest.
 BESIDE_TESTS := tests/conformance tests/profiles
 
+# The store-exact pass and the PostgreSQL pass, each a target of its own (`make test` runs both).
+test-exact: $(TEST_STAMP)
+	$(BIN)/python -m pytest -q --request-state exact --basetemp=.pytest_cache/exact-tmp \
+	  --junitxml=$(JUNIT)-exact.xml $(EXACT_TESTS) $(ARGS)
+
+test-postgresql: $(TEST_STAMP) postgresql
+	PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q --basetemp=.pytest_cache/postgresql-tmp \
+	  --junitxml=$(JUNIT)-postgresql.xml $(STORE_TESTS) $(ARGS)
+
 # The last line sums up the passes (tests/support/summary.py); a first pass that fails stops before the others.
 JUNIT := .pytest_cache/junit
+PASS = $(MAKE) --no-print-directory -o '$(TEST_STAMP)' -o postgresql
 test: $(TEST_STAMP) browser postgresql check openapi-lint
 	@rm -f $(JUNIT)-*; mkdir -p .pytest_cache
 	@$(BIN)/python -m pytest -q --basetemp=.pytest_cache/beside-tmp --junitxml=$(JUNIT)-beside.xml \
 	    $(BESIDE_TESTS) $(ARGS) > $(JUNIT)-beside.log 2>&1 & beside=$$!; \
 	  $(BIN)/python -m pytest --junitxml=$(JUNIT)-sqlite.xml $(BESIDE_TESTS:%=--ignore=%) $(ARGS) && { \
-	  PTAS_TEST_PATH=exact $(BIN)/python -m pytest -q --basetemp=.pytest_cache/exact-tmp \
-	    --junitxml=$(JUNIT)-exact.xml $(EXACT_TESTS) $(ARGS) > $(JUNIT)-exact.log 2>&1 & exact=$$!; \
-	  PTAS_TEST_STORE=postgresql $(BIN)/python -m pytest -q --junitxml=$(JUNIT)-postgresql.xml $(STORE_TESTS) $(ARGS); \
-	  pg=$$?; wait $$exact; ex=$$?; echo "--- the store-exact path on SQLite ($(JUNIT)-exact.log):"; \
+	  $(PASS) test-exact > $(JUNIT)-exact.log 2>&1 & exact=$$!; \
+	  $(PASS) test-postgresql; pg=$$?; wait $$exact; ex=$$?; \
+	  echo "--- the store-exact strategy on SQLite ($(JUNIT)-exact.log):"; \
 	  tail -n 25 $(JUNIT)-exact.log; [ $$pg = 0 ] && [ $$ex = 0 ]; }; \
 	  rest=$$?; wait $$beside; bs=$$?; echo "--- $(BESIDE_TESTS) on SQLite ($(JUNIT)-beside.log):"; \
 	  tail -n 25 $(JUNIT)-beside.log; [ $$rest = 0 ] && [ $$bs = 0 ]; \
 	  status=$$?; $(BIN)/python -m tests.support.summary "every test on SQLite=$(JUNIT)-sqlite.xml+$(JUNIT)-beside.xml" \
 	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml" \
-	  "the store-exact path on SQLite=$(JUNIT)-exact.xml"; exit $$status
+	  "the store-exact strategy on SQLite=$(JUNIT)-exact.xml"; exit $$status
 
 bench: $(TEST_STAMP) postgresql wrk
 	$(BIN)/python -m bench $(ARGS)

@@ -11,7 +11,6 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
-from ptas_sandbox.simulator import app as app_module
 from ptas_sandbox.simulator import create_app
 from tests.support.client import Api
 from tests.support.worlds import SystemTime, new_world
@@ -70,16 +69,34 @@ def durable_store(request, tmp_path):
     return _pg_database(request) if STORE_ENGINE == "postgresql" else str(tmp_path / "sandbox.db")
 
 
-# One process owns a SQLite store, so its per-request state lives in memory (simulator/requeststate/);
-# `PTAS_TEST_PATH=exact` puts every app a test makes in-process on the store-exact path that several workers (and
-# PostgreSQL) take, unless the test names its path (a served sandbox takes the path its launch gives it).
-if os.environ.get("PTAS_TEST_PATH") == "exact":
-    app_module.DEFAULTS["SHARED_STORE"] = True
+# The request state's strategy (simulator/requeststate/) of every app a test makes through these fixtures: in
+# memory (a SQLite store this process owns: the default), or straight in the store as several workers and
+# PostgreSQL run it. `--request-state exact` runs the tests on the second: `make test-exact` runs the folders that
+# exercise the strategy so (core, limits, tokens, journal, reliability). A served sandbox takes the strategy its
+# launch gives it; a test of one strategy alone names it (`SHARED_STORE`).
+STRATEGIES = ("memory", "exact")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--request-state", choices=STRATEGIES, default="memory",
+                     help="the request state's strategy of the tests' apps (simulator/requeststate/)")
+
+
+def pytest_generate_tests(metafunc):
+    if "request_state" in metafunc.fixturenames:
+        metafunc.parametrize("request_state", [metafunc.config.getoption("request_state")], scope="session")
+
+
+@pytest.fixture(scope="session")
+def state_config(request_state):
+    """What a test's app config says of its request state's strategy: {"SHARED_STORE": True} on the exact path
+    (a SQLite store shared as `--workers` shares it), {} in memory (this process owns its store)."""
+    return {"SHARED_STORE": True} if request_state == "exact" else {}
 
 
 @pytest.fixture
-def config(system_time, store_location):
-    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "STATE": store_location}
+def config(system_time, store_location, state_config):
+    return {"SYSTEM_TIME": system_time, "START_SERVICES": False, "STATE": store_location, **state_config}
 
 
 @pytest.fixture

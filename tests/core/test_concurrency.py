@@ -19,8 +19,9 @@ ROUND = 10      # of each kind of write per world
 
 
 class Server:
-    def __init__(self, state, rate_limit=10**9):
-        self.app = create_app({"STATE": state, "RATE_LIMIT": rate_limit, "START_SERVICES": True})
+    def __init__(self, state, rate_limit=10**9, state_config=None):
+        self.app = create_app({"STATE": state, "RATE_LIMIT": rate_limit, "START_SERVICES": True,
+                               **(state_config or {})})
         self.served = Served(self.app, threads=8)
         self.base = self.served.base
         self.local = threading.local()
@@ -52,8 +53,8 @@ class Server:
 
 
 @pytest.fixture(params=["memory", "durable"])
-def server(request, store_location, durable_store):
-    served = Server(store_location if request.param == "memory" else durable_store)
+def server(request, store_location, durable_store, state_config):
+    served = Server(store_location if request.param == "memory" else durable_store, state_config=state_config)
     yield served
     served.close()
 
@@ -191,9 +192,9 @@ def test_flushes_holding_every_server_thread_still_reach_the_echo_on_the_same_se
         assert [(d["attempt"], d["status"]) for d in log] == [(1, "succeeded")] * 2
         assert len(server.call("GET", f"/_sandbox/echo/flush-{i}", root).json()["captures"]) == 2
 
-def test_concurrent_requests_over_the_rate_limit_get_exactly_the_limit_through():
+def test_concurrent_requests_over_the_rate_limit_get_exactly_the_limit_through(state_config):
     """On a frozen world clock the window never moves: of 40 requests at once, 30 pass and 10 get a 429."""
-    served = Server(":memory:", rate_limit=30)
+    served = Server(":memory:", rate_limit=30, state_config=state_config)
     try:
         root = new_world(served)
         with ThreadPoolExecutor(WORKERS) as pool:
@@ -205,9 +206,9 @@ def test_concurrent_requests_over_the_rate_limit_get_exactly_the_limit_through()
         served.close()
 
 
-def test_a_reset_world_hands_out_no_id_it_kept_or_handed_out_before(system_time):
+def test_a_reset_world_hands_out_no_id_it_kept_or_handed_out_before(system_time, state_config):
     """The reset keeps the root partner and its tokens; their ids came from the world's id sequences."""
-    client = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False}).test_client()
+    client = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, **state_config}).test_client()
     token = client.post("/_sandbox/partners", json={"name": "Reset"}).json["accessToken"]
     auth = {"Authorization": f"Bearer {token}"}
     before = client.post("/partner/v2/users", json={"name": "Before"}, headers=auth).json["id"]

@@ -42,8 +42,10 @@ def fill(directory):
     return filler
 
 
-def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back(small_disk, system_time):
-    app = create_app({"STATE": str(small_disk / "sandbox.db"), "START_SERVICES": False, "SYSTEM_TIME": system_time})
+def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back(small_disk, system_time,
+                                                                                 state_config):
+    app = create_app({"STATE": str(small_disk / "sandbox.db"), "START_SERVICES": False, "SYSTEM_TIME": system_time,
+                      **state_config})
     try:
         api = Api(app.test_client())
         world = new_world(api)
