@@ -24,10 +24,10 @@ class Ctx:
         """The next id of `kind` in this world: drawn from the world seed, so a replayed world has the same ids."""
         return derived_id(self.world.id, self.world.seed, kind, next_in_sequence(self.store, self.world.id, kind))
 
-    def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any]) -> Any:
-        """What `read()` gives, kept while no row of `tables` changes when the process owns its store
-        (MemoryState.remember), read every time otherwise: for reads nearly every request makes."""
-        return self.state.remember(key, tables, read)
+    def remember(self, key: Any, read: Callable[[], Any]) -> Any:
+        """What `read()` gives of this world, kept until a writer of the world ends when the process owns its
+        store (MemoryState.remember), read every time otherwise: for reads nearly every request makes."""
+        return self.state.remember(key, self.world.id, read)
 
     def emit(self, kind: str, partner_id: str, data: dict[str, Any]) -> Any:
         """Record a domain event (spec §6) in the same transaction as the change that caused it."""

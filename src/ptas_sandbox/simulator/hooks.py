@@ -72,7 +72,6 @@ class CatchUp:
     with reads only, whether there is any."""
     run: "Callable[[Ctx], None]"
     due: "Callable[[Ctx], bool]"
-    reads: tuple[str, ...] | None = None   # the tables whose rows decide `due` (None: any): MemoryState remembers it
 
 
 def _no_authentication(*args: Any) -> Any:

@@ -52,9 +52,9 @@ class Simulator:
         stages = self.hooks.catch_up
         if stages:
             ctx = self.ctx(world)
-            # Remembered until the tables that decide it change: nothing is due before this instant.
+            # Remembered until a writer of the world (or the clock's move) ends: nothing is due before this instant.
             key = ("catch-up", world.id)
-            if ctx.now < self.state.remember(key, self._due_reads(), lambda: self._quiet_until(ctx), True):
+            if ctx.now < self.state.remember(key, world.id, lambda: self._quiet_until(ctx)):
                 return
             self.state.drop(key)        # looked at again next time (and the stages' own state may move)
             if not any(stage.due(ctx) for stage in stages):
@@ -63,12 +63,6 @@ class Simulator:
                 self.worlds.lock(world.id)
                 for stage in stages:
                     stage.run(ctx)
-
-    def _due_reads(self) -> tuple[str, ...]:
-        """The tables whose rows decide whether a catch-up is due (each stage's `reads`); () when a stage does
-        not say: any table."""
-        reads = [stage.reads for stage in self.hooks.catch_up]
-        return () if any(r is None for r in reads) else tuple(sorted({t for r in reads for t in r or ()}))
 
     def _quiet_until(self, ctx: Ctx) -> int:
         """An instant before which no catch-up is due unless the store changes: the first of the state's

@@ -6,7 +6,7 @@ so token expiry, rate-limit windows, imports and webhook retries all follow it, 
 
 import hashlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .problems import BadRequest, Conflict
 from .timestamps import parse, render
@@ -82,8 +82,10 @@ def record_uses(store, uses):
             "THEN excluded.used_at ELSE world_use.used_at END", [(w, at, w) for w, at in latest.items()])
 
 
-@dataclass
+@dataclass(frozen=True)
 class World:
+    """One world as read: a remembered one is shared by every request that reads it, so it never changes (a
+    clock move makes a new one: `Worlds.move`)."""
     id: str
     seed: int
     offset_us: int = 0
@@ -164,7 +166,7 @@ class Worlds:
         return None if row is None else _world(row)
 
     def get(self, world_id):
-        return self.state.remember(("world", world_id), ("worlds",), lambda: self._read(world_id))
+        return self.state.remember(("world", world_id), world_id, lambda: self._read(world_id))
 
     def _read(self, world_id):
         row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
@@ -195,12 +197,13 @@ class Worlds:
 
     def move(self, world, *, freeze=None, advance=None, set_to=None):
         """Freeze, unfreeze, advance or set a world's clock; it never runs backwards. Read and written in one
-        transaction under the world's lock: two advances at once (from two processes) both count."""
+        transaction under the world's lock: two advances at once (from two processes) both count. The world
+        as moved (a new World: a World never changes)."""
         with self.store.transaction():
             self.lock(world.id)
             row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world.id,))
             if row is not None:
-                world.offset_us, world.frozen_at = row["offset_us"], row["frozen_at"]
+                world = _world(row)
             system = self.system_time()
             now = world.now(system)
             if advance is not None:
@@ -216,8 +219,7 @@ class Worlds:
                 target = now
             check_within_range(target)
             frozen = world.frozen if freeze is None else freeze
-            world.offset_us = target - system
-            world.frozen_at = target if frozen else None
+            world = replace(world, offset_us=target - system, frozen_at=target if frozen else None)
             self.store.update("worlds", {"id": world.id}, offset_us=world.offset_us, frozen_at=world.frozen_at)
-        return target
+        return world
 

@@ -27,7 +27,7 @@ from ..transactions import models as transactions
 
 
 def attach(app: Flask, sandbox: Simulator) -> None:
-    sandbox.hooks.catch_up.append(CatchUp(run=catch_up_imports, due=imports_due, reads=("accounts", "data_imports")))
+    sandbox.hooks.catch_up.append(CatchUp(run=catch_up_imports, due=imports_due))
 
 
 def imports_due(ctx: Ctx) -> bool:

@@ -139,7 +139,7 @@ def create(ctx, values, parent_id=None, created_by=None):
 
 def require(ctx: Ctx, partner_id: str) -> PartnerRow:
     """The partner's row (remembered: nearly every request reads its caller's partner), or 404."""
-    row = ctx.remember(("partner", ctx.world.id, partner_id), ("partners",), lambda: ctx.store.one(
+    row = ctx.remember(("partner", ctx.world.id, partner_id), lambda: ctx.store.one(
         "SELECT * FROM partners WHERE id = ? AND world = ? AND deleted_at IS NULL", (partner_id, ctx.world.id)))
     if row is None:
         raise not_found("partner", partner_id)

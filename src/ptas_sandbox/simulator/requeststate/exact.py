@@ -59,9 +59,9 @@ class StoreState:
         if failure is not None:
             raise failure
 
-    def remember(self, key: Any, tables: tuple[str, ...], read: Callable[[], Any], inserts: bool = False) -> Any:
-        """What `read()` gives; the in-memory state keeps it until a row of `tables` changes or goes (() : any
-        table), or a row is added to them when `inserts` or the read found nothing (None)."""
+    def remember(self, key: Any, world_id: str, read: Callable[[], Any]) -> Any:
+        """What `read()` gives, a read of world `world_id`'s rows; the in-memory state keeps it until a write
+        transaction that took the world's lock (or no world's lock) ends."""
         return read()
 
     def drop(self, key: Any) -> None:

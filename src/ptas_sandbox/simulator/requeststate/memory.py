@@ -23,7 +23,6 @@ again is counted (`lost`) and logged once for the batch.
 
 import bisect
 import logging
-import re
 import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
@@ -41,61 +40,6 @@ PENDING_BYTES = 16 << 20    # ... or bytes they hold (what `add` is told: the jo
 CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
 
 log = logging.getLogger("ptas")
-
-
-_WRITE = re.compile(r"\s*(INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM|DROP\s+TABLE|"
-                    r"CREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?)\s+(\w+)", re.I)
-
-
-class Versions:
-    """How often each table was written, so a remembered read knows it is stale: counted when a statement
-    writes it and again when its transaction ends (a read between the two saw the old rows). Inserts are
-    counted apart (`table+`): a new row changes no row read before, only a read that found nothing."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = defaultdict(int)
-        self.total = 0
-        self._keys: dict[str, str | None] = {}       # statement -> what it writes ("table" or "table+"), or None
-        self._local = threading.local()
-        self._lock = threading.Lock()
-
-    def statement(self, sql: str) -> None:
-        key = self._keys.get(sql, "")
-        if key == "":
-            match = _WRITE.match(sql)
-            key = None
-            if match:
-                key = match.group(2).lower() + ("+" if match.group(1)[0] in "Ii" else "")
-            if len(self._keys) < 8192:
-                self._keys[sql] = key
-        if key is not None:
-            with self._lock:        # `+=` of two threads at once could lose one, and a version run backwards
-                self.counts[key] += 1
-                self.total += 1
-            touched = getattr(self._local, "touched", None)
-            if touched is None:
-                touched = self._local.touched = set()
-            touched.add(key)
-
-    def ended(self) -> None:
-        """A transaction of this thread ended (committed or rolled back)."""
-        touched = getattr(self._local, "touched", None)
-        if touched:
-            with self._lock:
-                for key in touched:
-                    self.counts[key] += 1
-                self.total += 1
-            touched.clear()
-
-    def of(self, tables: tuple[str, ...], inserts: bool) -> int:
-        """The version of `tables` (empty: of the whole store), with their inserts or without: the sum of their
-        counts, which only grow, so it moves exactly when one of them does."""
-        if not tables:
-            return self.total
-        counts = self.counts
-        if inserts:
-            return sum([counts[t] + counts[t + "+"] for t in tables])
-        return sum([counts[t] for t in tables])
 
 
 class Behind:
@@ -136,9 +80,14 @@ class MemoryState(StoreState):
 
     def __init__(self, store, background: bool = True) -> None:
         super().__init__(store)
-        self.versions = Versions()
-        store.versions = self.versions
-        self.cached: dict[Any, tuple[int, Any]] = {}
+        # Remembered reads, each under the generation of its world it was read at: a write transaction that
+        # took a world's lock moves that world's generation when it ends (`Engine.ended`), one that took none
+        # (a world made, every world wiped, a hosted page's write, the webhook dispatcher) moves every world's.
+        self.generations: dict[str, int] = defaultdict(int)
+        self.everything = 0
+        self.cached: dict[Any, tuple[tuple[int, int], Any]] = {}
+        self._batch = threading.local()     # this thread writes a batch: it changes no remembered read
+        store.ended = self.ended
         self.buffers: list[Behind] = []
         self.background = background        # a thread writes the batches (START_SERVICES); else settle() does
         self._flushing = threading.Lock()   # one batch at a time, in order
@@ -148,20 +97,36 @@ class MemoryState(StoreState):
         self.batches = 0                    # batches written, for tests that wait for the thread
         self.lost = 0                       # items the store refused twice (in their batch, then alone)
         self._written = threading.Condition()
+        self._counting = threading.Lock()
 
-    def remember(self, key, tables, read, inserts=False):
-        if not self.store.sees_last_commit:     # a snapshot older than the versions say: read, keep nothing
+    def remember(self, key: Any, world_id: str, read: Callable[[], Any]) -> Any:
+        # Read through, keeping nothing: inside a write transaction (a read there may see its own writes, which
+        # other threads must not see before its commit, nor at all after a rollback), and inside a snapshot that
+        # may be older than the last commit.
+        store = self.store
+        if store.writing or not store.sees_last_commit:
             return read()
+        generation = (self.everything, self.generations[world_id])    # before the read: a commit meanwhile moves it
         seen = self.cached.get(key)
-        if seen is not None and seen[0] == self.versions.of(tables, inserts or seen[1] is None):
+        if seen is not None and seen[0] == generation:
             return seen[1]
-        changed = self.versions.of(tables, False)      # before the read: a write meanwhile makes it stale
-        added = self.versions.of(tables, True)
         value = read()
         if len(self.cached) >= CACHED_MAX:
             self.cached.clear()
-        self.cached[key] = (added if inserts or value is None else changed, value)
+        self.cached[key] = (generation, value)
         return value
+
+    def ended(self, locks: frozenset[str]) -> None:
+        """A write transaction ended (committed or rolled back: its own reads may have seen its writes): what
+        was remembered of the worlds it locked is stale, or of every world when it locked none."""
+        if getattr(self._batch, "on", False):
+            return
+        worlds = [key[6:] for key in locks if key.startswith("world/")]
+        with self._counting:        # `+=` of two threads at once could lose one
+            if not worlds:
+                self.everything += 1
+            for world_id in worlds:
+                self.generations[world_id] += 1
 
     def drop(self, key: Any) -> None:
         self.cached.pop(key, None)
@@ -170,7 +135,7 @@ class MemoryState(StoreState):
         """Authenticate, authorize and count the request in memory: the token's row as last read, the §8
         windows, `lastUsedAt` written behind. Only a request that authenticated and holds the scope counts."""
         tokens = sandbox.hooks.tokens
-        row = self.remember(("token", ctx.world.id, claims["jti"]), ("tokens",), lambda: tokens.read(ctx, claims))
+        row = self.remember(("token", ctx.world.id, claims["jti"]), ctx.world.id, lambda: tokens.read(ctx, claims))
         principal = tokens.authenticate(ctx, claims, row)
         authorize(op, principal)
         sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
@@ -202,6 +167,7 @@ class MemoryState(StoreState):
             batches = [(buffer, buffer.take()) for buffer in self.buffers]
             if not any(items for _, items in batches):
                 return
+            self._batch.on = True
             try:
                 with self.store.transaction():
                     for buffer, items in batches:
@@ -218,6 +184,8 @@ class MemoryState(StoreState):
                     log.error("lost %d of %d items written behind (journal entries, lastUsedAt, §8 hits), %d "
                               "since start: the store refused them (%s)", lost,
                               sum(len(items) for _, items in batches), self.lost, error, exc_info=error)
+            finally:
+                self._batch.on = False
             with self._written:
                 self.batches += 1
                 self._written.notify_all()

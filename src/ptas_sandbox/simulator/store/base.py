@@ -5,6 +5,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 
 from ..problems import Problem, ServiceUnavailable
@@ -41,7 +42,9 @@ class Engine:
 
     engine: str = ""
     location: str = ""
-    versions = None     # requeststate.memory.Versions: told of every statement and transaction end (one process)
+    # Told when a write transaction ends, committed or rolled back, with the keys of the locks it took (a world's
+    # `world/<id>`): the request state forgets what it remembered of those worlds (requeststate.memory).
+    ended: Callable[[frozenset[str]], None] | None = None
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -59,7 +62,20 @@ class Engine:
 
     def lock(self, key):
         """Serialize this transaction with every other transaction taking the same key (say, one world's rate
-        limit), in every process; released at commit. SQLite's write transactions are serial already."""
+        limit), in every process; released at commit (`_take_lock`, the engine's way). The key is noted for `ended`."""
+        local = self._local()
+        if local.depth:
+            local.locks.add(key)
+        self._take_lock(key)
+
+    def _take_lock(self, key):
+        """SQLite's write transactions are serial already."""
+
+    def _ended(self, local):
+        """A transaction ended (committed, rolled back, or lost): tell `ended` of a write transaction's locks."""
+        locks, local.locks = local.locks, set()
+        if self.ended is not None and not local.reading:
+            self.ended(frozenset(locks))
 
     # --- the interface ------------------------------------------------------------------------------------
 
@@ -73,6 +89,7 @@ class Engine:
             outer = local.depth == 0
             if outer:
                 self._begin(local.db, read_only)
+                local.reading, local.locks = read_only, set()
             local.depth += 1
             try:
                 yield self
@@ -84,8 +101,7 @@ class Engine:
                     except Exception:
                         if self._usable(local.db):
                             raise       # the connection is gone, and the transaction with it
-                    if self.versions is not None:
-                        self.versions.ended()
+                    self._ended(local)
                 raise
             local.depth -= 1
             if outer:
@@ -93,14 +109,12 @@ class Engine:
                 try:
                     local.db.commit()
                 except Exception as error:
-                    if self.versions is not None:
-                        self.versions.ended()
+                    self._ended(local)
                     if usable and self.lost(error):
                         raise StoreUnavailable("The connection to the store was lost while this change was being "
                                                "committed; it may or may not have been kept.") from error
                     raise
-                if self.versions is not None:
-                    self.versions.ended()
+                self._ended(local)
 
     RETRIES = 3
 
@@ -184,32 +198,30 @@ class Engine:
         return self._local().depth > 0
 
     @property
+    def writing(self):
+        """Whether this thread is inside a write transaction (whose reads may see its own uncommitted writes)."""
+        local = self._local()
+        return local.depth > 0 and not getattr(local, "reading", False)
+
+    @property
     def sees_last_commit(self):
         """Whether a read now sees the last commit (with this transaction's own writes), so what a read gave
         earlier and no write changed since is what it would give now (requeststate.MemoryState.remember)."""
         return not self.in_transaction
 
     def execute(self, sql, params=()):
-        if self.versions is not None:
-            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params))
 
     def executemany(self, sql, rows):
-        if self.versions is not None:
-            self.versions.statement(sql)
         with self._held() as local:
             return local.db.executemany(self._sql(sql), (self._params(r) for r in rows))
 
     def all(self, sql, params=()):
-        if self.versions is not None:
-            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchall()
 
     def one(self, sql, params=()):
-        if self.versions is not None:
-            self.versions.statement(sql)
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params)).fetchone()
 

@@ -126,7 +126,7 @@ class PostgresStore(Engine):
     def skip_locked(self, alias=None):
         return f" FOR UPDATE{' OF ' + alias if alias else ''} SKIP LOCKED"
 
-    def lock(self, key):
+    def _take_lock(self, key):
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
 
     def _sql(self, sql):

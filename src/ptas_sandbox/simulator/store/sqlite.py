@@ -65,8 +65,6 @@ class SqliteStore(Engine):
         db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
 
     def executemany(self, sql, rows):
-        if self.versions is not None:
-            self.versions.statement(sql)
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
             return local.db.executemany(sql, rows)
 
@@ -123,12 +121,12 @@ class SqliteStore(Engine):
         and refused, always, so a GET that writes fails in tests (not `PRAGMA query_only`: setting it makes SQLite
         prepare every statement again, half a GET's time). In memory, or inside a transaction: `transaction()`."""
         if self.memory or self._local().depth:
-            with self.transaction() as store:
+            with self.transaction(read_only=True) as store:     # in memory: a write inside is not refused
                 yield store
             return
         local = self._local()
         changes = local.db.total_changes
-        local.begin_pending = True
+        local.begin_pending, local.reading = True, True
         local.depth += 1
         try:
             yield self

@@ -94,9 +94,9 @@ def set_clock(call):
         except ValueError as error:
             raise BadRequest(str(error)) from None
     advance = round(body["advance"] * 1_000_000) if "advance" in body else None
-    call.sandbox.worlds.move(call.ctx.world, freeze=body.get("freeze"), advance=advance, set_to=set_to)
-    call.sandbox.catch_up(call.ctx.world)
-    return models.clock_of(call.sandbox, call.ctx.world)
+    world = call.sandbox.worlds.move(call.ctx.world, freeze=body.get("freeze"), advance=advance, set_to=set_to)
+    call.sandbox.catch_up(world)
+    return models.clock_of(call.sandbox, world)
 
 
 @operation("SandboxReset", "POST", "/_sandbox/reset", tokens=NO_AUTH, control=True, responses={200: {

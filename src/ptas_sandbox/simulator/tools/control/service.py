@@ -10,5 +10,4 @@ from . import models
 def attach(app, sandbox):
     last_pruned = {}    # world id -> world time of its last prune, in this process
     sandbox.hooks.catch_up.append(CatchUp(run=functools.partial(models.prune_expired, last_pruned=last_pruned),
-                                          due=functools.partial(models.prune_due, last_pruned=last_pruned),
-                                          reads=()))     # no table: the world clock and last_pruned decide it
+                                          due=functools.partial(models.prune_due, last_pruned=last_pruned)))

@@ -192,9 +192,9 @@ class Injection:
                 finally:
                     self.waits.leave(ctx.world.id)
             else:
-                sandbox.worlds.move(ctx.world, advance=round(self.effect["seconds"] * 1_000_000))
-                sandbox.catch_up(ctx.world)
-                return sandbox.ctx(ctx.world), None
+                world = sandbox.worlds.move(ctx.world, advance=round(self.effect["seconds"] * 1_000_000))
+                sandbox.catch_up(world)
+                return sandbox.ctx(world), None
         return ctx, None
 
     def shape(self, response, environ):
@@ -230,8 +230,8 @@ def dropped(environ):
 def intercept(sandbox, ctx, op, claims, request, waits=None):
     """The pipeline's hook: the fault to inject into this call (counted and logged), or None. A world without
     API faults costs one read (none while the process remembers it: requeststate.memory), no write transaction."""
-    if not sandbox.state.remember(("faults", ctx.world.id, "api"), ("faults",),
-                                  lambda: models.has_live(sandbox.store, ctx.world.id, "api"), inserts=True):
+    if not sandbox.state.remember(("faults", ctx.world.id, "api"), ctx.world.id,
+                                  lambda: models.has_live(sandbox.store, ctx.world.id, "api")):
         return None
     with sandbox.store.transaction():
         fault = models.for_call(sandbox.store, ctx.world.id, ctx.now, op.id, request.method, request.path,

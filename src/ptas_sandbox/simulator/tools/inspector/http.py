@@ -312,11 +312,11 @@ def act(call, viewer, action, form):
     if action == "clock":
         if "advance" in form:
             amount = seconds(form["advance"])
-            sandbox.worlds.move(world, advance=round(amount * 1_000_000))
+            world = sandbox.worlds.move(world, advance=round(amount * 1_000_000))
         elif "set" in form:
-            sandbox.worlds.move(world, set_to=parse(form["set"]))
+            world = sandbox.worlds.move(world, set_to=parse(form["set"]))
         elif "freeze" in form:
-            sandbox.worlds.move(world, freeze=form["freeze"] == "true")
+            world = sandbox.worlds.move(world, freeze=form["freeze"] == "true")
         sandbox.catch_up(world)
         return f"Clock: {render(sandbox.worlds.now(world))}{' (frozen)' if world.frozen else ''}."
     if action == "test-event":

@@ -53,7 +53,7 @@ def load(sandbox, name, seed=None):
                                 values={k: v for k, v in account.items() if k != "options"},
                                 options=account.get("options"))
             people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
-        sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
+        world = sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
         sandbox.catch_up(world)
     return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}
 
