@@ -6,7 +6,7 @@ keeps in memory
 
 - the §8 windows, exact (`Windows`), their hits written behind;
 - each token's latest `lastUsedAt`, written behind;
-- what reads of the store give until one of the tables read is written again (`remember`): a world and its
+- what reads of one world give until a writer of that world ends (`remember`, `ended`): a world and its
   clock, a verified token's row, whether a world has live faults, when a world's next catch-up is due, a
   caller's partner row (`Ctx.remember`); so a GET answered from these makes no store statement at all, each
   of which would cost a served request a dozen thread hand-offs (the sqlite3 module lets go of the GIL at
