@@ -115,8 +115,8 @@ def test_a_missing_field_is_said_in_words_with_the_last_request_and_response(app
 
 
 def test_junit_has_one_testsuite_per_area_and_the_feature_as_classname(app, token, capsys, tmp_path):
-    runner.run(app=Deployment(app), token=token, tags_expression="tokens or limits", report_dir=str(tmp_path),
-               quick=True)
+    status = runner.run(app=Deployment(app), token=token, tags_expression="tokens or limits",
+                        report_dir=str(tmp_path), quick=True)
     output = capsys.readouterr().out
     root = ElementTree.parse(tmp_path / "junit.xml").getroot()
     suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
@@ -144,6 +144,16 @@ def test_junit_has_one_testsuite_per_area_and_the_feature_as_classname(app, toke
     assert "NOT CHECKED in limits, tokens" in summary["lastLine"]
     assert any(entry["area"] == "tokens" and entry["spec"].startswith("§2") and "--quick" in entry["checkWith"]
                for entry in summary["notChecked"])
+    # what --quick left out is the run's, not the target's: the gate stays green
+    assert totals["leftOutByRun"] == totals["notChecked"] and totals["notCheckedByTarget"] == 0 and status == 0
+    # Cucumber JSON says skipped too: never a scenario of passed steps, never one missing
+    cucumber = _json.loads((tmp_path / "cucumber.json").read_text())
+    elements = [e for f in cucumber for e in f["elements"]]
+    unchecked = [e for e in elements if any(step["result"]["status"] == "skipped" for step in e["steps"])]
+    assert len(unchecked) == totals["notChecked"]
+    assert all(e["steps"] and all(step["result"]["status"] != "passed" for step in e["steps"]) or
+               e["steps"][-1]["result"]["status"] == "skipped" for e in unchecked)
+    assert len(elements) == totals["passed"] + totals["notChecked"]
 
 
 def test_a_refused_start_still_writes_a_report_with_one_failed_test(app, capsys, tmp_path):
@@ -335,3 +345,16 @@ def test_a_run_against_a_simulator_leaves_no_world_of_a_passing_scenario_behind(
     sandbox = app.extensions["ptas"]
     sandbox.state.settle()
     assert sandbox.worlds.count() == 0, "each scenario deletes the world it was given"
+
+
+def test_a_scenario_that_skips_at_a_step_is_skipped_from_that_step_on_in_cucumber_json(app, token, capsys, tmp_path):
+    runner.run(app=Deployment(app), token=token, report_dir=str(tmp_path),
+               only=["A test AccountCreated notification reaches the receiver"])     # no --receiver-listen
+    capsys.readouterr()
+    cucumber = _json.loads((tmp_path / "cucumber.json").read_text())
+    (element,) = [e for f in cucumber for e in f["elements"]]
+    statuses = [step["result"]["status"] for step in element["steps"]]
+    assert "skipped" in statuses and "failed" not in statuses, statuses
+    first = statuses.index("skipped")
+    assert set(statuses[first:]) == {"skipped"} and first < len(statuses) - 1, statuses
+    assert _json.loads((tmp_path / "summary.json").read_text())["totals"]["leftOutByRun"] == 1
