@@ -291,3 +291,12 @@ def test_the_world_key_opens_a_session_that_outlives_every_partner_token(client,
     backend = world.new_token("partner:all", expires_in=7200)
     assert world.api.as_(backend).delete(f"/partners/self/tokens/{initial['id']}").status_code == 200
     assert client.get("/_sandbox/inspect/requests").status_code == 200
+
+
+def test_the_ptas_commands_own_calls_are_hidden_until_asked_for(client, world):
+    client.get("/partner/v2/webhooks", headers={**header(world), "X-Sandbox-Tool": "ptas listen"})
+    client.get("/partner/v2/partners/self", headers=header(world))
+    _, html = page(client, "/_sandbox/inspect/requests", world)
+    assert ">GetOwnPartner</a>" in html and ">GetWebhooks</a>" not in html
+    _, html = page(client, "/_sandbox/inspect/requests?tools=1", world)
+    assert ">GetOwnPartner</a>" in html and ">GetWebhooks</a>" in html and 'name="tools" value="1" checked' in html
