@@ -283,6 +283,9 @@ def test_ctrl_c_stops_at_once_cleans_up_without_waiting_and_writes_partial_repor
     assert (tmp_path / "junit.xml").exists() and "NOT CHECKED in tokens" in summary["lastLine"]
     if again:
         assert "clean-up steps left undone after a second Ctrl-C" in (tmp_path / "summary.txt").read_text()
+    # what the run did not reach is said once, with every area it leaves out, not once per area
+    told = [line for line in output.splitlines() if "— not run: the run was interrupted" in line]
+    assert len(told) == 1 and re.match(r"  \d+ scenarios in [a-z_, ]+ — not run", told[0]), told
 
 
 @pytest.mark.parametrize("stage", ["scenario", "run"])

@@ -17,7 +17,13 @@ pytest_plugins = ["pytester"]
 SCENARIOS = '''
 import pytest
 
-from ptas_sandbox.conformance.unchecked import left_out_by_run, target_does_not_allow
+from ptas_sandbox.conformance.unchecked import left_out_by_run, not_applicable, target_does_not_allow
+
+
+@pytest.mark.users
+def test_a_choice_the_spec_leaves_open():
+    """Users: a lifetime the target does not take"""
+    not_applicable("the target does not take userTokenExpirySeconds 5 (the spec shows no minimum)")
 
 
 @pytest.mark.tokens
@@ -61,7 +67,7 @@ def reported(pytester, tmp_path):
     out = io.StringIO()
     reporter = Reporter(out)
     reporter.target = stub_target()
-    pytester.makeini("[pytest]\nmarkers =\n    tokens\n    reports\n    webhooks\n    limits\n")
+    pytester.makeini("[pytest]\nmarkers =\n    users\n    tokens\n    reports\n    webhooks\n    limits\n")
     pytester.makepyfile(test_scenarios=SCENARIOS)
     pytester.runpytest_inprocess("-p", "no:cacheprovider", plugins=[reporter])
     reporter.write_reports(str(tmp_path))
@@ -82,10 +88,11 @@ def test_the_two_kinds_have_their_own_totals_and_the_targets_fail_the_run(report
     assert reporter.gating_failed()
     last = reporter.last_line()
     assert last.startswith("1 passed, 0 failed, 4 not checked (2 because of the target or its data, which fails "
-                           "the run; 2 left out by this run's budget or options)"), last
+                           "the run; 2 left out by this run's budget or options), 1 not applicable to this "
+                           "target"), last
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["totals"] == {"passed": 1, "failed": 0, "notChecked": 4, "notCheckedByTarget": 2,
-                                 "leftOutByRun": 2, "notApplicable": 0}
+                                 "leftOutByRun": 2, "notApplicable": 1}
     assert {(entry["area"], entry["cause"]) for entry in summary["notChecked"]} == {
         ("reports", BY_TARGET), ("webhooks", BY_RUN), ("limits", BY_RUN)}
     text = (folder / "summary.txt").read_text()

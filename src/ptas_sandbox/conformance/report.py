@@ -12,7 +12,7 @@ import pytest
 from . import tags
 from .client import RateLimitStuck
 from .redact import excerpt, redact, redact_file
-from .unchecked import BY_RUN, BY_TARGET, cause, remedy
+from .unchecked import BY_RUN, BY_TARGET, NotApplicable, cause, remedy
 
 # Requests a scenario sends on average, for the duration estimate only: a default deployment run of the @contract
 # suites against the simulator sent 1258 requests for 249 scenarios (clean-up and data reuse included).
@@ -94,7 +94,8 @@ class Reporter:
         report = outcome.get_result()
         if report.skipped:
             error = call.excinfo.value if call.excinfo is not None else None
-            item.stash[CAUSE] = cause(skip_reason(report), error)
+            reason = skip_reason(report)
+            item.stash[CAUSE] = NOT_APPLICABLE if isinstance(error, NotApplicable) else cause(reason, error)
         if report.failed and call.excinfo is not None:
             report.longrepr = explain(item, call.excinfo)
             if isinstance(call.excinfo.value, RateLimitStuck):
@@ -130,6 +131,8 @@ class Reporter:
             outcome, detail = FAILED, str(report.longrepr)
         elif report.skipped:
             outcome, detail = NOT_CHECKED, skip_reason(report)
+            if item.stash.get(CAUSE, None) == NOT_APPLICABLE:
+                outcome = NOT_APPLICABLE
         elif report.when == "call":
             outcome, detail = PASSED, ""
         else:
@@ -142,8 +145,8 @@ class Reporter:
             self.causes[report.nodeid] = item.stash.get(CAUSE, None) or cause(detail)
         if report.when != "teardown" or outcome == FAILED:
             done = len(self.results)
-            shown = detail if outcome == NOT_CHECKED else detail.replace("\n", "\n         ")
-            word = "SKIPPED" if outcome == NOT_CHECKED else outcome.upper()
+            shown = detail if outcome in (NOT_CHECKED, NOT_APPLICABLE) else detail.replace("\n", "\n         ")
+            word = "SKIPPED" if outcome in (NOT_CHECKED, NOT_APPLICABLE) else outcome.upper()
             self.write(f"[{done:>4}/{self.total}] {word:7} {tags.area_of(item):14} {title(item)}"
                        + (f"\n         {shown}" if outcome != PASSED else ""))
 
@@ -239,10 +242,16 @@ class Reporter:
                             (BY_RUN, "NOT CHECKED, left out by this run's budget or options, by area and spec "
                                      "section, with what would check it:")):
             unchecked = self.not_checked(by)
+            # what a stopped run did not reach is one line, not one per area
+            not_run = {key: count for key, count in unchecked.items() if key[1].startswith("not run")}
             if unchecked:
                 lines.append(heading)
                 lines += [f"  {area} ({tags.AREAS.get(area, '')}): {count} — {reason}\n      check with: {option}"
-                          for (area, reason, option), count in sorted(unchecked.items())]
+                          for (area, reason, option), count in sorted(unchecked.items()) if (area, reason, option)
+                          not in not_run]
+            for (reason, option), keys in group_by_reason(not_run).items():
+                lines.append(f"  {sum(not_run[key] for key in keys)} scenarios in {', '.join(k[0] for k in keys)} "
+                             f"— {reason}\n      check with: {option}")
         return redact("\n".join(lines))
 
     def as_dict(self):
@@ -286,7 +295,7 @@ class Reporter:
         unchecked = [(item, self.results[node][3] if node in self.results else
                       f"not run: {self.stopped}" if self.stopped else "not run")
                      for node, item in self.items.items()
-                     if node not in self.results or self.results[node][2] == NOT_CHECKED]
+                     if node not in self.results or self.results[node][2] in (NOT_CHECKED, NOT_APPLICABLE)]
         for item, reason in [*unchecked, *self.deselected.values()]:
             steps = [{"keyword": step.keyword, "name": step.name, "line": step.line_number,
                       "match": {"location": ""}, "result": {"status": "skipped"}} for step in scenario_steps(item)]
@@ -352,6 +361,14 @@ class Reporter:
                     ElementTree.SubElement(case, "skipped", message=redact(f"not checked: {detail}{said}")[:500])
         root.set("tests", str(sum(len(rows) for rows in cases.values())))
         ElementTree.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def group_by_reason(counts):
+    """{(reason, option): [(area, reason, option), ...]} of (area, reason, option) keys, areas in order."""
+    grouped = defaultdict(list)
+    for key in sorted(counts):
+        grouped[key[1:]].append(key)
+    return grouped
 
 
 def failure_message(detail):

@@ -9,6 +9,9 @@
 
 A step says which with `target_does_not_allow(reason)` or `left_out_by_run(reason)`; a plain `pytest.skip` is
 classified by its words (REMEDIES): a reason an option of the run can change is BY_RUN, any other BY_TARGET.
+A third, `not_applicable(reason)`, is no unchecked scenario at all: the target chose otherwise where the spec is
+silent (a minimum it may set, a field it may require), so the check does not apply to it; it counts with the
+scenarios not applicable to the target (`totals.notApplicable`), like a @sandbox scenario on a deployment.
 """
 
 import pytest
@@ -22,6 +25,14 @@ class TargetDoesNotAllow(pytest.skip.Exception):
 
 class LeftOutByRun(pytest.skip.Exception):
     """Not checked because this run's budget or options left it out."""
+
+
+class NotApplicable(pytest.skip.Exception):
+    """The check does not apply: the target made a choice the spec leaves open that the check cannot meet."""
+
+
+def not_applicable(reason):
+    raise NotApplicable(reason)
 
 
 def target_does_not_allow(reason):
