@@ -1,5 +1,6 @@
 """`ptas requests`: the world's request journal, newest last; `--follow` keeps printing new calls (tail -f)."""
 
+import re
 import time
 
 from ._client import Failed, add_target, run
@@ -23,6 +24,8 @@ def line(entry):
 def show(sandbox, args):
     if args.follow and args.interval <= 0:      # refused before the first page, not after it (sleep(-1))
         raise Failed(f"--interval {args.interval:g}: give a number of seconds above 0", 2)
+    if args.status and not re.fullmatch(r"[1-5](\d\d|xx)", args.status.lower()):
+        raise Failed(f"--status {args.status}: give a status such as 404 or a class such as 4xx", 2)
     filters = {k: v for k, v in {"operationId": args.operation, "status": args.status,
                                  "tokenId": args.token_id,
                                  "marked": "injected" if args.injected else args.marked,
