@@ -56,12 +56,22 @@ class Reporter:
         self.write(f"{self.total} scenarios selected")
         pace = self.target.pace
         if pace and self.total:
-            requests = self.total * REQUESTS_PER_SCENARIO
+            requests = self.estimated_requests()
             seconds = max(0.0, requests - pace[0]) * pace[1] / pace[0]
-            self.write(f"estimate: about {minutes(seconds)} of paced requests ({self.total} scenarios × "
-                       f"~{REQUESTS_PER_SCENARIO} requests at {pace[0]} per {pace[1]:g} s; --pace for a higher "
-                       f"limit), plus up to {minutes(self.target.budget.total)} of waiting for time and data "
-                       "(--max-wait)")
+            self.write(f"estimate: about {requests} requests ({self.total} scenarios × ~{REQUESTS_PER_SCENARIO}) "
+                       f"at {pace[0]} per {pace[1]:g} s: about {minutes(seconds)} of paced requests (--pace for a "
+                       f"higher limit), plus up to {minutes(self.target.budget.total)} of waiting for time and data "
+                       "(--max-wait); the progress lines count the requests sent")
+
+    def estimated_requests(self):
+        return self.total * REQUESTS_PER_SCENARIO
+
+    def counted(self):
+        """`, N of ~M requests` on a paced run (what its duration depends on), else nothing."""
+        if self.target is None or not getattr(self.target, "pace", None):
+            return ""
+        sent = getattr(getattr(self.target, "state", None), "sent", 0)
+        return f", {sent} of ~{max(sent, self.estimated_requests())} requests"
 
     def pytest_deselected(self, items):
         for item in items:
@@ -119,7 +129,8 @@ class Reporter:
         elapsed = time.monotonic() - self.started
         left = f", about {minutes(elapsed / done * (self.total - done))} left at the rate so far" \
             if done and self.total > done else ""
-        self.write(f"         … waiting {seconds:.0f} s for {why}; {done}/{self.total} scenarios done{left}")
+        self.write(f"         … waiting {seconds:.0f} s for {why}; {done}/{self.total} scenarios done"
+                   f"{self.counted()}{left}")
 
     def pytest_runtest_logreport(self, report):
         item = self.items.get(report.nodeid)
@@ -147,7 +158,7 @@ class Reporter:
             done = len(self.results)
             shown = detail if outcome in (NOT_CHECKED, NOT_APPLICABLE) else detail.replace("\n", "\n         ")
             word = "SKIPPED" if outcome in (NOT_CHECKED, NOT_APPLICABLE) else outcome.upper()
-            self.write(f"[{done:>4}/{self.total}] {word:7} {tags.area_of(item):14} {title(item)}"
+            self.write(f"[{done:>4}/{self.total}{self.counted()}] {word:7} {tags.area_of(item):14} {title(item)}"
                        + (f"\n         {shown}" if outcome != PASSED else ""))
 
     def write(self, line):
