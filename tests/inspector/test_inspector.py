@@ -262,9 +262,13 @@ def test_odd_addresses_are_shown_as_nothing_found(client, world):
         assert page(client, f"/_sandbox/inspect/requests?{query}", world)[0].status_code == 200
 
 
-@pytest.mark.parametrize("typed, said", [("soon", "'soon' is not a duration; write 90, 90s, 15m, 1h, 2d or 1w."),
-                                         ("1x", "'1x' is not a duration"), ("-1h", "never runs backwards")])
-def test_a_clock_value_it_cannot_use_is_explained_in_words(client, world, typed, said):
+@pytest.mark.parametrize("typed", ["soon", "1x", "-1h"])
+def test_a_clock_value_it_cannot_use_is_explained_in_words(client, world, typed, capsys):
+    # the words `ptas clock advance` uses for the same value
+    from ptas_sandbox.cli import main
+    assert main(["clock", "advance", typed, "--url", "http://127.0.0.1:9", "--token", world.token]) == 2
+    said = capsys.readouterr().err.strip().removeprefix("ptas clock: ")
+    assert "not a duration: write 90, 90s, 15m, 1h, 2d, 1w or 1h30m" in said or "never runs backwards" in said
     sign_in(client, world)
     _, html = page(client, "/_sandbox/inspect/clock")
     before = world.api.get("/_sandbox/clock").json["now"]
