@@ -40,7 +40,7 @@ def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
 def test_the_built_wheel_runs_a_partners_test_and_conform_in_a_fresh_virtualenv(tmp_path):
     """What docs/fixtures.md and the README tell a partner's own project: `make dist`'s wheel (PyPA's build),
     installed with its conform extra into a virtualenv outside the clone, runs the fixtures' example test and
-    `ptas conform`."""
+    `ptas conform` (its features ship in the wheel)."""
     tree = tmp_path / "tree"
     shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("pyproject.toml", "README.md"):
@@ -65,6 +65,11 @@ def test_the_built_wheel_runs_a_partners_test_and_conform_in_a_fresh_virtualenv(
         helped = subprocess.run([str(venv / "bin" / "ptas"), "conform", "--help"], cwd=project, env=environment,
                                 capture_output=True, text=True, timeout=120)
         assert helped.returncode == 0 and "--report-dir" in helped.stdout, helped.stderr
+        conformed = subprocess.run([str(venv / "bin" / "ptas"), "conform", "--tags", "versioning"], cwd=project,
+                                   env=environment, capture_output=True, text=True, timeout=300)
+        last = conformed.stdout.strip().splitlines()[-1]
+        assert conformed.returncode == 0 and re.fullmatch(r"[1-9]\d* passed, 0 failed, 0 not checked", last), \
+            conformed.stdout[-3000:] + conformed.stderr[-2000:]
         where = subprocess.run([str(venv / "bin" / "python"), "-c",
                                 "import ptas_sandbox; print(ptas_sandbox.__file__)"], cwd=project, env=environment,
                                capture_output=True, text=True, timeout=60)
