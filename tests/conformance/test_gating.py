@@ -93,6 +93,7 @@ def test_the_two_kinds_have_their_own_totals_and_the_targets_fail_the_run(report
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["totals"] == {"passed": 1, "failed": 0, "notChecked": 4, "notCheckedByTarget": 2,
                                  "leftOutByRun": 2, "notApplicable": 1}
+    assert sorted(row.get("cause", "") for row in summary["scenarios"]) == ["", "", "run", "run", "target", "target"]
     assert {(entry["area"], entry["cause"]) for entry in summary["notChecked"]} == {
         ("reports", BY_TARGET), ("webhooks", BY_RUN), ("limits", BY_RUN)}
     text = (folder / "summary.txt").read_text()

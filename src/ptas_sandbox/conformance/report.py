@@ -273,8 +273,9 @@ class Reporter:
                            "leftOutByRun": self.unchecked_by()[BY_RUN], "notApplicable": inapplicable},
                 "lastLine": self.last_line(),
                 "areas": {a: dict(c) for a, c in self.per_area().items()},
-                "scenarios": [{"area": a, "scenario": n, "outcome": o, "detail": redact(d)}
-                              for a, n, o, d, *_ in self.outcomes()],
+                "scenarios": [{"area": row[0], "scenario": row[1], "outcome": row[2], "detail": redact(row[3]),
+                               **({"cause": row[6]} if row[2] == NOT_CHECKED else {})}
+                              for row in self.outcomes()],
                 "leftOnTarget": dict(self.target.held.left) if self.target is not None else {},
                 "notChecked": [{"area": a, "spec": tags.AREAS.get(a, ""), "reason": r, "checkWith": option,
                                 "cause": by, "scenarios": count}
