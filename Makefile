@@ -7,7 +7,7 @@ SERVE_STAMP := $(VENV)/.serve-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
 
-.PHONY: serve test test-exact test-postgresql check openapi-lint bench setup browser postgresql wrk clean
+.PHONY: serve test test-exact test-postgresql check openapi-lint bench setup browser postgresql wrk clean dist
 
 $(BIN)/python:
 	@echo "make: creating $(VENV) with $(PYTHON)"
@@ -111,8 +111,14 @@ test: $(TEST_STAMP) browser postgresql check openapi-lint
 	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml" \
 	  "the store-exact strategy on SQLite=$(JUNIT)-exact.xml"; exit $$status
 
+# A wheel and an sdist in dist/ (PyPA's `build`), for a project of your own without the clone:
+# pip install 'dist/ptas_sandbox-VERSION-py3-none-any.whl[conform]'
+dist: $(TEST_STAMP)
+	@rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
 bench: $(TEST_STAMP) postgresql wrk
 	$(BIN)/python -m bench $(ARGS)
 
 clean:
-	rm -rf $(VENV) .ptas .pytest_cache .spectral build src/*.egg-info
+	rm -rf $(VENV) .ptas .pytest_cache .spectral build dist src/*.egg-info

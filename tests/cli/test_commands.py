@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import jwt
 import pytest
 import requests
 
@@ -69,7 +70,8 @@ def test_reset_wipes_the_world(capsys, live, token):
     auth = {"Authorization": f"Bearer {token}"}
     requests.post(f"{live}/partner/v2/users", json={"name": "Gone"}, headers=auth, timeout=10)
     status, out, _ = ptas(capsys, "reset", "--url", live, "--token", token)
-    assert status == 0 and out.startswith("reset: ")
+    world = jwt.decode(token, options={"verify_signature": False})["wld"]
+    assert status == 0 and out.startswith(f"reset: world {world} is back to its root partner") and "journal" in out
     assert requests.get(f"{live}/partner/v2/users", headers=auth, timeout=10).json() in ([], {"items": []}) or \
         "Gone" not in requests.get(f"{live}/partner/v2/users", headers=auth, timeout=10).text
 
@@ -205,7 +207,8 @@ def test_conform_without_its_extra_says_how_to_get_it():
                            "from ptas_sandbox.cli import main; sys.exit(main(['conform']))"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
-    assert "pip install -e '.[conform]'" in done.stderr and "ptas-sandbox[conform]" in done.stderr
+    # from the clone (the tests' own working folder): the editable install of it, never a PyPI name
+    assert "pip install -e '.[conform]'" in done.stderr and "ptas-sandbox[conform]" not in done.stderr
 
 
 def test_the_banner_spells_ptas_as_this_shell_reaches_it(tmp_path):
@@ -249,3 +252,44 @@ def test_reset_delete_deletes_the_world(capsys, live, token):
     assert requests.get(f"{live}/partner/v2/partners/self", headers=auth, timeout=10).status_code == 401
     status, _, err = ptas(capsys, "reset", "--delete", "--url", live, "--token", token)
     assert status == 1 and "401" in err
+
+
+@pytest.mark.parametrize("given", ["9xx", "abc", "4x"])
+def test_a_bad_status_filter_is_refused_once_in_the_clis_words(capsys, live, token, given):
+    status, out, err = ptas(capsys, "requests", "--status", given, "--url", live, "--token", token)
+    assert status == 2 and out == "" and err.count("\n") == 1 and err.count("not valid") == 0, err
+    assert f"--status {given}: give a status such as 404 or a class such as 4xx" in err
+
+
+def test_listen_subscribes_again_after_a_reset_and_says_so(capsys, live, token, tmp_path):
+    receiver = Receiver()
+    process, _ = listener(live, token, receiver, tmp_path)
+    try:
+        assert ptas(capsys, "reset", "--url", live, "--token", token)[0] == 0
+        told = process.stdout.readline()
+        assert "subscription was gone" in told and "subscribed again" in told, told
+        requests.post(f"{live}/partner/v2/testevents/accountcreated", timeout=10,
+                      headers={"Authorization": f"Bearer {token}"})
+        forwarded = process.stdout.readline()
+        assert "AccountCreated" in forwarded and forwarded.rstrip().endswith(" 200"), forwarded
+    finally:
+        process.terminate()
+        process.wait(30)
+        receiver.close()
+
+
+def test_a_forward_nothing_answers_is_tried_again_then_said_with_a_hint(monkeypatch):
+    from ptas_sandbox.cli import listen
+    monkeypatch.setattr(listen, "RETRY_WAITS", (0.0, 0.0))
+    tries = []
+    import requests as library
+
+    def refused(*args, **kwargs):
+        tries.append(args)
+        raise library.ConnectionError("refused")
+    monkeypatch.setattr(library, "post", refused)
+    said = listen.forward({"body": "{}", "headers": {"webhook-id": "msg_1"}}, "http://127.0.0.1:9/hooks", "whsec_"
+                          + "a" * 44)
+    assert len(tries) == 3
+    assert said.startswith("failed after 3 tries (ConnectionError): nothing answered at http://127.0.0.1:9/hooks")
+    assert "is your server running" in said

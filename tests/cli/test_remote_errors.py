@@ -129,3 +129,45 @@ def test_faults_list_shows_the_recent_injections_its_help_promises(capsys, live,
     status, out, _ = ptas(capsys, "faults", "list", *target)
     assert status == 0 and "recent injections:" in out
     assert re.search(r"^  \S+  \S+  \w+  GET /partner/v2/users$", out, re.M), out
+
+
+def test_listen_leaves_the_journal_as_it_was_and_its_calls_show_with_a_flag(capsys, live, world, tmp_path):
+    """Its polling (twice a second) is not journaled; its own setup calls are marked `tool`: left out of the
+    journal's default view, `ptas requests`, the inspector and the report, listed with --tools."""
+    partner = {"Authorization": f"Bearer {world['accessToken']}"}
+    key = {"Authorization": f"Bearer {world['worldKey']}"}
+    requests.get(f"{live}/partner/v2/partners/self", headers=partner, timeout=10)      # the partner's own call
+    journal = lambda **query: requests.get(f"{live}/_sandbox/requests", params=query, headers=key,
+                                           timeout=10).json()["requests"]
+    before = journal()
+    receiver = Receiver()
+    process = subprocess.Popen([sys.executable, "-m", "ptas_sandbox.cli", "listen", "--forward-to", receiver.url,
+                                "--url", live, "--token", world["accessToken"], "--interval", "0.01"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", "XDG_CONFIG_HOME": str(tmp_path),
+                                    "PTAS_WORLD_KEY": ""})
+    try:
+        assert process.stdout.readline().startswith("Ready")
+        flushes = lambda: requests.post(f"{live}/_sandbox/requests/count", json={"tools": True}, headers=key,
+                                        timeout=10).json()["count"]
+        polled = flushes()
+        process.stdout.readline()           # the secret: by now it polls
+        process.terminate()
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        receiver.close()
+    assert journal() == before
+    everything = journal(tools="true")
+    own = [entry for entry in everything if entry["marks"].get("tool") == "ptas listen"]
+    assert [e["operationId"] for e in reversed(own)] == ["GetOwnPartner", "GetWebhooks", "CreateWebhook",
+                                                          "DeleteWebhook"], own
+    polls = ("SandboxFlushWebhooks", "SandboxEchoCaptures")
+    assert flushes() == polled + 1 and not [e for e in everything if e["operationId"] in polls]
+    status, out, _ = ptas(capsys, "requests", "--url", live, "--token", world["worldKey"])
+    assert status == 0 and "ptas listen" not in out and "GetOwnPartner" in out
+    status, out, _ = ptas(capsys, "requests", "--tools", "--url", live, "--token", world["worldKey"])
+    assert status == 0 and out.count("[ptas listen]") == 4
+    report = requests.get(f"{live}/_sandbox/report", headers=key, timeout=10).json()["judged"]
+    assert report["requests"] == 1 and report["notJudged"]["tools"] == 4

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ptas_sandbox.conformance.client import Client, Throttle
+from ptas_sandbox.conformance.client import Client, RunState, Throttle
 from ptas_sandbox.conformance.redact import mask, redact
 from ptas_sandbox.conformance.resolver import Operations, UnknownOperation
 from ptas_sandbox.conformance.targets import in_process
@@ -73,7 +73,17 @@ def test_the_throttle_keeps_any_sixty_seconds_under_the_limit():
     for _ in range(4):
         throttle.wait()
         clock.now += 1
-    assert clock.slept == [57.0]            # the fourth waits until the first leaves the window
+    assert sum(clock.slept) == 57.0         # the fourth waits until the first leaves the window
+
+
+def test_a_long_wait_for_the_pace_is_said_again_while_it_lasts():
+    """A paced run never goes a minute without a line: the wait is said every 15 s at most."""
+    clock, said = FakeClock(), []
+    throttle = Throttle(3, 60, clock=clock, sleep=clock.sleep, state=RunState(say=lambda s, why: said.append(s)))
+    for _ in range(4):
+        throttle.wait()
+    assert sum(clock.slept) == 60.0 and max(clock.slept) <= 15.0
+    assert said == [60.0, 45.0, 30.0, 15.0], said
 
 
 def test_a_429_is_retried_after_the_time_it_names():

@@ -68,8 +68,8 @@ def test_ptas_conform_passes_against_a_served_simulator_given_a_url_and_a_token(
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     last = output.strip().splitlines()[-1]
-    assert re.fullmatch(r"[1-9]\d* passed, 0 failed, \d+ not checked( \(NOT CHECKED in [a-z_, ]+: see above\))?",
-                        last), last
+    # every scenario the simulator can be checked on is checked there: a faithful target's run is gateable as is
+    assert re.fullmatch(r"[1-9]\d* passed, 0 failed, 0 not checked", last), last
     assert "(simulator, token " in output                      # detected by /_sandbox/health
     assert token not in output
     for name in ("junit.xml", "cucumber.json", "summary.txt", "summary.json"):

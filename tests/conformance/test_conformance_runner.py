@@ -115,8 +115,8 @@ def test_a_missing_field_is_said_in_words_with_the_last_request_and_response(app
 
 
 def test_junit_has_one_testsuite_per_area_and_the_feature_as_classname(app, token, capsys, tmp_path):
-    runner.run(app=Deployment(app), token=token, tags_expression="tokens or limits", report_dir=str(tmp_path),
-               quick=True)
+    status = runner.run(app=Deployment(app), token=token, tags_expression="tokens or limits",
+                        report_dir=str(tmp_path), quick=True)
     output = capsys.readouterr().out
     root = ElementTree.parse(tmp_path / "junit.xml").getroot()
     suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
@@ -144,6 +144,16 @@ def test_junit_has_one_testsuite_per_area_and_the_feature_as_classname(app, toke
     assert "NOT CHECKED in limits, tokens" in summary["lastLine"]
     assert any(entry["area"] == "tokens" and entry["spec"].startswith("§2") and "--quick" in entry["checkWith"]
                for entry in summary["notChecked"])
+    # what --quick left out is the run's, not the target's: the gate stays green
+    assert totals["leftOutByRun"] == totals["notChecked"] and totals["notCheckedByTarget"] == 0 and status == 0
+    # Cucumber JSON says skipped too: never a scenario of passed steps, never one missing
+    cucumber = _json.loads((tmp_path / "cucumber.json").read_text())
+    elements = [e for f in cucumber for e in f["elements"]]
+    unchecked = [e for e in elements if any(step["result"]["status"] == "skipped" for step in e["steps"])]
+    assert len(unchecked) == totals["notChecked"]
+    assert all(e["steps"] and all(step["result"]["status"] != "passed" for step in e["steps"]) or
+               e["steps"][-1]["result"]["status"] == "skipped" for e in unchecked)
+    assert len(elements) == totals["passed"] + totals["notChecked"]
 
 
 def test_a_refused_start_still_writes_a_report_with_one_failed_test(app, capsys, tmp_path):
@@ -194,8 +204,11 @@ def test_a_paced_run_gives_an_estimate_before_it_starts(capsys):
     Session.items = [type("Item", (), {"nodeid": str(n)})() for n in range(100)]
     reporter.pytest_collection_finish(Session)
     line = capsys.readouterr().out.splitlines()[-1]
-    assert line.startswith("estimate: about ") and "90 per 60 s" in line and "min" in line
-    assert "plus up to 10 min of waiting" in line
+    assert line.startswith("estimate: about 500 requests (100 scenarios × ~5) at 90 per 60 s: about ")
+    assert "min of paced requests" in line and "plus up to 10 min of waiting" in line
+    Paced.state = type("State", (), {"sent": 42})()
+    reporter.waiting_said(30, "the pace")
+    assert "0/100 scenarios done, 42 of ~500 requests" in capsys.readouterr().out
 
 
 def test_pace_is_read_as_requests_per_seconds():
@@ -273,6 +286,9 @@ def test_ctrl_c_stops_at_once_cleans_up_without_waiting_and_writes_partial_repor
     assert (tmp_path / "junit.xml").exists() and "NOT CHECKED in tokens" in summary["lastLine"]
     if again:
         assert "clean-up steps left undone after a second Ctrl-C" in (tmp_path / "summary.txt").read_text()
+    # what the run did not reach is said once, with every area it leaves out, not once per area
+    told = [line for line in output.splitlines() if "— not run: the run was interrupted" in line]
+    assert len(told) == 1 and re.match(r"  \d+ scenarios in [a-z_, ]+ — not run", told[0]), told
 
 
 @pytest.mark.parametrize("stage", ["scenario", "run"])
@@ -335,3 +351,16 @@ def test_a_run_against_a_simulator_leaves_no_world_of_a_passing_scenario_behind(
     sandbox = app.extensions["ptas"]
     sandbox.state.settle()
     assert sandbox.worlds.count() == 0, "each scenario deletes the world it was given"
+
+
+def test_a_scenario_that_skips_at_a_step_is_skipped_from_that_step_on_in_cucumber_json(app, token, capsys, tmp_path):
+    runner.run(app=Deployment(app), token=token, report_dir=str(tmp_path),
+               only=["A test AccountCreated notification reaches the receiver"])     # no --receiver-listen
+    capsys.readouterr()
+    cucumber = _json.loads((tmp_path / "cucumber.json").read_text())
+    (element,) = [e for f in cucumber for e in f["elements"]]
+    statuses = [step["result"]["status"] for step in element["steps"]]
+    assert "skipped" in statuses and "failed" not in statuses, statuses
+    first = statuses.index("skipped")
+    assert set(statuses[first:]) == {"skipped"} and first < len(statuses) - 1, statuses
+    assert _json.loads((tmp_path / "summary.json").read_text())["totals"]["leftOutByRun"] == 1

@@ -1,8 +1,11 @@
 """`pip install .` gives a working package: a wheel with every module and data file, and the `ptas` command."""
 
+import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -32,3 +35,47 @@ def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
         assert on_disk and shipped == on_disk, folder
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "ptas = ptas_sandbox.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_the_built_wheel_runs_a_partners_test_and_conform_in_a_fresh_virtualenv(tmp_path):
+    """What docs/fixtures.md and the README tell a partner's own project: `make dist`'s wheel (PyPA's build),
+    installed with its conform extra into a virtualenv outside the clone, runs the fixtures' example test and
+    `ptas conform` (its features ship in the wheel)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, tree / name)
+    built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(tree)],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    wheel = next((tmp_path / "dist").glob("ptas_sandbox-*-py3-none-any.whl"))
+    with tempfile.TemporaryDirectory(prefix="ptas-partner-") as home:     # outside the clone
+        venv, project = Path(home) / "venv", Path(home) / "project"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+        installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                                    f"{wheel}[conform]"], capture_output=True, text=True, timeout=900)
+        assert installed.returncode == 0, installed.stderr[-3000:]
+        (project / "tests").mkdir(parents=True)
+        (project / "tests" / "test_token_refresh.py").write_text(example_of_the_fixtures())
+        environment = {key: value for key, value in os.environ.items()
+                       if not key.startswith(("PTAS_", "PYTHON", "VIRTUAL_ENV"))}
+        tested = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                                cwd=project, env=environment, capture_output=True, text=True, timeout=300)
+        assert tested.returncode == 0 and "4 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]
+        helped = subprocess.run([str(venv / "bin" / "ptas"), "conform", "--help"], cwd=project, env=environment,
+                                capture_output=True, text=True, timeout=120)
+        assert helped.returncode == 0 and "--report-dir" in helped.stdout, helped.stderr
+        conformed = subprocess.run([str(venv / "bin" / "ptas"), "conform", "--tags", "versioning"], cwd=project,
+                                   env=environment, capture_output=True, text=True, timeout=300)
+        last = conformed.stdout.strip().splitlines()[-1]
+        assert conformed.returncode == 0 and re.fullmatch(r"[1-9]\d* passed, 0 failed, 0 not checked", last), \
+            conformed.stdout[-3000:] + conformed.stderr[-2000:]
+        where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                                "import ptas_sandbox; print(ptas_sandbox.__file__)"], cwd=project, env=environment,
+                               capture_output=True, text=True, timeout=60)
+        assert where.stdout.startswith(str(venv)), where.stdout       # the wheel's copy, not the clone's
+
+
+def example_of_the_fixtures():
+    text = (ROOT / "docs" / "fixtures.md").read_text(encoding="utf-8")
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)

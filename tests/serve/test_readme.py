@@ -47,6 +47,14 @@ def test_the_first_steps_run_as_written(served):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert '"transactions": [{' in done.stdout                 # the account's first import is there
     assert "CreateAccount" in done.stdout and f"{base}/_sandbox/inspect/login?ticket=" in done.stdout
+    # each answer on a line of its own, not run together with the next command's output
+    answers = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(answers) == 2 and all(line.endswith("}") for line in answers), done.stdout[-2000:]
+
+
+def test_the_first_steps_leave_the_shells_own_variables_alone():
+    assigned = set(re.findall(r"^(?:export )?([A-Z_]+)=", first_steps(), flags=re.M))
+    assert assigned and not assigned & {"USER", "HOME", "PATH", "PWD", "SHELL", "LANG", "TERM", "LOGNAME"}, assigned
 
 
 def test_the_banner_and_the_readme_spell_ptas_alike(served):

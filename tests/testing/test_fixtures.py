@@ -150,3 +150,21 @@ def test_a_partners_world_is_deleted_after_a_passing_test_and_kept_after_a_faili
             assert partners["failed"].call("GET", "/_sandbox/clock").status_code == 200
     """)
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
+
+
+def test_the_clock_fixture_leaves_pytests_timing_on_the_real_clock(pytester):
+    """A frozen wall clock days from now must not reach --durations or the JUnit times: they stay real seconds."""
+    pytester.makepyfile(test_frozen="""
+        from datetime import timedelta
+
+        def test_days_pass(ptas_clock):
+            ptas_clock.advance(timedelta(days=3))
+    """)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--durations=0", "--durations-min=0",
+                                          f"--junitxml={junit}")
+    result.assert_outcomes(passed=1)
+    durations = [float(s) for s in re.findall(r"^(\d+\.\d+)s (?:setup|call|teardown)", result.stdout.str(), re.M)]
+    assert durations and max(durations) < 60, result.stdout.str()
+    times = [float(t) for t in re.findall(r'time="([\d.]+)"', junit.read_text())]
+    assert times and max(times) < 60, times

@@ -10,6 +10,10 @@ from urllib.parse import urlsplit
 
 from ptas_sandbox.testing.partner_kit import HARNESS_HEADER  # the report leaves a call with the world key out
 
+# Every call of a command says which (`ptas listen`): the journal marks it `tool`, and its readers, the inspector
+# and the report leave it out unless asked, so the user sees their own software's calls.
+TOOL_HEADER = "X-Sandbox-Tool"
+
 DEFAULT_URL = "http://127.0.0.1:8080"
 PREFIX = "/partner/v2"
 
@@ -82,7 +86,7 @@ def run(name, function):
     """The command function behind argparse: errors become one line on stderr and an exit status."""
     def command(args):
         try:
-            return function(SandboxClient(args), args) or 0
+            return function(SandboxClient(args, tool=f"ptas {name}"), args) or 0
         except Failed as failure:
             print(f"ptas {name}: {failure}", file=sys.stderr)
             return failure.status
@@ -92,7 +96,7 @@ def run(name, function):
 
 
 class SandboxClient:
-    def __init__(self, args):
+    def __init__(self, args, tool="ptas"):
         # Late: `ptas serve` builds every subcommand's parser and never needs requests.
         import requests
 
@@ -101,6 +105,7 @@ class SandboxClient:
         self.world_key = getattr(args, "world_key", None)
         self.requests = requests
         self.session = requests.Session()
+        self.session.headers[TOOL_HEADER] = tool
 
     def need_partner_token(self):
         """Stop (2) before a partner API call would answer 401: given no token, or the world key as --token."""

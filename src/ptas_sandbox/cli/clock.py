@@ -1,23 +1,22 @@
 """`ptas clock [advance 1h|set TS|freeze|thaw]`: show or move the world clock of a running sandbox."""
 
-import re
+from ptas_sandbox.durations import seconds
 
 from ._client import Failed, add_target, run
 
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
 def duration(text):
-    """Seconds of `90`, `90s`, `15m`, `1h`, `2d`, `1w` (or `1h30m`)."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip().lower())
-    if not parts or "".join(n + u for n, u in parts) != text.strip().lower():
-        raise Failed(f"{text!r} is not a duration: write 90, 90s, 15m, 1h, 2d or 1h30m", 2)
-    return sum(float(n) * UNITS[u or "s"] for n, u in parts)
+    """Seconds of a duration as typed (ptas_sandbox.durations), or a one-line refusal (exit 2)."""
+    try:
+        return seconds(text)
+    except ValueError as error:
+        raise Failed(str(error), 2) from None
 
 
 def clock(sandbox, args):
     action, value = args.action, args.value
     if action == "advance" and value and value.startswith("-"):
-        raise Failed(f"the world clock never runs backwards: `advance` takes a positive duration, not {value!r} "
-                     "(to start over, `ptas reset` or a new world)", 2)
+        duration(value)                 # refused in the inspector's words too
     if action is None:
         body = sandbox.call("GET", "/_sandbox/clock")
     else:

@@ -47,6 +47,20 @@ def add(commands):
     c.set_defaults(func=conform)
 
 
+def how_to_add_it(python):
+    """The install line that works where this package came from: its clone (editable), else the wheel of a
+    clone's `make dist` (the package is not on PyPI)."""
+    from pathlib import Path
+
+    from ptas_sandbox import __version__
+    clone = Path(__file__).resolve().parents[3]
+    if (clone / "pyproject.toml").is_file():
+        here = os.path.relpath(clone) if not os.path.relpath(clone).startswith("..") else str(clone)
+        return f"`{python} -m pip install -e '{here}[conform]'`"
+    return (f"`{python} -m pip install 'ptas_sandbox-{__version__}-py3-none-any.whl[conform]'` (the wheel `make dist` "
+            f"builds in the clone's dist/), or `pip install -e '/path/to/clone[conform]'`")
+
+
 def conform(args):
     try:
         from ptas_sandbox.conformance.runner import main as run
@@ -55,8 +69,7 @@ def conform(args):
             raise
         python = os.path.relpath(sys.executable)
         python = python if not python.startswith("..") else sys.executable
-        print(f"ptas conform: needs the conformance extra ({error.name} is missing): in a checkout "
-              f"`{python} -m pip install -e '.[conform]'`, else `pip install 'ptas-sandbox[conform]'`",
+        print(f"ptas conform: needs the conformance extra ({error.name} is missing): {how_to_add_it(python)}",
               file=sys.stderr)
         return 2
     return run(args)

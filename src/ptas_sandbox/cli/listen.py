@@ -22,6 +22,10 @@ from .trigger import EVENTS, event_kind
 
 FORWARDED = ("content-type", "webhook-id", "user-agent")
 NAME = "ptas listen"
+# Pauses before the second and third try of a forward nothing answered (a receiver restarting takes seconds).
+RETRY_WAITS = (1.0, 2.0)
+# Polls between two checks that the subscription is still there (a `ptas reset` removes every webhook).
+CHECK_EVERY = 5
 
 
 def secrets_file():
@@ -64,10 +68,22 @@ def forward(capture, target, secret):
     # Late, as in _client: building the `ptas` parser must not import requests (`ptas serve` never uses it).
     import requests
 
-    try:
-        return str(requests.post(target, data=raw, headers=headers, timeout=10).status_code)
-    except requests.RequestException as error:
-        return f"failed ({type(error).__name__})"
+    for waited in (0.0, *RETRY_WAITS):
+        time.sleep(waited)
+        try:
+            return str(requests.post(target, data=raw, headers=headers, timeout=10).status_code)
+        except (requests.ConnectionError, requests.Timeout) as error:
+            failure = type(error).__name__
+        except requests.RequestException as error:
+            return f"failed ({type(error).__name__}: {error})"
+    return (f"failed after {1 + len(RETRY_WAITS)} tries ({failure}): nothing answered at {target}; is your server "
+            "running there? (--forward-to says where)")
+
+
+def gone(sandbox, hook):
+    """Whether the world no longer has the listener's webhook."""
+    listed = sandbox.call("GET", "/webhooks") or {}
+    return hook["id"] not in {w.get("id") for w in listed.get("webhooks", []) if isinstance(w, dict)}
 
 
 def event_of(capture):
@@ -94,15 +110,21 @@ def listen(sandbox, args):
     # SIGTERM (a process manager, `kill`) stops as Ctrl-C does: through `finally`, which removes the webhook. Set
     # before the webhook exists and "Ready" is said, so a manager stopping the command at once leaves nothing.
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    hook = sandbox.call("POST", "/webhooks", expect=(201,), json={
-        "name": NAME, "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds, "secret": secret})
-    seen, forwarded = 0, 0
+    subscription = {"name": NAME, "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds,
+                    "secret": secret}
+    hook = sandbox.call("POST", "/webhooks", expect=(201,), json=subscription)
+    seen, forwarded, polls = 0, 0, 0
     try:
         print(f"Ready: forwarding {', '.join(kinds)} of this world to {args.forward_to}\n"
               f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
               "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier accepts "
               "it after the world clock moved.", flush=True)
         while args.max_events is None or forwarded < args.max_events:
+            polls += 1
+            if polls % CHECK_EVERY == 0 and gone(sandbox, hook):
+                hook = sandbox.call("POST", "/webhooks", expect=(201,), json=subscription)
+                print("ptas listen: the world's subscription was gone (a `ptas reset` removes every webhook, or "
+                      "someone deleted it): subscribed again, forwarding as before", flush=True)
             sandbox.call("POST", "/_sandbox/webhooks/flush")
             captures = sandbox.call("GET", f"/_sandbox/echo/{bin_}")["captures"]
             for capture in captures:

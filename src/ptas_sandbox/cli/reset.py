@@ -9,7 +9,9 @@ def reset(sandbox, args):
         print("deleted the world: its tokens and world key are refused from now on")
         return
     body = sandbox.call("POST", "/_sandbox/reset")
-    print(f"reset: {body.get('reset')}")
+    print(f"reset: world {body.get('reset')} is back to its root partner and that partner's tokens (they still "
+          "work); everything else is gone: users, accounts, child partners, webhooks (a running `ptas listen` "
+          "subscribes again), faults and the journal")
 
 
 def add(commands):

@@ -22,8 +22,10 @@ STUCK_AFTER = 3
 # leave out Retry-After): waits doubling from 1 s until this much was waited in all, longer than §8's windows of
 # 60 seconds, before the 429 is the answer.
 UNTOLD_WAIT = 64.0
-# A wait for the pace this long or longer is said (a paced run is never silent for a minute).
+# A wait for the pace this long or longer is said (a paced run is never silent for a minute), and said again at
+# least every SAID_EVERY seconds while it lasts.
 SAID_WAIT = 5.0
+SAID_EVERY = 15.0
 
 
 class RateLimitStuck(RuntimeError):
@@ -37,6 +39,7 @@ class RunState:
     stopping: bool = False
     refusals: int = 0
     say: object = None
+    sent: int = 0                   # requests sent to the target so far (the progress lines count them)
 
     def waiting(self, seconds, why):
         if self.say is not None and seconds >= SAID_WAIT:
@@ -128,7 +131,7 @@ class Throttle:
                     return
                 pause = self._sent[0] + self.window - now
                 self.state.waiting(pause, f"the pace of {self.limit} requests per {self.window:g} s (--pace)")
-                self.sleep(pause)
+                self.sleep(min(pause, SAID_EVERY))
 
     def exhaust(self):
         """Count the window as full from now: requests sent past the pace (a rate-limit check) spent it."""
@@ -168,6 +171,7 @@ class Client:
             if paced and self.throttle:
                 self.throttle.wait()
             status, response_headers, text = self.transport.send(method, path, headers, data, query)
+            state.sent += 1
             if status != 429:
                 if honour_429:
                     state.refusals = 0

@@ -12,6 +12,7 @@ import pytest
 from . import tags
 from .client import RateLimitStuck
 from .redact import excerpt, redact, redact_file
+from .unchecked import BY_RUN, BY_TARGET, NotApplicable, cause, remedy
 
 # Requests a scenario sends on average, for the duration estimate only: a default deployment run of the @contract
 # suites against the simulator sent 1258 requests for 249 scenarios (clean-up and data reuse included).
@@ -20,28 +21,8 @@ REQUESTS_PER_SCENARIO = 5
 
 PASSED, FAILED, NOT_CHECKED, NOT_APPLICABLE = "passed", "failed", "not checked", "not applicable"
 INTERRUPTED = "the run was interrupted (Ctrl-C)"
-# What would check a scenario that was not checked, by words of its reason (the first that matches).
-REMEDIES = (
-    ("check with: ", None),                       # the reason says it itself
-    ("--oauth-consent", "--oauth-consent COMMAND (or interactive)"),
-    ("not offered by the target", "--operation NAME=METHOD PATH (see the lines printed above), --operations FILE "
-                                  "or --openapi FILE with the operation and its request schema"),
-    ("receiver", "--receiver-listen HOST:PORT [--receiver-url URL]"),
-    ("--quick", "a run without --quick"),
-    ("not selected by --tags", "--tags"),
-    ("not run: the run was interrupted", "a run that is not interrupted"),
-    ("not run: the target answered 429", "a target whose rate-limit window moves, or a lower --pace"),
-)
-
-
-def remedy(reason):
-    """What would check a scenario left unchecked for `reason`, in words a QA engineer can act on."""
-    for words, option in REMEDIES:
-        if words in reason:
-            return option or reason.split("check with: ", 1)[1].rstrip(")")
-    return "nothing the run can change: the target's data or document does not allow it"
-
-
+CAUSE = pytest.StashKey[str]()
+STEPS_STARTED = pytest.StashKey[int]()     # steps of the scenario begun so far (Background ones included)
 class Reporter:
     """Progress while the suites run, then the summary per spec area (a pytest plugin object)."""
 
@@ -49,9 +30,11 @@ class Reporter:
         self.out, self.only, self.target = out, set(only or ()), None
         self.wanted = selector(tags_expression)
         self.results = {}               # nodeid -> (area, title, outcome, detail)
+        self.causes = {}                # nodeid -> unchecked.BY_TARGET | BY_RUN, of a scenario not checked
         self.features = {}              # nodeid -> feature name (JUnit classname)
         self.durations = Counter()      # nodeid -> seconds
         self.left_out = []              # (area, outcome, reason, feature, title): not run on this target
+        self.deselected = {}            # nodeid -> (item, reason) of a scenario left out and not checked
         self.errors = []
         self.total = 0
         self.items = {}
@@ -73,12 +56,22 @@ class Reporter:
         self.write(f"{self.total} scenarios selected")
         pace = self.target.pace
         if pace and self.total:
-            requests = self.total * REQUESTS_PER_SCENARIO
+            requests = self.estimated_requests()
             seconds = max(0.0, requests - pace[0]) * pace[1] / pace[0]
-            self.write(f"estimate: about {minutes(seconds)} of paced requests ({self.total} scenarios × "
-                       f"~{REQUESTS_PER_SCENARIO} requests at {pace[0]} per {pace[1]:g} s; --pace for a higher "
-                       f"limit), plus up to {minutes(self.target.budget.total)} of waiting for time and data "
-                       "(--max-wait)")
+            self.write(f"estimate: about {requests} requests ({self.total} scenarios × ~{REQUESTS_PER_SCENARIO}) "
+                       f"at {pace[0]} per {pace[1]:g} s: about {minutes(seconds)} of paced requests (--pace for a "
+                       f"higher limit), plus up to {minutes(self.target.budget.total)} of waiting for time and data "
+                       "(--max-wait); the progress lines count the requests sent")
+
+    def estimated_requests(self):
+        return self.total * REQUESTS_PER_SCENARIO
+
+    def counted(self):
+        """`, N of ~M requests` on a paced run (what its duration depends on), else nothing."""
+        if self.target is None or not getattr(self.target, "pace", None):
+            return ""
+        sent = getattr(getattr(self.target, "state", None), "sent", 0)
+        return f", {sent} of ~{max(sent, self.estimated_requests())} requests"
 
     def pytest_deselected(self, items):
         for item in items:
@@ -86,11 +79,16 @@ class Reporter:
             if reason is None or not self.wanted(item):
                 continue        # --tags leaves it out anyway: not a scenario this target could not run
             self.left_out.append((tags.area_of(item), kind, reason, feature_of(item), title(item)))
+            if kind == NOT_CHECKED:
+                self.deselected[item.nodeid] = (item, reason)
 
     def pytest_collectreport(self, report):
         if report.failed:
             self.errors.append(redact(report.longreprtext))
             self.write(f"collection error: {redact(report.longreprtext)[-2000:]}")
+
+    def pytest_bdd_before_step(self, request, feature, scenario, step, step_func):
+        request.node.stash[STEPS_STARTED] = request.node.stash.get(STEPS_STARTED, 0) + 1
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_bdd_step_error(self, request, feature, scenario, step, step_func, step_func_args, exception):
@@ -104,6 +102,10 @@ class Reporter:
         expected in words, the last request and response; never a traceback."""
         outcome = yield
         report = outcome.get_result()
+        if report.skipped:
+            error = call.excinfo.value if call.excinfo is not None else None
+            reason = skip_reason(report)
+            item.stash[CAUSE] = NOT_APPLICABLE if isinstance(error, NotApplicable) else cause(reason, error)
         if report.failed and call.excinfo is not None:
             report.longrepr = explain(item, call.excinfo)
             if isinstance(call.excinfo.value, RateLimitStuck):
@@ -127,7 +129,8 @@ class Reporter:
         elapsed = time.monotonic() - self.started
         left = f", about {minutes(elapsed / done * (self.total - done))} left at the rate so far" \
             if done and self.total > done else ""
-        self.write(f"         … waiting {seconds:.0f} s for {why}; {done}/{self.total} scenarios done{left}")
+        self.write(f"         … waiting {seconds:.0f} s for {why}; {done}/{self.total} scenarios done"
+                   f"{self.counted()}{left}")
 
     def pytest_runtest_logreport(self, report):
         item = self.items.get(report.nodeid)
@@ -139,6 +142,8 @@ class Reporter:
             outcome, detail = FAILED, str(report.longrepr)
         elif report.skipped:
             outcome, detail = NOT_CHECKED, skip_reason(report)
+            if item.stash.get(CAUSE, None) == NOT_APPLICABLE:
+                outcome = NOT_APPLICABLE
         elif report.when == "call":
             outcome, detail = PASSED, ""
         else:
@@ -147,11 +152,13 @@ class Reporter:
             return
         self.features[report.nodeid] = feature_of(item)
         self.results[report.nodeid] = (tags.area_of(item), title(item), outcome, redact(detail))
+        if outcome == NOT_CHECKED:
+            self.causes[report.nodeid] = item.stash.get(CAUSE, None) or cause(detail)
         if report.when != "teardown" or outcome == FAILED:
             done = len(self.results)
-            shown = detail if outcome == NOT_CHECKED else detail.replace("\n", "\n         ")
-            word = "SKIPPED" if outcome == NOT_CHECKED else outcome.upper()
-            self.write(f"[{done:>4}/{self.total}] {word:7} {tags.area_of(item):14} {title(item)}"
+            shown = detail if outcome in (NOT_CHECKED, NOT_APPLICABLE) else detail.replace("\n", "\n         ")
+            word = "SKIPPED" if outcome in (NOT_CHECKED, NOT_APPLICABLE) else outcome.upper()
+            self.write(f"[{done:>4}/{self.total}{self.counted()}] {word:7} {tags.area_of(item):14} {title(item)}"
                        + (f"\n         {shown}" if outcome != PASSED else ""))
 
     def write(self, line):
@@ -164,12 +171,14 @@ class Reporter:
 
     # -- what the run found ---------------------------------------------------------------------------------
     def outcomes(self):
-        """(area, title, outcome, detail, feature, seconds) of every scenario the target could have run or did."""
-        rows = [(a, n, o, d, self.features.get(node, ""), self.durations[node])
+        """(area, title, outcome, detail, feature, seconds, cause) of every scenario the target could have run or
+        did; `cause` (unchecked.BY_TARGET or BY_RUN) only for one not checked."""
+        rows = [(a, n, o, d, self.features.get(node, ""), self.durations[node], self.causes.get(node))
                 for node, (a, n, o, d) in self.results.items()]
-        rows += [(area, name, kind, reason, feature, 0.0) for area, kind, reason, feature, name in self.left_out]
+        rows += [(area, name, kind, reason, feature, 0.0, cause(reason) if kind == NOT_CHECKED else None)
+                 for area, kind, reason, feature, name in self.left_out]
         not_run = f"not run: {self.stopped}" if self.stopped else "not run"
-        rows += [(tags.area_of(item), title(item), NOT_CHECKED, not_run, feature_of(item), 0.0)
+        rows += [(tags.area_of(item), title(item), NOT_CHECKED, not_run, feature_of(item), 0.0, BY_RUN)
                  for node, item in self.items.items() if node not in self.results]
         return rows
 
@@ -178,18 +187,34 @@ class Reporter:
         counts = Counter(row[2] for row in self.outcomes())
         return counts[PASSED], counts[FAILED] + len(self.errors), counts[NOT_CHECKED], counts[NOT_APPLICABLE]
 
+    def unchecked_by(self):
+        """Scenarios not checked, by cause: {BY_TARGET: n, BY_RUN: n} (the first is the gating one)."""
+        counts = Counter(row[6] for row in self.outcomes() if row[2] == NOT_CHECKED)
+        return {BY_TARGET: counts[BY_TARGET], BY_RUN: counts[BY_RUN]}
+
     def unchecked_areas(self):
         return sorted({row[0] for row in self.outcomes() if row[2] == NOT_CHECKED})
 
     def last_line(self):
-        """Counts that never read as a pass of what was not checked: the unchecked areas are named."""
+        """Counts that never read as a pass of what was not checked: what the target kept from being checked
+        apart from what this run left out, and the unchecked areas named."""
         passed, failed, unchecked, inapplicable = self.totals()
         line = f"{passed} passed, {failed} failed, {unchecked} not checked"
+        if unchecked:
+            by = self.unchecked_by()
+            line += (f" ({by[BY_TARGET]} because of the target or its data"
+                     + (", which fails the run" if by[BY_TARGET] else "")
+                     + f"; {by[BY_RUN]} left out by this run's budget or options)")
         if inapplicable:
             line += f", {inapplicable} not applicable to this target"
         if unchecked:
             line += f" (NOT CHECKED in {', '.join(self.unchecked_areas())}: see above)"
         return line
+
+    def gating_failed(self):
+        """Whether the run must not pass a gate although nothing failed: the target or its data kept scenarios
+        from being checked."""
+        return self.unchecked_by()[BY_TARGET] > 0
 
     def per_area(self):
         areas = defaultdict(Counter)
@@ -197,10 +222,10 @@ class Reporter:
             areas[area][outcome] += 1
         return areas
 
-    def not_checked(self):
-        """(area, reason, what would check it) -> count."""
-        return Counter((area, reason, remedy(reason)) for area, _, outcome, reason, *_ in self.outcomes()
-                       if outcome == NOT_CHECKED)
+    def not_checked(self, by=None):
+        """(area, reason, what would check it) -> count, of the scenarios not checked (for cause `by`)."""
+        return Counter((row[0], row[3], remedy(row[3])) for row in self.outcomes()
+                       if row[2] == NOT_CHECKED and by in (None, row[6]))
 
     def summary(self):
         elapsed = time.monotonic() - self.started
@@ -223,25 +248,39 @@ class Reporter:
         if left:
             lines.append("left on the target by the run:")
             lines += [f"  {count} {what}" for what, count in sorted(left.items())]
-        unchecked = self.not_checked()
-        if unchecked:
-            lines.append("NOT CHECKED, by area and spec section, with what would check it:")
-            lines += [f"  {area} ({tags.AREAS.get(area, '')}): {count} — {reason}\n      check with: {option}"
-                      for (area, reason, option), count in sorted(unchecked.items())]
+        for by, heading in ((BY_TARGET, "NOT CHECKED because of the target or its data (a gate counts these), by "
+                                        "area and spec section:"),
+                            (BY_RUN, "NOT CHECKED, left out by this run's budget or options, by area and spec "
+                                     "section, with what would check it:")):
+            unchecked = self.not_checked(by)
+            # what a stopped run did not reach is one line, not one per area
+            not_run = {key: count for key, count in unchecked.items() if key[1].startswith("not run")}
+            if unchecked:
+                lines.append(heading)
+                lines += [f"  {area} ({tags.AREAS.get(area, '')}): {count} — {reason}\n      check with: {option}"
+                          for (area, reason, option), count in sorted(unchecked.items()) if (area, reason, option)
+                          not in not_run]
+            for (reason, option), keys in group_by_reason(not_run).items():
+                lines.append(f"  {sum(not_run[key] for key in keys)} scenarios in {', '.join(k[0] for k in keys)} "
+                             f"— {reason}\n      check with: {option}")
         return redact("\n".join(lines))
 
     def as_dict(self):
         passed, failed, unchecked, inapplicable = self.totals()
         return {"target": redact(self.target.describe()) if self.target is not None else None,
                 "totals": {"passed": passed, "failed": failed, "notChecked": unchecked,
-                           "notApplicable": inapplicable},
+                           "notCheckedByTarget": self.unchecked_by()[BY_TARGET],
+                           "leftOutByRun": self.unchecked_by()[BY_RUN], "notApplicable": inapplicable},
                 "lastLine": self.last_line(),
                 "areas": {a: dict(c) for a, c in self.per_area().items()},
-                "scenarios": [{"area": a, "scenario": n, "outcome": o, "detail": redact(d)}
-                              for a, n, o, d, *_ in self.outcomes()],
+                "scenarios": [{"area": row[0], "scenario": row[1], "outcome": row[2], "detail": redact(row[3]),
+                               **({"cause": row[6]} if row[2] == NOT_CHECKED else {})}
+                              for row in self.outcomes()],
                 "leftOnTarget": dict(self.target.held.left) if self.target is not None else {},
                 "notChecked": [{"area": a, "spec": tags.AREAS.get(a, ""), "reason": r, "checkWith": option,
-                                "scenarios": count} for (a, r, option), count in sorted(self.not_checked().items())]}
+                                "cause": by, "scenarios": count}
+                               for by in (BY_TARGET, BY_RUN)
+                               for (a, r, option), count in sorted(self.not_checked(by).items())]}
 
     def write_reports(self, report_dir):
         """junit.xml, summary.txt (ending with the last line), summary.json; cucumber.json's tokens masked."""
@@ -249,11 +288,52 @@ class Reporter:
         self.write_junit(os.path.join(report_dir, "junit.xml"))
         path = os.path.join(report_dir, "cucumber.json")
         if os.path.exists(path):
+            self.mark_skipped_in_cucumber(path)
             redact_file(path)
         with open(os.path.join(report_dir, "summary.txt"), "w", encoding="utf-8") as handle:
             handle.write(self.summary() + "\n" + self.last_line() + "\n")
         with open(os.path.join(report_dir, "summary.json"), "w", encoding="utf-8") as handle:
             json.dump(self.as_dict(), handle, indent=2)
+
+    def mark_skipped_in_cucumber(self, path):
+        """pytest-bdd writes a scenario that skipped as passed steps (a skip is no step error), and one that
+        skipped before its first step or never ran not at all: in a Cucumber viewer both looked green or absent.
+        Here the step that skipped and those after it are `skipped`, and a scenario missing gets one skipped
+        step that says why."""
+        with open(path, encoding="utf-8") as handle:
+            features = json.load(handle)
+        elements = {element["id"]: element for feature in features for element in feature.get("elements", ())}
+        by_name = {feature.get("name"): feature for feature in features}
+        unchecked = [(item, self.results[node][3] if node in self.results else
+                      f"not run: {self.stopped}" if self.stopped else "not run")
+                     for node, item in self.items.items()
+                     if node not in self.results or self.results[node][2] in (NOT_CHECKED, NOT_APPLICABLE)]
+        for item, reason in [*unchecked, *self.deselected.values()]:
+            steps = [{"keyword": step.keyword, "name": step.name, "line": step.line_number,
+                      "match": {"location": ""}, "result": {"status": "skipped"}} for step in scenario_steps(item)]
+            element = elements.get(item.name)
+            if element is not None:
+                started = item.stash.get(STEPS_STARTED, 0)
+                for step in element["steps"][max(started - 1, 0):]:
+                    step["result"] = {"status": "skipped"}
+                element["steps"] += steps[len(element["steps"]):]      # pytest-bdd lists only the steps reached
+                continue
+            name = feature_of(item)
+            feature = by_name.get(name)
+            if feature is None:
+                feature = by_name[name] = {"keyword": "Feature", "uri": name, "name": name,
+                                           "id": name.lower().replace(" ", "-"), "line": 1, "description": "",
+                                           "tags": [], "elements": []}
+                features.append(feature)
+            feature["elements"].append({
+                "keyword": "Scenario", "id": item.name, "name": title(item), "line": 1, "description": "",
+                "tags": [{"name": marker.name, "line": 1} for marker in item.iter_markers()
+                         if marker.name in tags.KINDS or marker.name in tags.AREAS],
+                "type": "scenario",
+                "steps": steps or [{"keyword": "Then", "name": f"not checked: {reason}", "line": 1,
+                                    "match": {"location": ""}, "result": {"status": "skipped"}}]})
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(features, handle, indent=4)
 
     def write_junit(self, path):
         """JUnit XML as CI dashboards group it: one testsuite per spec area, the feature as the classname; a
@@ -261,7 +341,7 @@ class Reporter:
         apply to the target is no testcase at all, only counted in the suite's properties."""
         cases = defaultdict(list)       # area -> (feature, title, outcome, detail, seconds)
         inapplicable = defaultdict(Counter)
-        for area, name, outcome, detail, feature, seconds in self.outcomes():
+        for area, name, outcome, detail, feature, seconds, _ in self.outcomes():
             if outcome == NOT_APPLICABLE:
                 inapplicable[area][detail] += 1
             else:
@@ -293,6 +373,14 @@ class Reporter:
                     ElementTree.SubElement(case, "skipped", message=redact(f"not checked: {detail}{said}")[:500])
         root.set("tests", str(sum(len(rows) for rows in cases.values())))
         ElementTree.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def group_by_reason(counts):
+    """{(reason, option): [(area, reason, option), ...]} of (area, reason, option) keys, areas in order."""
+    grouped = defaultdict(list)
+    for key in sorted(counts):
+        grouped[key[1:]].append(key)
+    return grouped
 
 
 def failure_message(detail):
@@ -340,6 +428,17 @@ def feature_of(item):
         return scenario_wrapper_template_registry[item.obj].feature.name
     except (ImportError, KeyError, AttributeError):
         return (item.obj.__doc__ or "").split(": ", 1)[0]
+
+
+def scenario_steps(item):
+    """The scenario's steps (its Background's first, outline placeholders filled in), from pytest-bdd's registry."""
+    try:
+        from pytest_bdd.scenario import scenario_wrapper_template_registry
+        template = scenario_wrapper_template_registry[item.obj]
+    except (ImportError, KeyError, AttributeError):
+        return []
+    example = getattr(item, "callspec", None) and item.callspec.params.get("_pytest_bdd_example")
+    return template.render(example or {}).steps
 
 
 def explain(item, excinfo):

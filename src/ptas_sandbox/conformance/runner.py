@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import tempfile
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -76,59 +77,102 @@ def conform_options(args):
             if getattr(args, name, None) is not None}
 
 
-def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir=None, quick=False, app=None,
-        out=None, pace=None, as_deployment=False, options=None, clock=None, only=None, operations=None,
-        profile_out=None):
-    """Run the suites; 0 only when every selected scenario passed, 2 when the run could not start (a report
-    folder says so too: one failed test). `app` runs them against a WSGI app in this process instead: a
-    simulator, or (hiding /_sandbox, with `token`) a deployment; the project's tests run deliberately broken
-    targets this way, without pacing."""
-    out = out or sys.stdout
-    reporter = Reporter(out, tags_expression, only)
-    options = dict(options or {})
+@dataclass
+class Options:
+    """What one run is asked: the target and how to reach it, what to select, where the reports go. `app` runs the
+    suites against a WSGI app in this process instead of `target`: a simulator, or (hiding /_sandbox, with
+    `token`) a deployment; the project's tests run deliberately broken targets this way, without pacing."""
+    target: str = "sim"
+    token: str | None = None
+    openapi: str | None = None
+    tags_expression: str | None = None
+    report_dir: str | None = None
+    quick: bool = False
+    app: object = None
+    out: object = None
+    pace: str | None = None
+    as_deployment: bool = False
+    options: dict = field(default_factory=dict)
+    clock: object = None
+    only: object = None
+    operations: list = field(default_factory=list)
+    profile_out: str | None = None
 
-    def refused(message):
-        print(f"ptas conform: {redact(message)}", file=out)
-        reporter.preflight_failed(redact(message))
-        if report_dir:
-            reporter.write_reports(report_dir)
-        print(reporter.last_line(), file=out, flush=True)
-        return 2
 
-    unknown = tags.unknown_in(tags_expression or "")
-    if unknown:
-        return refused(f"unknown tag(s) {', '.join(unknown)}; tags are {', '.join(tags.names())}")
+class Refused(Exception):
+    """The run cannot start (a bad option, an unreachable target, a refused token): exit 2."""
+
+
+def run(**given):
+    """Run the suites (Options' fields as keywords): 0 only when every selected scenario passed and none was
+    kept from being checked by the target or its data; 1 otherwise; 2 when the run could not start (a report
+    folder says so too: one failed test); 130 on Ctrl-C."""
+    options = Options(**given)
+    options.out = options.out or sys.stdout
+    options.options = dict(options.options or {})
+    reporter = Reporter(options.out, options.tags_expression, options.only)
     try:
-        overrides = dict(parse_override(text) for text in operations or ())   # --operation NAME=METHOD PATH
-        chosen = in_process(app, openapi=openapi, name="wsgi", token=token, overrides=overrides) \
-            if app is not None else open_target(target, token, openapi, pace=pace, as_deployment=as_deployment,
-                                                overrides=overrides)
+        chosen, receiver, note = open_checked(options, reporter)
+    except Refused as error:
+        return refused(options, reporter, str(error))
+    status = run_suites(options, chosen, receiver, note, reporter)
+    return conclude(options, chosen, reporter, status)
+
+
+def refused(options, reporter, message):
+    print(f"ptas conform: {redact(message)}", file=options.out)
+    reporter.preflight_failed(redact(message))
+    if options.report_dir:
+        reporter.write_reports(options.report_dir)
+    print(reporter.last_line(), file=options.out, flush=True)
+    return 2
+
+
+def open_checked(options, reporter):
+    """The first step: the tags known, the target opened and its access checked with one request, the budget and
+    the receiver set up. Returns (target, receiver or None, a note on the access); raises Refused."""
+    unknown = tags.unknown_in(options.tags_expression or "")
+    if unknown:
+        raise Refused(f"unknown tag(s) {', '.join(unknown)}; tags are {', '.join(tags.names())}")
+    app, settings = options.app, options.options
+    try:
+        overrides = dict(parse_override(text) for text in options.operations or ())   # --operation NAME=METHOD PATH
+        chosen = in_process(app, openapi=options.openapi, name="wsgi", token=options.token, overrides=overrides) \
+            if app is not None else open_target(options.target, options.token, options.openapi, pace=options.pace,
+                                                as_deployment=options.as_deployment, overrides=overrides)
     except (TargetError, ValueError) as error:
-        return refused(str(error))
-    if clock is not None:
-        chosen.use_clock(clock)
+        raise Refused(str(error)) from None
+    if options.clock is not None:
+        chosen.use_clock(options.clock)
     reporter.target = chosen
     try:
         note = chosen.check_access()
     except TargetError as error:
         if app is None:
             chosen.close()
-        return refused(str(error))
-    chosen.options = options
-    chosen.budget = Budget(options.get("max_wait") or DEFAULT_MAX_WAIT)
+        raise Refused(str(error)) from None
+    chosen.options = settings
+    chosen.budget = Budget(settings.get("max_wait") or DEFAULT_MAX_WAIT)
     chosen.state.say = reporter.waiting_said
     receiver = None
-    if options.get("receiver_listen"):
+    if settings.get("receiver_listen"):
         from .receiver import Receiver
         try:
-            receiver = Receiver(options["receiver_listen"], options.get("receiver_url"))
+            receiver = Receiver(settings["receiver_listen"], settings.get("receiver_url"))
         except (OSError, ValueError) as error:
-            return refused(f"cannot listen on {options['receiver_listen']}: {error}")
+            raise Refused(f"cannot listen on {settings['receiver_listen']}: {error}") from None
         chosen.receiver = receiver
-        print(f"ptas conform: webhook receiver listening on {options['receiver_listen']}, given to the "
-              f"target as {receiver.base}/…", file=out, flush=True)
-    elif options.get("receiver_url"):
-        return refused("--receiver-url needs --receiver-listen (where the harness itself listens)")
+        print(f"ptas conform: webhook receiver listening on {settings['receiver_listen']}, given to the "
+              f"target as {receiver.base}/…", file=options.out, flush=True)
+    elif settings.get("receiver_url"):
+        raise Refused("--receiver-url needs --receiver-listen (where the harness itself listens)")
+    return chosen, receiver, note
+
+
+def run_suites(options, chosen, receiver, note, reporter):
+    """The second step: pytest runs the suites on the target, then what the run made is removed (a second
+    Ctrl-C leaves the rest, counted). Returns pytest's exit status."""
+    out, quick = options.out, options.quick
     with tempfile.TemporaryDirectory(prefix="ptas-conform-") as work:
         suite = os.path.join(work, "test_conformance_suite.py")
         with open(suite, "w", encoding="utf-8") as handle:
@@ -139,13 +183,13 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
                      "-p", "ptas_sandbox.conformance.harness", "-p", "no:terminal",
                      "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", work, "--confcutdir", work,
                      "--import-mode=importlib", "-o", "addopts=", "--strict-markers"]
-        if tags_expression:
-            arguments += ["-m", tags_expression.replace("@", "")]
-        if report_dir:
-            os.makedirs(report_dir, exist_ok=True)
-            arguments += [f"--cucumberjson={os.path.join(report_dir, 'cucumber.json')}"]
+        if options.tags_expression:
+            arguments += ["-m", options.tags_expression.replace("@", "")]
+        if options.report_dir:
+            os.makedirs(options.report_dir, exist_ok=True)
+            arguments += [f"--cucumberjson={os.path.join(options.report_dir, 'cucumber.json')}"]
         print(f"ptas conform: {chosen.describe()}; features in {FEATURES}", file=out, flush=True)
-        if token and chosen.simulator:
+        if options.token and chosen.simulator:
             print("ptas conform: the target is a simulator (it answers /_sandbox/health): every scenario runs in "
                   "a fresh world its control API creates, so the token was only checked, not used; "
                   "--as-deployment runs what a deployment runs, with this token", file=out, flush=True)
@@ -159,11 +203,11 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
             if said:
                 print("\n".join(said), file=out, flush=True)
         try:
-            recorder = Recorder(chosen) if profile_out else None
+            recorder = Recorder(chosen) if options.profile_out else None
             with plugins_not_autoloaded():
                 status = pytest.main(arguments, plugins=[ChosenTarget(chosen, quick=quick), reporter])
-            if profile_out and not reporter.stopped:
-                write_profile(chosen, token, profile_out, out, recorder)
+            if options.profile_out and not reporter.stopped:
+                write_profile(chosen, options.token, options.profile_out, out, recorder)
         except KeyboardInterrupt:           # a second Ctrl-C, during pytest's own clean-up: the reports still follow
             reporter.stopped = reporter.stopped or INTERRUPTED
             chosen.held.abandoned = True
@@ -176,10 +220,17 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
                 chosen.held.abandoned = True
             if receiver is not None:
                 receiver.close()
-            if app is None:
+            if options.app is None:
                 chosen.close()
-    if report_dir:
-        reporter.write_reports(report_dir)
+    return status
+
+
+def conclude(options, chosen, reporter, status):
+    """The last step: the reports, the summary, why the run stopped early if it did, the last line, and the
+    exit status a CI gates on."""
+    out = options.out
+    if options.report_dir:
+        reporter.write_reports(options.report_dir)
     print(reporter.summary(), file=out, flush=True)
     if status == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("no scenario was selected (check --tags)", file=out)
@@ -193,7 +244,8 @@ def run(target="sim", token=None, openapi=None, tags_expression=None, report_dir
     passed, failed = reporter.totals()[:2]
     if reporter.stopped == INTERRUPTED:
         return 130
-    return 0 if failed == 0 and passed > 0 and status in (0, 5) and not reporter.errors else 1
+    passing = failed == 0 and passed > 0 and status in (0, 5) and not reporter.errors
+    return 0 if passing and not reporter.gating_failed() else 1
 
 
 def waiting_said(budget):

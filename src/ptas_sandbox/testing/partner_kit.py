@@ -210,6 +210,12 @@ class User:
         return self.partner.sandbox.call(method, path, token=self.token, **kw)
 
 
+# What times a test run (pytest's durations and --junitxml times, pytest-timeout's deadlines): freezegun neither
+# patches these modules' time functions nor answers their calls with the frozen instant. Only these: freezegun
+# looks a few frames up the stack, and a wider prefix ("_pytest.") would unfreeze the test function itself.
+PYTEST_TIMING = ("_pytest.timing", "pytest_timeout")
+
+
 class Clock:
     """The partner's world clock, frozen, with freezegun holding this process's wall clock at the same instant:
     code under test that reads `datetime.now()` or `time.time()` sees what the sandbox sees, and both move
@@ -232,7 +238,7 @@ class Clock:
         now = datetime.strptime(response.json()["now"][:26] + "+0000", "%Y-%m-%dT%H:%M:%S.%f%z")
         if self._freezer is None:
             from freezegun import freeze_time
-            self._freezer = freeze_time(now)
+            self._freezer = freeze_time(now, ignore=list(PYTEST_TIMING))
             self._frozen = self._freezer.start()
             self._real_monotonic_clocks()
         else:

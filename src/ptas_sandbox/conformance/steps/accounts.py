@@ -1,12 +1,12 @@
 """Steps of the account features: a user's accounts, created from the account type's fields (spec §1 capability
 3, §2 account resource, §4.3, §7 rule 4, §9 2.8.2)."""
 
-import pytest
 from pytest_bdd import given, then, when
 
 from ..checks import reports_problems
 from ..resolver import NotOffered
 from ..scene import check
+from ..unchecked import target_does_not_allow
 from . import acting, phrase
 from .account_types import account_type, form_for
 from .users import create_user, user_id
@@ -126,7 +126,7 @@ def await_data(scene, label, kind, arrived, pause, held_has=None):
         scene.accounts[label] = held[key]
         return
     if key in budget.given_up:
-        pytest.skip(budget.given_up[key])
+        target_does_not_allow(budget.given_up[key])
     scene.may_wait()
     found = in_the_world(scene, type_id, held_has or arrived, exclude=account_id(scene, label))
     if found is not None:
@@ -143,7 +143,7 @@ def await_data(scene, label, kind, arrived, pause, held_has=None):
                 f"no {kind} arrived on a new {type_id} account within {waited:g} s of waiting, and the partner's "
                 f"world holds no {type_id} account with {kind} (check with: --max-wait {int(budget.total * 4)} "
                 f"or more, or a {type_id} account with {kind} among the partner's users)")
-            pytest.skip(budget.given_up[key])
+            target_does_not_allow(budget.given_up[key])
         waited += budget.wait(scene.target, pause(waited))
 
 

@@ -9,6 +9,7 @@ from .. import checks
 from ..bodies import flatten
 from ..datetimes import parse
 from ..scene import check, jwt_claims
+from ..unchecked import not_applicable
 from . import acting, phrase
 from .partners import keep_settings
 
@@ -78,7 +79,7 @@ def short_user_token_lifetime(scene, seconds):
     keep_settings(scene)
     reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds})
     if reply.status in INVALID:
-        pytest.skip(f"the target does not take userTokenExpirySeconds {seconds} (the spec shows no minimum): "
+        not_applicable(f"the target does not take userTokenExpirySeconds {seconds} (the spec shows no minimum): "
                     f"{reply.describe()}")
     scene.must(reply, "set userTokenExpirySeconds")
 
@@ -114,7 +115,7 @@ def first_token_record(scene, label, field):
     if set(record) == {"accessToken"}:
         record = jwt_facts(record["accessToken"])
         if field not in record:
-            pytest.skip(f"the target answers the first user token as a string whose claims do not carry its "
+            not_applicable(f"the target answers the first user token as a string whose claims do not carry its "
                         f"{field}: it is not shown there")
     return record
 
@@ -197,7 +198,7 @@ def new_user_token_lasts(scene, seconds):
     _, required = flatten(scene.bodies.schema(operation))
     asked = [name for name in required if LIFETIME.search(name)]
     if asked:
-        pytest.skip(f"{scene.target.operations.operation_id(operation)} requires {', '.join(asked)}: the "
+        not_applicable(f"{scene.target.operations.operation_id(operation)} requires {', '.join(asked)}: the "
                     f"partner's default lifetime cannot be asked for")
     record = checks.find_token_record(scene.reply.body)
     check(record is not None, "the response carries the new token's accessToken")

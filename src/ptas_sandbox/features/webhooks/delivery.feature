@@ -37,7 +37,14 @@ Feature: Webhooks through the target's own document, notifications at a receiver
       | AccountUpdated       |
       | AccountDeleted       |
       | TransactionsImported |
-      | AccountTypeUpdated   |
+
+  # An AccountTypeUpdated notification gives the state of a provider (spec §6): it holds no account, report or
+  # data-import object whose errors and warnings there would be to check.
+  @contract
+  Scenario: A test AccountTypeUpdated notification reaches the receiver
+    Given a webhook for AccountTypeUpdated notifications sent to the receiver
+    When I send a test AccountTypeUpdated notification
+    Then the receiver gets a AccountTypeUpdated notification
 
   # Spec §6: when an event occurs (not only a test), the service notifies the webhooks subscribed to its kind.
   @contract

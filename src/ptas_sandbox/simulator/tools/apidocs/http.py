@@ -41,8 +41,10 @@ PAGE = """<!doctype html>
 HOME = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ptas-sandbox</title>
+<link rel="icon" href="/docs/assets/favicon-32x32.png">
 <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1c1e21}}
-code{{background:#f1f2f4;padding:0 .25rem;border-radius:3px}}li{{margin:.4rem 0}}</style></head><body>
+code{{background:#f1f2f4;padding:0 .25rem;border-radius:3px;overflow-wrap:anywhere}}li{{margin:.4rem 0}}</style>
+</head><body>
 <h1>ptas-sandbox {version}</h1>
 <p>A sandbox of the Payment Transactions Aggregation Service: every operation of the interface under
 <code>{prefix}</code>, plus the sandbox's control API under <code>/_sandbox</code>.</p>

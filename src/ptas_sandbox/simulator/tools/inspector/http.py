@@ -5,7 +5,6 @@ file served from here, so the Content-Security-Policy allows no inline script at
 with `register_tab` (the chaos area's report), before the app is created.
 """
 
-import re
 from dataclasses import dataclass
 from importlib import resources
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -14,6 +13,7 @@ from flask import Response, current_app, request
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from .... import durations
 from ... import events
 from ...auth import world_key_id
 from ...operations import NO_AUTH, operation
@@ -42,7 +42,6 @@ ENV.filters["time"] = render
 ENV.globals.update(base=BASE, base_actions=f"{BASE}/actions")
 PAGES = {200: "text/html", 401: "text/html", 404: "text/html"}
 ASSETS = {"inspector.css": "text/css", "inspector.js": "text/javascript"}
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 @dataclass
@@ -292,18 +291,9 @@ def asset(call):
 
 
 # -- actions (forms; CSRF-protected) --------------------------------------------------------------------------
-DURATION = re.compile(r"(\d{1,9}(?:\.\d{1,6})?)([smhdw]?)")
-
-
 def seconds(text):
-    """`90`, `90s`, `15m`, `1h`, `2d`, `1w` as seconds; ValueError in words otherwise (the page shows it)."""
-    text = (text or "").strip().lower()
-    if text.startswith("-"):
-        raise ValueError("the world clock never runs backwards; give a positive duration such as 1h.")
-    match = DURATION.fullmatch(text)
-    if match is None:
-        raise ValueError(f"{text!r} is not a duration; write 90, 90s, 15m, 1h, 2d or 1w.")
-    return float(match.group(1)) * UNITS[match.group(2) or "s"]
+    """A duration typed in the clock form (ptas_sandbox.durations: the CLI's reading and words)."""
+    return durations.seconds(text)
 
 
 def act(call, viewer, action, form):

@@ -36,7 +36,7 @@ def requests(ctx, query):
     filters = {"operation": query.get("operationId") or None, "status": query.get("status") or None,
                "token": query.get("tokenId") or None}
     before = query.get("before")
-    found = journal.entries(ctx.store, ctx.world.id, limit=PAGE + 1,
+    found = journal.entries(ctx.store, ctx.world.id, limit=PAGE + 1, tools=query.get("tools") == "1",
                             before=int(before) if entry_id(before) else None,
                             **{k: v for k, v in filters.items() if v})
     operations = sorted({r["operation"] for r in ctx.store.all(

@@ -207,7 +207,8 @@ class Entry:
     @property
     def judged(self):
         """The software under test made it: not the control API, the world key or a harness's setup."""
-        return not self.control and self.token_kind != "world" and not self.entry["marks"].get("harness")
+        marks = self.entry["marks"]
+        return not self.control and self.token_kind != "world" and not marks.get("harness") and not marks.get("tool")
 
     @property
     def started(self):
@@ -851,7 +852,7 @@ class Traffic:
     injected_deliveries: dict
     slow_ms: float
     made: dict | None = None        # journal id of a token-making call -> the token it handed over
-    left_out: dict | None = None    # calls of the window not judged, by why (control, worldKey, harness)
+    left_out: dict | None = None    # calls of the window not judged, by why (control, worldKey, harness, tools)
 
     def __post_init__(self):
         if self.made is None:
@@ -902,7 +903,9 @@ def gather(store, world, operations, since=None, slow_ms=SLOW_MS, after=None):
                       initial, hooks, events, deliveries, faults.injected_deliveries(store, world), slow_ms)
     traffic.left_out = {"control": sum(c.control for c in window),
                         "worldKey": sum(c.token_kind == "world" and not c.control for c in window),
-                        "harness": sum(bool(c.entry["marks"].get("harness")) for c in window)}
+                        "harness": sum(bool(c.entry["marks"].get("harness")) for c in window),
+                        "tools": sum(bool(c.entry["marks"].get("tool")) and not c.control and c.token_kind != "world"
+                                     and not c.entry["marks"].get("harness") for c in window)}
     return traffic
 
 

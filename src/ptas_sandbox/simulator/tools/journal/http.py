@@ -44,7 +44,9 @@ FILTERS = {
     "until": {"type": "string", "format": "date-time", "description": "world clock, inclusive"},
     "tokenId": {"type": "string", "description": "the id of the token that made the call"},
     "marked": {"type": "string", "description": "only entries with this mark: `injected` (a fault), `dropped`, "
-                                                 "`harness`, `credentials`, `retryAfter`"},
+                                                 "`harness`, `credentials`, `retryAfter`, `tool`"},
+    "tools": {"type": "boolean", "description": "also the calls of the sandbox's own command line (`ptas listen`, "
+                                                "...; mark `tool`), left out by default"},
 }
 PATTERN = {"type": "object", "additionalProperties": False, "properties": {
     **FILTERS,
@@ -61,7 +63,8 @@ def filters(values):
     """Journal filters from query or body fields (names as in the API)."""
     found = {"operation": values.get("operationId"), "method": values.get("method"),
              "status": values.get("status"), "token": values.get("tokenId"), "path": values.get("path"),
-             "path_pattern": values.get("pathPattern"), "marked": values.get("marked")}
+             "path_pattern": values.get("pathPattern"), "marked": values.get("marked"),
+             "tools": values.get("tools") is True}
     for name in ("since", "until"):
         value = values.get(name)
         if isinstance(value, str):

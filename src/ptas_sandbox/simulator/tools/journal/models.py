@@ -25,7 +25,8 @@ An entry (also the JSON of `GET /_sandbox/requests`):
 
 `status` is null for a connection the sandbox dropped (mark `dropped`); `operationId` is `UnknownPath`,
 `RemovedPath` or `MethodNotAllowed` for a call no operation took. Marks: `injected` (a fault), `dropped`,
-`harness` (a setup call of the world's harness, not judged), `retryAfter`, `nextPageReference`.
+`harness` (a setup call of the world's harness, not judged), `tool` (a call of the sandbox's command line, by
+command), `retryAfter`, `nextPageReference`.
 
 Marks are free-form JSON per key: the chaos area writes `injected: {...}` for a fault it injected, so the
 journal and the report say which failures were made on purpose. Ids count per world and never repeat, across
@@ -349,9 +350,12 @@ def _select(store, world_id, operation=None, method=None, path=None, status=None
     return store.all(sql, tuple(params))
 
 
-def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit=100, internal=False, **filters):
-    """Entries of a world matching every filter given (see the module docstring)."""
-    refine = path_pattern is not None or body is not None or marked is not None
+def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit=100, internal=False, tools=True,
+            **filters):
+    """Entries of a world matching every filter given (see the module docstring); `tools=False` leaves out the
+    calls of the sandbox's own command line (mark `tool`) unless `marked` asks for them."""
+    tools = tools or marked == "tool"
+    refine = path_pattern is not None or body is not None or marked is not None or not tools
     rows = _select(store, world_id, limit=None if refine else limit, **filters)
     found = []
     pattern, repeats = path_pattern_of(path_pattern) if path_pattern is not None else (None, 0)
@@ -365,6 +369,8 @@ def entries(store, world_id, *, path_pattern=None, body=None, marked=None, limit
         if body is not None and not contains(item["request"].get("body"), body):
             continue
         if marked is not None and marked not in item["marks"]:
+            continue
+        if not tools and "tool" in item["marks"]:
             continue
         found.append(item)
         if limit is not None and len(found) >= limit:

@@ -9,6 +9,9 @@ pipeline's own parser (`pipeline.bearer_claims`), so a call the service answers 
 no world (no or a foreign token, health, echo captures, hosted pages) are not journaled, nor are reads of the
 journal itself and the inspector's own pages, so that watching never fills what is watched. A call carrying
 the world's key in `X-Sandbox-World-Key` (a fixture's setup) is marked `harness`: the report does not judge it.
+A call of the sandbox's own command line (`X-Sandbox-Tool: ptas listen`, ...) is marked `tool`: the journal's
+readers, the inspector and the report leave it out unless asked; `ptas listen`'s polling for due notifications
+is not journaled at all (twice a second, it would push the partner's calls out of the journal's 1000 entries).
 An answer with Retry-After is marked `retryAfter` (its seconds), and a 429 of the rate limiter `rateLimit` (the
 limit that refused it: "global", or the operationId of an operation's own limit).
 """
@@ -30,6 +33,8 @@ from . import models
 
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
 HARNESS_HEADER = "X-Sandbox-World-Key"
+TOOL_HEADER = "X-Sandbox-Tool"
+TOOL_POLLS = {"SandboxFlushWebhooks", "SandboxEchoCaptures"}   # what a tool polls: not journaled when a tool calls it
 NEXT_PAGE = re.compile(rb'"nextPageReference":\s*(null|")')
 PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for nextPageReference
 
@@ -46,8 +51,11 @@ def attach(app, sandbox):
             return
         if op is None and request.path.startswith(("/_sandbox/inspect", "/_sandbox/echo")):
             return
+        tool = request.headers.get(TOOL_HEADER, "").strip()[:40]
+        if tool and op is not None and op.id in TOOL_POLLS:
+            return
         g.ptas_journal = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
-                                  "marks": {}}
+                                  "marks": {"tool": tool} if tool else {}}
         models.PENDING_MARKS.set(entry["marks"])
         REFUSED_BY.set(None)            # a limit that refused this request sets it again
         claims = bearer_claims(sandbox, request.headers)
