@@ -4,7 +4,8 @@ server-visible mistakes, one finding per rule and cause with a count."""
 
 import pytest
 
-from ptas_sandbox.simulator.tools.integration import models
+from ptas_sandbox.simulator.tools.integration import rules as report_rules
+from ptas_sandbox.simulator.tools.integration.rules import retries
 from tests.integration.test_report import harness, long_lived, report, rules
 from tests.support.accounts import imported, long_lived_user
 
@@ -84,7 +85,7 @@ def call(seq, operation, at, started, answered, status=200, **marks):
     entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": "/p", "status": status,
              "query": "", "token": {"id": "t", "kind": "partner"}, "request": {}, "response": {}, "marks": marks,
              "monotonic": (started, answered)}
-    return models.Entry(entry, at, "partner")
+    return report_rules.Entry(entry, at, "partner")
 
 
 def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
@@ -93,9 +94,9 @@ def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
     early = call(3, "GetUsers", 0, 3000, 4000)
     other = call(4, "GetPartner", 0, 5000, 6000)
     waited = call(5, "GetUsers", 0, 5 * 10**9 + 1000, 5 * 10**9 + 2000)  # the world clock stood still; 5 s passed
-    traffic = models.Traffic([refused, in_flight, early, other, waited], [], {}, {}, set(), {}, None, [], [], [],
-                             {}, models.SLOW_MS)
-    [finding] = models.retry_after_ignored(traffic)
+    traffic = report_rules.Traffic([refused, in_flight, early, other, waited], [], {}, {}, set(), {}, None, [], [], [],
+                             {}, report_rules.SLOW_MS)
+    [finding] = retries.retry_after_ignored(traffic)
     assert finding["count"] == 1 and [e["requestId"] for e in finding["evidence"]] == [1, 3]
 
 

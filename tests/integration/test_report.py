@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ptas_sandbox.simulator.tools.integration import models
+from ptas_sandbox.simulator.tools.integration import rules as report_rules
+from ptas_sandbox.simulator.tools.integration.rules import webhooks
 from tests.support.accounts import connect, imported, long_lived_user
 from tests.support.problems import assert_problem
 
@@ -40,7 +41,7 @@ def long_lived(world, scope="partner:all user:all user.token:all"):
 def test_a_fresh_world_has_no_findings_and_lists_every_rule(world):
     body = report(world)
     assert body["findings"] == [] and body["summary"] == {"info": 0, "warning": 0, "error": 0}
-    assert {r["id"] for r in body["rules"]} == set(models.RULES)
+    assert {r["id"] for r in body["rules"]} == set(report_rules.RULES)
 
 
 def test_the_initial_token_used_without_a_long_lived_one(world):
@@ -363,9 +364,9 @@ def test_a_receiver_refusing_a_bad_signature_is_not_blamed_for_it(world):
 def test_slow_receivers_are_found_by_their_measured_duration():
     row = {"id": "d1", "attempted_at": 0, "status": "succeeded", "response_status": 200, "duration_ms": 1500.0,
            "webhook_id": "w1", "url": "http://x", "error": None, "event_type": "AccountCreated", "attempt": 1}
-    traffic = models.Traffic([], [], {}, {}, set(), {}, None, [], [], [row, {**row, "id": "d2", "duration_ms": 20.0}],
-                             {}, models.SLOW_MS)
-    [found] = list(models.webhook_receivers(traffic))
+    traffic = report_rules.Traffic([], [], {}, {}, set(), {}, None, [], [],
+                                   [row, {**row, "id": "d2", "duration_ms": 20.0}], {}, report_rules.SLOW_MS)
+    [found] = list(webhooks.webhook_receivers(traffic))
     assert found["rule"] == "webhook-receiver-slow" and found["count"] == 1
 
 

@@ -3,7 +3,7 @@ finding at or above the chosen severity). Pure functions of the report's JSON, s
 
 import xml.etree.ElementTree as ET
 
-from .models import SEVERITIES, at_or_above
+from .rules import SEVERITIES, at_or_above
 
 
 def text(report):
