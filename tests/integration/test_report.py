@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from ptas_sandbox.simulator.tools.integration import render
 from ptas_sandbox.simulator.tools.integration import rules as report_rules
 from ptas_sandbox.simulator.tools.integration.rules import webhooks
 from tests.support.accounts import connect, imported, long_lived_user
@@ -392,3 +393,27 @@ def test_bad_report_parameters(world, query):
 def test_only_the_world_sees_its_report(world, other_world):
     world.api.get("/users")
     assert report(other_world)["findings"] == []
+
+
+def receiver_answered(status):
+    return {"id": f"d{status}", "attempted_at": 0, "status": "failed", "response_status": status, "duration_ms": 5.0,
+            "webhook_id": "w1", "url": "http://x", "error": None, "event_type": "AccountCreated", "attempt": 1}
+
+
+def test_a_receiver_answering_a_redirect_is_not_called_a_server_error():
+    traffic = report_rules.Traffic([], [], {}, {}, set(), {}, None, [], [],
+                                   [receiver_answered(308), receiver_answered(502)], {}, report_rules.SLOW_MS)
+    found = {f["rule"]: f for f in webhooks.webhook_receivers(traffic)}
+    assert sorted(found) == ["webhook-receiver-failed", "webhook-receiver-redirected"]
+    assert [e["status"] for e in found["webhook-receiver-redirected"]["evidence"]] == [308]
+    assert [e["status"] for e in found["webhook-receiver-failed"]["evidence"]] == [502]
+
+
+def test_two_findings_of_one_rule_are_one_junit_failure_counting_and_naming_both(world):
+    body = report(world)
+    two = [{"rule": "expired-user-token", "severity": "warning", "title": "t", "message": m, "fix": "f",
+            "count": 1, "evidence": []} for m in ("first cause", "second cause")]
+    xml = ET.fromstring(render.junit({**body, "findings": two}))
+    [failure] = [c.find("failure") for c in xml.iter("testcase") if c.find("failure") is not None]
+    assert failure.get("message") == "2 findings: (1) first cause (2) second cause"
+    assert "first cause" in failure.text and "second cause" in failure.text

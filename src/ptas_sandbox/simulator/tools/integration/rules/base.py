@@ -135,6 +135,12 @@ def grouped(calls, key):
     return found
 
 
+def strings(value):
+    """The strings of a JSON array as a client sent it: whatever else it holds, or a value that is no array,
+    names nothing (the service refused it, and the report must not fail on it)."""
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
+
+
 def listing(names):
     return ", ".join(sorted(str(n) for n in names))
 

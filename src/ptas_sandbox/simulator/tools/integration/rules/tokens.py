@@ -28,12 +28,17 @@ def credentials_misplaced(data):
                       where=where)
 
 
-def is_successor(data, token, initial):
-    """A long-lived partner token with partner:update the client made (or uses) in place of the initial one."""
+def is_long_lived(token, initial):
+    """A partner token with partner:update outliving the initial one: what the client should use in its place."""
     scope = token["scope"].split()
     return token["id"] != initial["id"] and token["kind"] == "partner" and token["partner_id"] == initial[
         "partner_id"] and token["expires_in"] > initial["expires_in"] and (
-        "partner:update" in scope or "partner:all" in scope) and delivered_seq(data, token) is not None
+        "partner:update" in scope or "partner:all" in scope)
+
+
+def is_successor(data, token, initial):
+    """A long-lived token the client made (or uses) in place of the initial one: its answer reached the client."""
+    return is_long_lived(token, initial) and delivered_seq(data, token) is not None
 
 
 @judges(
@@ -59,9 +64,13 @@ def initial_token(data):
                       f"(id {initial['id']}) is still valid until {render(initial['expires_at'])}.",
                       [{"at": render(initial["created_at"]), "tokenId": initial["id"], "requestId": since}])
     if uses and not successors:
+        lost = [t for t in data.tokens.values() if is_long_lived(t, initial)]
+        why = (f"a long-lived token was made (id {lost[0]['id']}) but its answer never reached the client (a 5xx "
+               "or a dropped connection) and it was never used: list the tokens (GET /partners/self/tokens) to "
+               "find it, or revoke it and make another" if lost else "no long-lived token was created")
         yield finding("initial-token-in-use", f"All {len(uses)} API call(s) of the root partner use the initial "
-                      f"token, which expires after {initial['expires_in'] // 86400} day(s); no long-lived token "
-                      "was created.", [c.evidence() for c in uses])
+                      f"token, which expires after {initial['expires_in'] // 86400} day(s); {why}.",
+                      [c.evidence() for c in uses])
 
 
 @judges(

@@ -4,7 +4,7 @@ read."""
 import json
 import re
 
-from .base import HOOK_WRITES, Rule, finding, grouped, judges, listing
+from .base import HOOK_WRITES, Rule, finding, grouped, judges, listing, strings
 
 # Reads a webhook makes needless: the operation, and the event kinds that say its answer changed. An account's
 # `statistics` (in GetAccount and in every account GetAccounts lists) are what tell whether new transactions
@@ -59,7 +59,7 @@ def hooks_of(data):
             answer = call.answer()
             hook = hooks.setdefault(answer.get("id"), {"partner": call.partner, "kinds": set(), "active": [],
                                                        "closed": []})
-            hook["kinds"] |= set(answer.get("events") or [])
+            hook["kinds"] |= strings(answer.get("events"))
             if answer.get("isActive") and not hook["active"]:
                 hook["active"].append(call.at)
             elif answer.get("isActive") is False and hook["active"]:

@@ -1,7 +1,7 @@
 """Webhooks: the kinds subscribed to, and how the client's receivers answered notifications."""
 
 from ....events import RETIRED
-from .base import HOOK_WRITES, SLOW_MS, Rule, delivery_evidence, finding, judges, listing
+from .base import HOOK_WRITES, SLOW_MS, Rule, delivery_evidence, finding, judges, listing, strings
 
 
 @judges(
@@ -11,7 +11,7 @@ from .base import HOOK_WRITES, SLOW_MS, Rule, delivery_evidence, finding, judges
 def retired_events(data):
     def kinds_of(call):
         body = call.body()
-        return set(body.get("events") or []) if isinstance(body, dict) else set()
+        return strings(body.get("events")) if isinstance(body, dict) else set()
     calls = [c for c in data.api_calls if c.operationId in HOOK_WRITES and kinds_of(c) & set(RETIRED)]
     if calls:
         kinds = set().union(*(kinds_of(c) & set(RETIRED) for c in calls))
@@ -22,8 +22,10 @@ def retired_events(data):
 RECEIVER_FAULTS = (("webhook-receiver-unreachable", lambda r: r["response_status"] is None),
                    ("webhook-receiver-refused", lambda r: r["response_status"] is not None
                     and 400 <= r["response_status"] < 500),
+                   ("webhook-receiver-redirected", lambda r: r["response_status"] is not None
+                    and 300 <= r["response_status"] < 400),
                    ("webhook-receiver-failed", lambda r: r["response_status"] is not None
-                    and not 200 <= r["response_status"] < 300 and not 400 <= r["response_status"] < 500))
+                    and not 200 <= r["response_status"] < 400 and not 400 <= r["response_status"] < 500))
 
 
 @judges(
@@ -33,6 +35,9 @@ RECEIVER_FAULTS = (("webhook-receiver-unreachable", lambda r: r["response_status
     Rule("webhook-receiver-refused", "warning", "Webhook receivers that refused correctly signed notifications",
          "A 4xx to a notification signed with the webhook's secret loses it: check the signature with the "
          "secret of that webhook (id.timestamp.body) and accept every event kind you subscribed to."),
+    Rule("webhook-receiver-redirected", "warning", "Webhook receivers that answered with a redirect",
+         "Register the receiver's final URL: a notification is not sent on to where a 3xx points "
+         "(docs/webhooks.md), so a redirect loses it."),
     Rule("webhook-receiver-failed", "warning", "Webhook receivers that answered with a server error",
          "Answer 2xx once the notification is stored; do the work afterwards, and never let it fail the answer."),
     Rule("webhook-receiver-slow", "info", f"Webhook receivers slower than {SLOW_MS} ms",
