@@ -3,11 +3,14 @@ webhooks that existed then, the Retry-After window of the operation that asked f
 server-visible mistakes, one finding per rule and cause with a count."""
 
 import pytest
+import requests
 
+from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.tools.integration import rules as report_rules
 from ptas_sandbox.simulator.tools.integration.rules import retries
 from tests.integration.test_report import harness, long_lived, report, rules
 from tests.support.accounts import imported, long_lived_user
+from tests.support.served import Served
 
 FAULTS = "/_sandbox/faults"
 
@@ -87,6 +90,22 @@ def call(seq, operation, at, started, answered, status=200, **marks):
              "query": "", "token": {"id": "t", "kind": "partner"}, "request": {}, "response": {}, "marks": marks,
              "monotonic": (started, answered)}
     return report_rules.Entry(entry, at, "partner")
+
+
+def test_a_request_arriving_over_http_within_a_round_trip_of_a_refusal_could_not_have_heeded_it():
+    """Over HTTP a request may arrive (the front's stamp) just after the refusal was ready and still have been
+    written before the client read it; in process nothing travels, so there is no such grace."""
+    ms = 1_000_000
+    refused = call(1, "GetUsers", 0, 0, 1 * ms, status=429, retryAfter=5)
+    crossing = call(2, "GetUsers", 0, 20 * ms, 21 * ms, arrival="http")       # within ROUND_TRIP_NS
+    late = call(3, "GetUsers", 0, 200 * ms, 201 * ms, arrival="http")
+    in_process = call(4, "GetUsers", 0, 20 * ms, 21 * ms)
+    assert crossing.in_flight_at(refused) and not late.in_flight_at(refused)
+    assert not in_process.in_flight_at(refused)
+    traffic = report_rules.Traffic([refused, crossing, late], [], {}, {}, set(), {}, None, [], [], [], {},
+                                   report_rules.SLOW_MS)
+    [finding] = retries.retry_after_ignored(traffic)
+    assert [e["requestId"] for e in finding["evidence"]] == [1, 3]
 
 
 def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
@@ -336,3 +355,16 @@ def test_the_old_user_token_used_after_its_renewal(world):
     assert old.get("/accounts").status_code == 401                  # the old one again, a fresh one in hand
     [finding] = found(world, "expired-user-token")
     assert finding["count"] == 2
+
+
+def test_the_http_front_stamps_when_a_request_arrived_and_the_journal_keeps_it(system_time):
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False}))
+    try:
+        world = requests.post(f"{served.base}/_sandbox/partners", json={}, timeout=10).json()
+        requests.get(f"{served.base}/partner/v2/users", headers={"Authorization": f"Bearer {world['accessToken']}"},
+                     timeout=10)
+        [entry] = requests.get(f"{served.base}/_sandbox/requests", params={"operationId": "GetUsers"},
+                               headers={"Authorization": f"Bearer {world['worldKey']}"}, timeout=10).json()["requests"]
+        assert entry["marks"]["arrival"] == "http"
+    finally:
+        served.stop()

@@ -24,6 +24,7 @@ from ...operations import NO_AUTH, REGISTRY
 from ...pipeline import bearer_claims, request_world
 from ...problems import Problem
 from ...ratelimit import REFUSED_BY
+from ...serving import REQUEST_COMPLETE_NS
 from . import models
 
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
@@ -211,11 +212,14 @@ def write(sandbox, config, entry, response, entries):
     # Bodies as they are: the batch writing them redacts them and searches the page (record_batch), off the
     # request's path.
     request_body = request_bytes(config, limit)
+    arrived = request.environ.get(REQUEST_COMPLETE_NS)
+    if arrived is not None:
+        marks["arrival"] = "http"           # started_ns is when the request arrived whole, not when it was handled
     entries.add((world.id, dict(
         at=at, wall=entry["wall"], operation=operation_of(entry, response),
         method=request.method, path=request.path, query=request.query_string.decode("latin-1"), status=status,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"), request=request_body, response=response_body, marks=marks,
         limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
-        started_ns=entry["started"], answered_ns=time.perf_counter_ns()), limit, page),
+        started_ns=arrived or entry["started"], answered_ns=time.perf_counter_ns()), limit, page),
         size=len(request_body[1] or b"") + len(response_body[1] or b""))

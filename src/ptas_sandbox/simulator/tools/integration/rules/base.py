@@ -13,6 +13,9 @@ from ....timestamps import SECOND_US, render
 
 SEVERITIES = ("info", "warning", "error")
 EVIDENCE_SHOWN = 5              # per finding; `count` says how many there were
+# An answer's way to the client and a request's way back, with the scheduling of both ends on a loaded machine:
+# a request arriving within this of an answer may have been written before the client read it.
+ROUND_TRIP_NS = 50_000_000
 SLOW_MS = 1000                  # a receiver slower than this holds the sender up (the sender gives up at 2 s)
 HOOK_WRITES = ("CreateWebhook", "UpdateWebhook", "PatchWebhook")
 UNROUTED = ("UnknownPath", "MethodNotAllowed")
@@ -79,26 +82,35 @@ class Entry:
         return not self.control and self.token_kind != "world" and not self.entry["marks"].get("harness")
 
     @property
-    def started(self):
+    def arrived(self):
+        """When the request arrived whole (the HTTP front's stamp) or, in process, when its handling began."""
         return (self.entry.get("monotonic") or (None, None))[0]
 
     @property
     def answered(self):
         return (self.entry.get("monotonic") or (None, None))[1]
 
+    @property
+    def round_trip(self):
+        """The grace after an answer within which this call may still have been sent before the answer was read:
+        ROUND_TRIP_NS over HTTP (journal mark `arrival`), none in process, where nothing travels."""
+        return ROUND_TRIP_NS if self.entry["marks"].get("arrival") else 0
+
     def in_flight_at(self, other):
-        """Whether this call was sent before `other`'s answer went out (so it could not have heeded it)."""
-        if self.started is None or other.answered is None:
+        """Whether this call may have been sent before its client read `other`'s answer, so it could not have
+        heeded it: it arrived whole (the HTTP front's stamp) before that answer was ready, or within a round
+        trip of it. A request that waited in the server's queue behind the answer is not late."""
+        if self.arrived is None or other.answered is None:
             return False
-        return self.started < other.answered
+        return self.arrived < other.answered + self.round_trip
 
     def waited(self, since, seconds):
         """Whether this call came `seconds` after `since`'s answer on the world clock or in real time (a
         frozen world clock does not move while a client sleeps)."""
         if self.at - since.at >= seconds * SECOND_US:
             return True
-        return self.started is not None and since.answered is not None and \
-            self.started - since.answered >= seconds * 1_000_000_000
+        return self.arrived is not None and since.answered is not None and \
+            self.arrived - since.answered >= seconds * 1_000_000_000
 
     def params(self):
         return parse_qs(self.entry.get("query") or "")
