@@ -102,6 +102,8 @@ def test_a_request_arriving_over_http_within_a_round_trip_of_a_refusal_could_not
     in_process = call(4, "GetUsers", 0, 20 * ms, 21 * ms)
     assert crossing.in_flight_at(refused) and not late.in_flight_at(refused)
     assert not in_process.in_flight_at(refused)
+    slept = call(5, "GetUsers", 5 * 10**6, 20 * ms, 21 * ms, arrival="http")    # the frozen clock moved on 5 s
+    assert not slept.in_flight_at(refused)
     traffic = report_rules.Traffic([refused, crossing, late], [], {}, {}, set(), {}, None, [], [], [], {},
                                    report_rules.SLOW_MS)
     [finding] = retries.retry_after_ignored(traffic)

@@ -96,13 +96,21 @@ class Entry:
         ROUND_TRIP_NS over HTTP (journal mark `arrival`), none in process, where nothing travels."""
         return ROUND_TRIP_NS if self.entry["marks"].get("arrival") else 0
 
+    def sent_while_running(self, other):
+        """Whether this call arrived before `other`'s answer was ready: the two were in flight together."""
+        return self.arrived is not None and other.answered is not None and self.arrived < other.answered
+
     def in_flight_at(self, other):
         """Whether this call may have been sent before its client read `other`'s answer, so it could not have
         heeded it: it arrived whole (the HTTP front's stamp) before that answer was ready, or within a round
-        trip of it. A request that waited in the server's queue behind the answer is not late."""
-        if self.arrived is None or other.answered is None:
+        trip of it, unless the world clock was moved on in between (a client's sleep on a frozen clock: it had
+        read the answer). A request that waited in the server's queue behind the answer is not late."""
+        if self.sent_while_running(other):
+            return True
+        if self.arrived is None or other.answered is None or self.arrived >= other.answered + self.round_trip:
             return False
-        return self.arrived < other.answered + self.round_trip
+        world_ns = (self.at - other.at) * (1_000_000_000 // SECOND_US)
+        return world_ns <= (self.arrived - (other.arrived or other.answered)) + 1_000_000_000
 
     def waited(self, since, seconds):
         """Whether this call came `seconds` after `since`'s answer on the world clock or in real time (a

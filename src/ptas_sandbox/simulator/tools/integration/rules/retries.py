@@ -74,7 +74,7 @@ def may_have_run(call, later_calls):
         return None
     if call.status is not None and call.status >= 500:
         return f"answered {call.status}"
-    if any(c.same_request(call) and c.in_flight_at(call) for c in later_calls):
+    if any(c.same_request(call) and c.sent_while_running(call) for c in later_calls):
         return "was sent again while it still ran (the client's timeout)"
     return None
 
@@ -100,7 +100,7 @@ def blind_retries(data):
             if reason is None:
                 continue
             for later in partner_calls[i + 1:]:
-                if checks_result(later, first) and not later.in_flight_at(first):
+                if checks_result(later, first) and not later.sent_while_running(first):
                     break
                 if later.same_request(first):
                     repeats.append((first, later))
