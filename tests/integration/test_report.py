@@ -417,3 +417,23 @@ def test_two_findings_of_one_rule_are_one_junit_failure_counting_and_naming_both
     [failure] = [c.find("failure") for c in xml.iter("testcase") if c.find("failure") is not None]
     assert failure.get("message") == "2 findings: (1) first cause (2) second cause"
     assert "first cause" in failure.text and "second cause" in failure.text
+
+
+def test_refusals_the_spec_tells_how_to_avoid_are_told_once_per_cause_with_what_to_do(world):
+    world = long_lived(world)
+    narrow = world.api.as_(world.api.post("/partners/self/tokens", json={
+        "name": "settings", "expiresIn": 31536000, "scope": "partner:update"}).json["accessToken"])
+    assert_problem(narrow.get("/partners/self/tokens"), 403)                 # no partner:read
+    assert_problem(narrow.get("/partners/self/tokens?pageSize=5"), 403)      # the same cause, another request
+    jane, jane_api = long_lived_user(world)
+    _, joe_api = long_lived_user(world, name="Joe")
+    account = connect(jane_api)
+    assert_problem(joe_api.get(f"/accounts/{account['id']}"), 404)          # Jane's account, Joe's token
+    assert_problem(joe_api.get("/accounts/no-such-account"), 404)           # not the client's own: not judged
+    assert jane_api.post("/accounts", data="{}", headers={"Content-Type": "text/plain"}).status_code == 415
+    found = [f for f in report(world)["findings"] if f["rule"] == "refusal-avoidable"]
+    by_status = {f["status"]: f for f in found}
+    assert sorted(by_status) == [403, 404, 415] and len(found) == 3
+    assert by_status[403]["count"] == 2 and "scope" in by_status[403]["fix"]
+    assert "§5" in by_status[404]["fix"] and by_status[404]["count"] == 1
+    assert "application/json" in by_status[415]["fix"] and by_status[415]["severity"] == "warning"

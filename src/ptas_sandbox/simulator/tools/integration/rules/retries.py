@@ -143,6 +143,88 @@ def refused_repeated(data):
                       count=sum(len(a) for _, a in cases), status=status)
 
 
+# What the spec says to do so that a status never comes, by status (the finding adds the problem's own detail).
+AVOIDABLE = {
+    400: "Build the request from the operation's schema in /openapi.json (required fields, types, and values "
+         "the service handed over, such as a pageReference from nextPageReference for the same search, spec "
+         "§4.3); the ProblemDetails `errors` name the field.",
+    403: "Use a token that may call the operation: a token kind the operation accepts (spec §5 rule 5) holding "
+         "one of the scopes it needs (spec §5 scope table, §7 rule 1). Ask for the scope when making the token.",
+    404: "Use ids with a token that can see them: a user token sees only its own user's accounts, and a deleted "
+         "resource is gone (spec §5 rules 5-6). Keep which token owns which resource.",
+    409: "Read the state before you change it: the resource already exists or cannot change that way (one "
+         "account per provider and user, spec §1; a token cannot revoke itself, spec §5 rule 2).",
+    415: "Send a JSON body with `Content-Type: application/json` (spec §4.1).",
+}
+# Refusals judged by rules of their own (a token's state, credentials, paths) or not the client's to avoid.
+NOT_AVOIDABLE = (401, 429)
+
+
+def refusal_cause(call):
+    """(status, problem type) of a refusal the spec tells how to avoid, or None."""
+    if call.status is None or not 400 <= call.status < 500 or call.status in NOT_AVOIDABLE or call.injected \
+            or call.operationId in UNROUTED + ("RemovedPath",) or call.entry["marks"].get("credentials"):
+        return None
+    problem = call.entry["response"].get("body")
+    return call.status, (problem.get("type") if isinstance(problem, dict) else None)
+
+
+def problem_detail(call):
+    problem = call.entry["response"].get("body")
+    return str(problem.get("detail") or problem.get("title") or "") if isinstance(problem, dict) else ""
+
+
+def created_ids(data):
+    """Id -> (partner, journal id of its creation, journal id of its deletion or None): what each client made,
+    from the answers of its successful creations and deletions."""
+    made = {}
+    for call in data.all_calls:
+        if call.method == "POST" and call.ok() and not call.answer_faulted and isinstance(call.answer().get("id"), str):
+            made.setdefault(call.answer()["id"], [call.partner, call.seq, None])
+        elif call.method == "DELETE" and call.ok():
+            found = made.get(call.path.rstrip("/").rsplit("/", 1)[-1])
+            if found and found[2] is None:
+                found[2] = call.seq
+    return made
+
+
+def own_resource_missing(call, made):
+    """A 404 for a resource its own partner made and had not deleted: the client used an id with a token that
+    cannot see it (another user's), not a resource that is gone."""
+    for part in call.path.strip("/").split("/"):
+        found = made.get(part)
+        if found and found[0] == call.partner and found[1] < call.seq and (found[2] is None or found[2] > call.seq):
+            return True
+    return False
+
+
+@judges(
+    Rule("refusal-avoidable", "warning", "Requests refused for a cause the spec tells how to avoid",
+         "Read the ProblemDetails (detail, errors) and fix the request where the spec says how; the finding "
+         "names the section for each status."),
+)
+def avoidable_refusals(data):
+    """Each cause once (operation, status, problem type), from its first refusal: a 4xx a careful client never
+    meets, since the spec says how to build the request. A 404 counts only for a resource the client itself
+    made and had not deleted (another user's token); other 404s may be a race with a deletion. A cause sent
+    again unchanged is refused-repeated's, told once there."""
+    made = created_ids(data)
+    causes = {}
+    for call in data.api_calls:
+        cause = refusal_cause(call)
+        if cause is None or (call.status == 404 and not own_resource_missing(call, made)):
+            continue
+        causes.setdefault((call.operationId, *cause), []).append(call)
+    for (op, status, _), calls in causes.items():
+        if len({(c.key, c.token_id) for c in calls}) < len(calls):
+            continue
+        first = calls[0]
+        extra = {"fix": AVOIDABLE[status]} if status in AVOIDABLE else {}
+        yield finding("refusal-avoidable", f"{op} was refused {status} {len(calls)} time(s): "
+                      f"{problem_detail(first) or 'see the problem in the evidence'}",
+                      [c.evidence() for c in calls], operationId=op, status=status, **extra)
+
+
 def failed_call(call):
     return call.status is None or call.status >= 500
 
