@@ -437,3 +437,43 @@ def test_refusals_the_spec_tells_how_to_avoid_are_told_once_per_cause_with_what_
     assert by_status[403]["count"] == 2 and "scope" in by_status[403]["fix"]
     assert "§5" in by_status[404]["fix"] and by_status[404]["count"] == 1
     assert "application/json" in by_status[415]["fix"] and by_status[415]["severity"] == "warning"
+
+
+def test_creating_what_already_exists_is_told_once_and_a_recreation_after_a_delete_is_not(world):
+    world = long_lived(world)
+    api = world.api
+    hook = {"callbackUrl": "http://localhost/_sandbox/echo/hooks", "events": ["AccountCreated"]}
+    assert api.post("/webhooks", json=hook).status_code == 201
+    assert api.post("/webhooks", json=hook).status_code == 201                 # every event now comes twice
+    for _ in range(2):
+        assert api.post("/users", json={"name": "Jane", "email": "Jane@shop.example"}).status_code == 201
+    other = api.post("/webhooks", json={**hook, "callbackUrl": "http://localhost/_sandbox/echo/other"}).json
+    assert api.delete(f"/webhooks/{other['id']}").status_code in (200, 204)
+    assert api.post("/webhooks", json={**hook, "callbackUrl": "http://localhost/_sandbox/echo/other"}).status_code \
+        == 201
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "created-again"]
+    assert found["count"] == 2 and found["severity"] == "warning" and "GET /webhooks" in found["fix"]
+    assert {e["operationId"] for e in found["evidence"]} == {"CreateWebhook", "CreateUser"}
+
+
+def test_a_read_repeated_at_once_with_nothing_changed_is_wasted_and_one_after_a_write_is_not(world):
+    world = long_lived(world)
+    api = world.api
+    api.get("/users")
+    api.get("/users")                                                           # the answer was held
+    api.post("/users", json={"name": "Jane"})
+    api.get("/users")                                                           # a write came between
+    api.advance(120)
+    api.get("/users")                                                           # minutes later: a refresh
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "read-repeated"]
+    assert found["count"] == 1 and found["severity"] == "info" and "§6" in found["fix"]
+
+
+def test_a_client_that_stops_after_a_cut_answer_has_not_handled_it(world):
+    world = long_lived(world)
+    response = harness(world).post("/_sandbox/faults", json={"match": {"operationId": "GetUsers"},
+                                                             "effect": {"type": "truncate"}, "times": 1})
+    assert response.status_code == 201
+    world.api.get("/users")
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "stopped-after-failure"]
+    assert "whose body was cut" in found["message"]

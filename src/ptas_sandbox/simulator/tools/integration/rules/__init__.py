@@ -9,7 +9,7 @@ the tables' timestamps tell it, never against today's. One finding per rule and 
 """
 
 from ....timestamps import render
-from . import interface, retries, tokens, usage, webhooks  # noqa: F401  (each registers its rules)
+from . import duplicates, interface, retries, tokens, usage, webhooks  # noqa: F401  (each registers its rules)
 from .base import CHECKS, RULES, SEVERITIES, SLOW_MS, Entry, Rule
 from .history import Traffic, gather
 

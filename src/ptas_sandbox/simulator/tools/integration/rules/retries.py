@@ -225,22 +225,35 @@ def avoidable_refusals(data):
                       [c.evidence() for c in calls], operationId=op, status=status, **extra)
 
 
-def failed_call(call):
-    return call.status is None or call.status >= 500
+UNREADABLE = ("truncate", "malformed")      # faults that hand a 2xx whose body cannot be read
+
+
+def failure_of(data, call):
+    """What went wrong with a call the client must recover from, in words, or None: a dropped connection, a
+    5xx, a 401 (renew the token; an expired or revoked one is the token rules') or a 2xx whose body was cut or
+    garbled (read it again)."""
+    if call.status is None:
+        return "a dropped connection"
+    if call.status >= 500 or (call.status == 401 and not token_status(data, call)):
+        return f"a {call.status}"
+    if call.ok() and (call.injected or {}).get("type") in UNREADABLE:
+        return f"a {call.status} whose body was {'cut' if call.injected['type'] == 'truncate' else 'garbled'}"
+    return None
 
 
 @judges(
     Rule("stopped-after-failure", "warning", "The client stopped after a failed call",
-         "A dropped connection or a 5xx is transient: retry with backoff (after reading what a write did) "
-         "instead of giving up."),
+         "Recover from every failed call instead of giving up: a dropped connection or a 5xx is transient "
+         "(retry with backoff, after reading what a write did), a 401 asks for a new token (spec §5 rule 6, "
+         "§1 capability 2), and a 2xx whose body cannot be parsed is read again (a write: read the resource)."),
 )
 def stopped_after_failure(data):
     last = {}
     for call in data.api_calls:
         last[call.partner] = call
-    stopped = [c for c in last.values() if failed_call(c) and c.operationId not in UNROUTED]
+    stopped = [c for c in last.values() if failure_of(data, c) and c.operationId not in UNROUTED]
     if stopped:
         call = stopped[0]
-        what = "a dropped connection" if call.status is None else f"a {call.status}"
         yield finding("stopped-after-failure", f"The client's last call ({call.operationId} at "
-                      f"{call.entry['at']}) met {what}, and it never called again.", [c.evidence() for c in stopped])
+                      f"{call.entry['at']}) met {failure_of(data, call)}, and it never called again.",
+                      [c.evidence() for c in stopped])

@@ -4,6 +4,7 @@ read."""
 import json
 import re
 
+from ....timestamps import SECOND_US
 from .base import HOOK_WRITES, Rule, finding, grouped, judges, listing, strings
 
 # Reads a webhook makes needless: the operation, and the event kinds that say its answer changed. An account's
@@ -20,6 +21,7 @@ ACCOUNT_IN_PATH = re.compile(r"/accounts/([^/]+)")
 # Reads of what does not change unless an event says so (the catalogue, the partner itself).
 METADATA = {"GetAccountTypes": ("AccountTypeUpdated",), "GetAccountType": ("AccountTypeUpdated",),
             "GetOwnPartner": ()}
+REREAD_SECONDS = 60             # world-clock seconds within which a read repeated with nothing changed is "at once"
 METADATA_READS = 3              # reads of one metadata path with nothing changed between: more is needless
 ACCOUNT_WRITES = ("CreateAccount", "ValidateAccountCredentials")
 ACCOUNT_TYPE_READS = ("GetAccountTypes", "GetAccountType")
@@ -154,3 +156,37 @@ def pagination(data):
     if ignored:
         yield finding("pagination-ignored", f"{len(ignored)} page(s) with nextPageReference were never followed "
                       f"({listing({c.operationId for c in ignored})}).", [c.evidence() for c in ignored])
+
+
+@judges(
+    Rule("read-repeated", "info", "Reads repeated at once while nothing had changed",
+         "Keep what a read answered until something can have changed it: a write of yours, or a notification "
+         "(spec §6); read all pages once (spec §4.3) and work from that copy. Each read spends the §8 budget "
+         "(100 requests per 60 s) that the calls which matter need."),
+)
+def read_repeated(data):
+    """A successful read repeating one whose answer the client held (same path, query and token, read in full,
+    within REREAD_SECONDS of world time) with no write of the partner and no event of its between. A read
+    after a failed, cut or garbled one is not held; metadata and polled resources have rules of their own."""
+    hooks = hooks_of(data)
+    wasted = []
+    for calls in grouped(data.api_calls, lambda c: c.partner).values():
+        held = {}
+        for call in calls:
+            if call.method != "GET":
+                held.clear()            # a write (or an attempt) may change what any read answers
+                continue
+            key = (call.key, call.token_id)
+            before, held[key] = held.get(key), call if call.ok() and not call.answer_faulted else None
+            if before is None or call.operationId in METADATA or call.sent_while_running(before) \
+                    or call.at - before.at > REREAD_SECONDS * SECOND_US or not call.ok() or call.answer_faulted:
+                continue
+            if call.operationId in POLLED and subscribed(hooks, call.partner, set(POLLED[call.operationId]), call.at):
+                continue
+            if any(e["partner"] == call.partner and before.at <= e["created_at"] <= call.at for e in data.events):
+                continue
+            wasted.append(call)
+    if wasted:
+        yield finding("read-repeated", f"{len(wasted)} read(s) repeated one whose answer the client held, with "
+                      f"nothing changed between ({listing({c.operationId for c in wasted})}).",
+                      [c.evidence() for c in wasted])

@@ -1,0 +1,46 @@
+"""Duplicates: creating what the client already has (a second webhook for one callback URL, a second user with
+one e-mail), which a read of the collection would have shown."""
+
+from .base import Rule, finding, grouped, judges, listing
+
+# The field that makes two creations the same thing, by operation: the collection lists it, so a client can look.
+IDENTITY = {"CreateWebhook": "callbackUrl", "CreateUser": "email"}
+
+
+def identity(call):
+    body = call.body()
+    value = body.get(IDENTITY[call.operationId]) if isinstance(body, dict) else None
+    return value.strip().lower() if isinstance(value, str) and value.strip() else None
+
+
+@judges(
+    Rule("created-again", "warning", "Resources created again while the same one still existed",
+         "Look before you create: list the collection (GET /webhooks, GET /users) at start and reuse what "
+         "exists; one webhook per callback URL (two deliver every event twice), one user per person (spec §1 "
+         "capability 2: CreateUserToken gives an existing user a new token)."),
+)
+def created_again(data):
+    """A successful creation whose identity (IDENTITY) matches a resource the same partner made, got the answer
+    of, and had not deleted. A creation whose answer was lost is blind-retry's."""
+    again = []
+    for calls in grouped(data.api_calls, lambda c: c.partner).values():
+        live = {}                   # (operation, identity) -> (the first creation, the id it answered)
+        for call in calls:
+            if call.method == "DELETE" and call.ok():
+                gone = call.path.rstrip("/").rsplit("/", 1)[-1]
+                live = {k: v for k, v in live.items() if v[1] != gone}
+            if call.operationId not in IDENTITY or not call.ok() or call.answer_faulted or identity(call) is None:
+                continue
+            key = (call.operationId, identity(call))
+            if key in live:
+                again.append((live[key][0], call))
+            else:
+                live[key] = (call, call.answer().get("id"))
+    if again:
+        first, later = again[0]
+        yield finding("created-again", f"{len(again)} creation(s) repeated what existed "
+                      f"({listing({c.operationId for _, c in again})}): e.g. {later.operationId} at "
+                      f"{later.entry['at']} made a second {IDENTITY[later.operationId]} {identity(later)!r}, first "
+                      f"made at {first.entry['at']}.", [c.evidence() for _, c in again])
+
+
