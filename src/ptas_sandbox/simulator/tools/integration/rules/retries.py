@@ -206,15 +206,20 @@ def own_resource_missing(call, made):
 def avoidable_refusals(data):
     """Each cause once (operation, status, problem type), from its first refusal: a 4xx a careful client never
     meets, since the spec says how to build the request. A 404 counts only for a resource the client itself
-    made and had not deleted (another user's token); other 404s may be a race with a deletion. A cause sent
-    again unchanged is refused-repeated's, told once there."""
+    made and had not deleted (another user's token); other 404s may be a race with a deletion. A request sent
+    again after its answer was lost (a 5xx, a drop, a cut or garbled body) may meet what it did (a 409): not
+    the client's to avoid. A cause sent again unchanged is refused-repeated's, told once there."""
     made = created_ids(data)
     causes = {}
-    for call in data.api_calls:
-        cause = refusal_cause(call)
-        if cause is None or (call.status == 404 and not own_resource_missing(call, made)):
-            continue
-        causes.setdefault((call.operationId, *cause), []).append(call)
+    for partner_calls in grouped(data.api_calls, lambda c: c.partner).values():
+        lost = set()            # requests whose answer the client did not get: a repeat may meet what they did
+        for call in partner_calls:
+            cause = refusal_cause(call)
+            if call.status is None or call.status >= 500 or call.answer_faulted:
+                lost.add(call.key)
+            if cause is None or call.key in lost or (call.status == 404 and not own_resource_missing(call, made)):
+                continue
+            causes.setdefault((call.operationId, *cause), []).append(call)
     for (op, status, _), calls in causes.items():
         if len({(c.key, c.token_id) for c in calls}) < len(calls):
             continue
