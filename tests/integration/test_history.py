@@ -370,3 +370,14 @@ def test_the_http_front_stamps_when_a_request_arrived_and_the_journal_keeps_it(s
         assert entry["marks"]["arrival"] == "http"
     finally:
         served.stop()
+
+
+def test_the_first_late_use_of_a_user_token_is_not_excused_when_a_fresh_one_was_already_in_hand(world):
+    world = long_lived(world)
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    old = world.api.as_(user["token"]["accessToken"])
+    world.api.advance(86400 + 1)
+    world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400})     # renewed, but not switched to
+    assert old.get("/accounts").status_code == 401
+    [finding] = found(world, "expired-user-token")
+    assert finding["count"] == 1

@@ -114,7 +114,11 @@ def expired_tokens(data):
         renewals = [seq for seq in renewals if seq is not None]
         renewed = min(renewals) if renewals else None
         # The old token used again after the client held a fresh one; before that, only calls other threads had
-        # in flight when the first 401 went out are forgiven.
+        # in flight when the first 401 went out are forgiven. A first late use made while a fresh token was
+        # already in hand is no way of learning the old one expired.
+        if renewed is not None and renewed < calls[0].seq:
+            cases[token["kind"]].append((token, calls, True))
+            continue
         again = [c for c in calls[1:] if not c.in_flight_at(calls[0]) and (renewed is None or c.seq > renewed)]
         if again or renewed is None:
             cases[token["kind"]].append((token, calls if renewed is None else [calls[0], *again], renewed is not None))
