@@ -477,3 +477,10 @@ def test_a_client_that_stops_after_a_cut_answer_has_not_handled_it(world):
     world.api.get("/users")
     [found] = [f for f in report(world)["findings"] if f["rule"] == "stopped-after-failure"]
     assert "whose body was cut" in found["message"]
+
+
+def test_a_token_in_the_query_string_beside_a_valid_header_is_misplaced_though_served(world):
+    world = long_lived(world)
+    assert world.api.get("/users", query_string={"access_token": world.token}).status_code == 200
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "credentials-misplaced"]
+    assert found["where"] == "the query string, beside the Authorization header" and "every log" in found["message"]

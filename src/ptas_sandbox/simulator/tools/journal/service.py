@@ -56,6 +56,8 @@ def attach(app, sandbox):
                 entry["marks"]["credentials"] = where
         if claims is None:
             return
+        if token_in_query(sandbox):
+            entry["marks"]["credentials"] = "the query string, beside the Authorization header"
         world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
         if world is not None:
             entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"], kind=claims["knd"])
@@ -102,6 +104,13 @@ def misplaced(sandbox):
             if claims is not None and claims["knd"] != WORLD_KEY:
                 return where, claims
     return None, None
+
+
+def token_in_query(sandbox):
+    """A token of this sandbox in the query string of a call whose header was read: served, yet in every log the
+    URL reaches."""
+    return any(verified(sandbox, candidate) is not None
+               for candidate in models.JWT.findall(request.query_string.decode("latin-1")))
 
 
 def retry_after_mark(response, status):

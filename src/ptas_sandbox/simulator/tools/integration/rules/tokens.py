@@ -23,8 +23,10 @@ def credentials_misplaced(data):
     by_where = grouped([c for c in data.api_calls if c.entry["marks"].get("credentials")],
                        lambda c: c.entry["marks"]["credentials"])
     for where, calls in by_where.items():
+        answered = ("answered them anyway, and the token is now in every log the URL reached" if "beside" in where
+                    else "answered 401")
         yield finding("credentials-misplaced", f"{len(calls)} call(s) carried a token in {where}; the service "
-                      "reads only `Authorization: Bearer <token>` and answered 401.", [c.evidence() for c in calls],
+                      f"reads only `Authorization: Bearer <token>` and {answered}.", [c.evidence() for c in calls],
                       where=where)
 
 
