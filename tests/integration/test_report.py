@@ -55,7 +55,7 @@ def test_the_initial_token_used_without_a_long_lived_one(world):
 def test_the_initial_token_kept_and_used_after_a_long_lived_one_exists(world):
     world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000, "scope": "partner:all"})
     world.api.get("/users")
-    assert sorted(rules(world)) == ["initial-token-in-use", "initial-token-not-revoked"]
+    assert sorted(rules(world)) == ["created-unused", "initial-token-in-use", "initial-token-not-revoked"]
 
 
 def test_a_partner_that_moves_to_a_long_lived_token_has_no_token_findings(world):
@@ -484,3 +484,17 @@ def test_a_token_in_the_query_string_beside_a_valid_header_is_misplaced_though_s
     assert world.api.get("/users", query_string={"access_token": world.token}).status_code == 200
     [found] = [f for f in report(world)["findings"] if f["rule"] == "credentials-misplaced"]
     assert found["where"] == "the query string, beside the Authorization header" and "every log" in found["message"]
+
+
+def test_a_partner_token_and_a_child_partner_created_and_never_used(world):
+    world = long_lived(world)
+    api = world.api
+    assert api.post("/partners/self/tokens", json={"name": "spare", "expiresIn": 31536000,
+                                                   "scope": "partner:all user:all"}).status_code == 201
+    assert api.post("/partners", json={"name": "Globex"}).status_code == 201
+    used = api.post("/partners", json={"name": "Initech"}).json
+    assert api.post(f"/partners/{used['id']}/tokens", json={"name": "deploy", "expiresIn": 31536000,
+                                                            "scope": "partner:create"}).status_code == 201
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "created-unused"]
+    assert found["count"] == 2 and found["severity"] == "info"
+    assert "child partner" in found["message"] and "partner:all user:all" in found["message"]

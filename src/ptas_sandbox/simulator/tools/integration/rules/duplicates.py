@@ -1,10 +1,11 @@
-"""Duplicates: creating what the client already has (a second webhook for one callback URL, a second user with
-one e-mail), which a read of the collection would have shown."""
+"""Duplicates and leaks: creating what the client already has (a second webhook for one callback URL, a second
+user with one e-mail, a second child partner of one name), which a read of the collection would have shown, and
+creating what it never uses (a partner token, a child partner), which stays valid for anyone who finds it."""
 
 from .base import Rule, finding, grouped, judges, listing
 
 # The field that makes two creations the same thing, by operation: the collection lists it, so a client can look.
-IDENTITY = {"CreateWebhook": "callbackUrl", "CreateUser": "email"}
+IDENTITY = {"CreateWebhook": "callbackUrl", "CreateUser": "email", "CreatePartner": "name"}
 
 
 def identity(call):
@@ -15,9 +16,9 @@ def identity(call):
 
 @judges(
     Rule("created-again", "warning", "Resources created again while the same one still existed",
-         "Look before you create: list the collection (GET /webhooks, GET /users) at start and reuse what "
-         "exists; one webhook per callback URL (two deliver every event twice), one user per person (spec §1 "
-         "capability 2: CreateUserToken gives an existing user a new token)."),
+         "Look before you create: list the collection (GET /webhooks, GET /users, GET /partners) at start and "
+         "reuse what exists; one webhook per callback URL (two deliver every event twice), one user per person "
+         "(spec §1 capability 2: CreateUserToken gives an existing user a new token)."),
 )
 def created_again(data):
     """A successful creation whose identity (IDENTITY) matches a resource the same partner made, got the answer
@@ -44,3 +45,28 @@ def created_again(data):
                       f"made at {first.entry['at']}.", [c.evidence() for _, c in again])
 
 
+
+
+@judges(
+    Rule("created-unused", "info", "Partner tokens and child partners created and never used",
+         "Create a token when a job needs it and revoke what no job uses (DELETE /partners/self/tokens/{id}); "
+         "create a child partner when a customer needs one, and give it a token (spec §5 rules 2-4). An unused "
+         "token is a valid secret lying about."),
+)
+def created_unused(data):
+    """An own partner token handed over (and never used, nor revoked, to the window's end), and a child partner
+    for which no token was made and which made no call. A child's token is meant for another system (spec §5
+    rule 4), so CreatePartnerToken is not judged."""
+    unused = []
+    for call in data.api_calls:
+        token = data.tokens.get(data.made.get(call.seq)) if call.operationId == "CreateOwnPartnerToken" else None
+        if token is not None and not data.uses.get(token["id"]) and token["revoked_at"] is None:
+            unused.append((call, f"token {token['id']} ({token['scope']})"))
+        if call.operationId == "CreatePartner" and call.ok() and not call.answer_faulted:
+            child = call.answer().get("id")
+            if child and not any(t["partner_id"] == child for t in data.tokens.values()) \
+                    and not any(c.partner == child for c in data.all_calls):
+                unused.append((call, f"child partner {child}"))
+    if unused:
+        yield finding("created-unused", f"{len(unused)} thing(s) created and never used: "
+                      f"{listing(what for _, what in unused)}.", [c.evidence() for c, _ in unused])
