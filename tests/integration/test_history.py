@@ -85,29 +85,34 @@ def test_retry_after_is_per_operation(world):
     assert finding["count"] == 1 and finding["evidence"][0]["retryAfter"] == 30
 
 
-def call(seq, operation, at, started, answered, status=200, **marks):
-    entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": "/p", "status": status,
+def call(seq, operation, at, started, answered, status=200, path="/p", **marks):
+    entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": path, "status": status,
              "query": "", "token": {"id": "t", "kind": "partner"}, "request": {}, "response": {}, "marks": marks,
              "monotonic": (started, answered)}
     return report_rules.Entry(entry, at, "partner")
 
 
 def test_a_request_arriving_over_http_within_a_round_trip_of_a_refusal_could_not_have_heeded_it():
-    """Over HTTP a request may arrive (the front's stamp) just after the refusal was ready and still have been
-    written before the client read it; in process nothing travels, so there is no such grace."""
+    """Over HTTP a request may arrive (the front's stamp) after the refusal was ready and still have been written
+    before the client read it (another thread's, held up on a loaded machine); in process nothing travels, so
+    there is no such grace. Within it, the refused request sent again, or a request repeated once an answer
+    given after the refusal was back, was sent by a client going straight on."""
     ms = 1_000_000
     refused = call(1, "GetUsers", 0, 0, 1 * ms, status=429, retryAfter=5)
-    crossing = call(2, "GetUsers", 0, 20 * ms, 21 * ms, arrival="http")       # within ROUND_TRIP_NS
-    late = call(3, "GetUsers", 0, 200 * ms, 201 * ms, arrival="http")
-    in_process = call(4, "GetUsers", 0, 20 * ms, 21 * ms)
+    crossing = call(2, "GetUsers", 0, 200 * ms, 201 * ms, path="/q", arrival="http")     # within ROUND_TRIP_NS
+    late = call(3, "GetUsers", 0, 700 * ms, 701 * ms, path="/r", arrival="http")
+    in_process = call(4, "GetUsers", 0, 20 * ms, 21 * ms, path="/q")
     assert crossing.in_flight_at(refused) and not late.in_flight_at(refused)
     assert not in_process.in_flight_at(refused)
     slept = call(5, "GetUsers", 5 * 10**6, 20 * ms, 21 * ms, arrival="http")    # the frozen clock moved on 5 s
     assert not slept.in_flight_at(refused)
-    traffic = report_rules.Traffic([refused, crossing, late], [], {}, {}, set(), {}, None, [], [], [], {},
-                                   report_rules.SLOW_MS)
+    again = call(6, "GetUsers", 0, 5 * ms, 6 * ms, arrival="http")               # the refused request, at once
+    looped = [call(7, "GetUsers", 0, 30 * ms, 31 * ms, path="/s", arrival="http"),
+              call(8, "GetUsers", 0, 40 * ms, 41 * ms, path="/s", arrival="http")]  # answered, then sent again
+    traffic = report_rules.Traffic([refused, again, crossing, *looped, late], [], {}, {}, set(), {}, None, [], [],
+                                   [], {}, report_rules.SLOW_MS)
     [finding] = retries.retry_after_ignored(traffic)
-    assert [e["requestId"] for e in finding["evidence"]] == [1, 3]
+    assert [e["requestId"] for e in finding["evidence"]] == [1, 6, 8, 3]
 
 
 def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():

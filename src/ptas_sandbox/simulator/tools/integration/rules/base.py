@@ -14,8 +14,10 @@ from ....timestamps import SECOND_US, render
 SEVERITIES = ("info", "warning", "error")
 EVIDENCE_SHOWN = 5              # per finding; `count` says how many there were
 # An answer's way to the client and a request's way back, with the scheduling of both ends on a loaded machine:
-# a request arriving within this of an answer may have been written before the client read it.
-ROUND_TRIP_NS = 50_000_000
+# a request arriving within this of an answer may have been written before the client read it (another thread's
+# request that passed its client's gate before the refusal was read arrived up to ~220 ms late on a busy 2-core
+# machine with client and server in one process).
+ROUND_TRIP_NS = 500_000_000
 SLOW_MS = 1000                  # a receiver slower than this holds the sender up (the sender gives up at 2 s)
 HOOK_WRITES = ("CreateWebhook", "UpdateWebhook", "PatchWebhook")
 UNROUTED = ("UnknownPath", "MethodNotAllowed")

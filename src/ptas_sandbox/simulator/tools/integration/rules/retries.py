@@ -31,7 +31,7 @@ def global_refusal(call):
 def retry_after_ignored(data):
     """Per partner: a call sent after a 429/503 answer went out and before its Retry-After had passed (world
     clock or real time), of the same operation, or of any operation after a refusal of the global limit. Calls
-    already in flight could not have known."""
+    already in flight could not have known (`followed_up` says when one within the round trip still did)."""
     early, refusals = [], []
     for calls in grouped(data.api_calls, lambda c: c.partner).values():
         covered = set()
@@ -40,8 +40,9 @@ def retry_after_ignored(data):
             if wait is None:
                 continue
             whole = global_refusal(refused)
-            mine = [c for c in calls[i + 1:] if (whole or c.operationId == refused.operationId)
-                    and c.seq not in covered and not c.in_flight_at(refused) and not c.waited(refused, wait)]
+            held = [c for c in calls[i + 1:] if (whole or c.operationId == refused.operationId)]
+            mine = [c for c in held if c.seq not in covered and not c.waited(refused, wait)
+                    and (not c.in_flight_at(refused) or followed_up(c, refused, held))]
             if mine:
                 refusals.append(refused)
                 early += mine
@@ -56,6 +57,20 @@ def retry_after_ignored(data):
                       f"{first.entry['at']}).",
                       [first.evidence(retryAfter=retry_after(first))] + [c.evidence() for c in early],
                       count=len(early))
+
+
+def followed_up(call, refused, held):
+    """Whether a call arriving within a round trip of a refusal was still sent after the client had read an
+    answer given after it: the refused request itself sent again, or a request that follows one of the calls
+    the refusal holds that arrived after it and was answered before this one arrived (a loop going straight
+    on; for an operation's own refusal, the same request again: other threads' in-flight requests differ)."""
+    if call.sent_while_running(refused):
+        return False
+    if call.same_request(refused):
+        return True
+    whole = global_refusal(refused)
+    return any(d.seq != call.seq and d.arrived is not None and d.answered is not None and d.arrived >= refused.answered
+               and d.answered < call.arrived and (whole or d.same_request(call)) for d in held)
 
 
 def may_have_run(call, later_calls):
