@@ -498,3 +498,15 @@ def test_a_partner_token_and_a_child_partner_created_and_never_used(world):
     [found] = [f for f in report(world)["findings"] if f["rule"] == "created-unused"]
     assert found["count"] == 2 and found["severity"] == "info"
     assert "child partner" in found["message"] and "partner:all user:all" in found["message"]
+
+
+def test_an_account_deleted_and_created_again_instead_of_refreshed(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    user_api.get("/accounttypes")
+    account = connect(user_api)
+    assert user_api.delete(f"/accounts/{account['id']}").status_code in (200, 204)
+    connect(user_api)
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "recreated-instead-of-updated"]
+    assert found["count"] == 1 and "TriggerAccountRefresh" in found["fix"]
+    assert [e["operationId"] for e in found["evidence"]] == ["DeleteAccount", "CreateAccount"]

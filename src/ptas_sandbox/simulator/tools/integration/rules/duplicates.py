@@ -70,3 +70,38 @@ def created_unused(data):
     if unused:
         yield finding("created-unused", f"{len(unused)} thing(s) created and never used: "
                       f"{listing(what for _, what in unused)}.", [c.evidence() for c, _ in unused])
+
+
+def account_identity(data, call):
+    """(user, account type) of an account a CreateAccount answered: one account per provider per user (spec §1)."""
+    answer = call.answer()
+    user = answer.get("userId") or (data.tokens.get(call.token_id) or {}).get("user_id")
+    kind = answer.get("accountTypeId")
+    return (user, kind) if isinstance(user, str) and isinstance(kind, str) else None
+
+
+@judges(
+    Rule("recreated-instead-of-updated", "warning", "Accounts deleted and created again instead of refreshed",
+         "Keep the account: TriggerAccountRefresh (with a start date) fetches its transactions again and "
+         "UpdateAccount changes its credentials (spec §1 capability 5, §4.3). Deleting and creating it again "
+         "loses its id, its history and its imports, and every notification names a new account."),
+)
+def recreated_accounts(data):
+    """A CreateAccount for the user and account type of an account the same partner had deleted before it."""
+    made, gone, again = {}, {}, []
+    for calls in grouped(data.api_calls, lambda c: c.partner).values():
+        for call in calls:
+            if call.operationId == "CreateAccount" and call.ok() and not call.answer_faulted:
+                identity = account_identity(data, call)
+                if identity is not None and identity in gone:
+                    again.append((gone.pop(identity), call))
+                made[call.answer().get("id")] = identity
+            elif call.operationId == "DeleteAccount" and call.ok():
+                identity = made.get(call.path.rstrip("/").rsplit("/", 1)[-1])
+                if identity is not None:
+                    gone[identity] = call
+    if again:
+        yield finding("recreated-instead-of-updated", f"{len(again)} account(s) were deleted and created again for "
+                      "the same user and account type.", [e for pair in again for e in (pair[0].evidence(),
+                                                                                         pair[1].evidence())],
+                      count=len(again))
