@@ -510,3 +510,15 @@ def test_an_account_deleted_and_created_again_instead_of_refreshed(world):
     [found] = [f for f in report(world)["findings"] if f["rule"] == "recreated-instead-of-updated"]
     assert found["count"] == 1 and "TriggerAccountRefresh" in found["fix"]
     assert [e["operationId"] for e in found["evidence"]] == ["DeleteAccount", "CreateAccount"]
+
+
+def test_items_a_list_just_showed_read_one_by_one_are_wasted(world):
+    world = long_lived(world)
+    api = world.api
+    for name in ("Jane", "Joe"):
+        api.post("/users", json={"name": name})
+    listed = api.get("/users").json["users"]
+    for user in listed:
+        assert api.get(f"/users/{user['id']}").status_code == 200
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "read-repeated"]
+    assert found["count"] == 2 and {e["operationId"] for e in found["evidence"]} == {"GetUser"}

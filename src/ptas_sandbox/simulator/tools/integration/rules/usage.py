@@ -158,16 +158,27 @@ def pagination(data):
                       f"({listing({c.operationId for c in ignored})}).", [c.evidence() for c in ignored])
 
 
+def listed_items(call):
+    """The item paths a list answer showed: its path and the id of each object of its arrays."""
+    paths = []
+    for value in call.answer().values():
+        if isinstance(value, list):
+            paths += [f"{call.path.rstrip('/')}/{item['id']}" for item in value
+                      if isinstance(item, dict) and isinstance(item.get("id"), str)]
+    return paths
+
+
 @judges(
     Rule("read-repeated", "info", "Reads repeated at once while nothing had changed",
          "Keep what a read answered until something can have changed it: a write of yours, or a notification "
-         "(spec §6); read all pages once (spec §4.3) and work from that copy. Each read spends the §8 budget "
-         "(100 requests per 60 s) that the calls which matter need."),
+         "(spec §6); read all pages once (spec §4.3) and work from that copy, not item by item. Each read spends "
+         "the §8 budget (100 requests per 60 s) that the calls which matter need."),
 )
 def read_repeated(data):
     """A successful read repeating one whose answer the client held (same path, query and token, read in full,
-    within REREAD_SECONDS of world time) with no write of the partner and no event of its between. A read
-    after a failed, cut or garbled one is not held; metadata and polled resources have rules of their own."""
+    within REREAD_SECONDS of world time), or reading an item a list it held had just shown in full (the list's
+    path, then the item's id), with no write of the partner and no event of its between. A read after a
+    failed, cut or garbled one is not held; metadata and polled resources have rules of their own."""
     hooks = hooks_of(data)
     wasted = []
     for calls in grouped(data.api_calls, lambda c: c.partner).values():
@@ -177,7 +188,11 @@ def read_repeated(data):
                 held.clear()            # a write (or an attempt) may change what any read answers
                 continue
             key = (call.key, call.token_id)
-            before, held[key] = held.get(key), call if call.ok() and not call.answer_faulted else None
+            before = held.get(key) or held.get(("item", call.path, call.token_id))
+            held[key] = call if call.ok() and not call.answer_faulted else None
+            if held[key] is not None:
+                for item in listed_items(call):
+                    held[("item", item, call.token_id)] = call
             if before is None or call.operationId in METADATA or call.sent_while_running(before) \
                     or call.at - before.at > REREAD_SECONDS * SECOND_US or not call.ok() or call.answer_faulted:
                 continue
