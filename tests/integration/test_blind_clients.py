@@ -34,8 +34,7 @@ def test_a_careful_concurrent_client_written_blind_gets_no_warning_or_error(run,
 
 
 # Mistake -> (rule, operationId, status) of the request that shows it; M12, M13 and M17 show in deliveries and
-# observations (rule only). M16 (all pages read twice at once) is not told: the import's events carry the same
-# frozen instant as both reads, so nothing tells the report they came before the first.
+# observations (rule only).
 TOLD = {
     "M1": ("credentials-misplaced", "GetOwnPartner", 401),
     "M2": ("removed-path", "RemovedPath", 404),
@@ -52,6 +51,7 @@ TOLD = {
     "M13": ("webhook-receiver-redirected", None, None),
     "M14": ("deprecated-operation", "GetTransactionsDeprecated", 200),
     "M15": ("refusal-avoidable", "GetTransactions", 400),
+    "M16": ("read-repeated", "GetTransactions", 200),
     "M17": ("partner-token-exposed", None, None),
 }
 WITH_FAULTS = {

@@ -101,6 +101,17 @@ def polled_scope(data, call):
          "A webhook for this resource exists: read it when a notification says it changed instead of polling."),
 )
 def polling(data):
+    cases = polling_cases(data)
+    if cases:
+        path, during, changes = cases[0]
+        yield finding("polling-instead-of-webhook", f"{len(cases)} resource(s) were polled while a webhook for "
+                      f"them existed; e.g. {path} was read {len(during)} time(s) between {during[0].entry['at']} "
+                      f"and {during[-1].entry['at']}, while {len(changes)} change(s) to it were notified.",
+                      [c.evidence() for _, calls, _ in cases for c in calls],
+                      count=sum(len(calls) for _, calls, _ in cases), paths=sorted({p for p, _, _ in cases}))
+
+
+def polling_cases(data):
     """Per partner and resource (path and scope): reads while a webhook for its kinds existed, against the
     changes to that resource (not another account's, not another partner's)."""
     hooks = hooks_of(data)
@@ -117,13 +128,7 @@ def polling(data):
                    and during[0].at <= e["created_at"] <= during[-1].at]
         if len(during) > len(changes) + 1:
             cases.append((path, during, changes))
-    if cases:
-        path, during, changes = cases[0]
-        yield finding("polling-instead-of-webhook", f"{len(cases)} resource(s) were polled while a webhook for "
-                      f"them existed; e.g. {path} was read {len(during)} time(s) between {during[0].entry['at']} "
-                      f"and {during[-1].entry['at']}, while {len(changes)} change(s) to it were notified.",
-                      [c.evidence() for _, calls, _ in cases for c in calls],
-                      count=sum(len(calls) for _, calls, _ in cases), paths=sorted({p for p, _, _ in cases}))
+    return cases
 
 
 @judges(
@@ -158,6 +163,23 @@ def pagination(data):
                       f"({listing({c.operationId for c in ignored})}).", [c.evidence() for c in ignored])
 
 
+def changed_between(data, partner, before, call):
+    """Whether an event of the partner may have come between two reads: after the first on the world clock, or at
+    its very instant (a frozen clock) when a write or a control call (a clock advance) came between them: on a
+    frozen clock nothing else makes an event."""
+    moved = None
+    for event in data.events:
+        if event["partner"] != partner or not before.at <= event["created_at"] <= call.at:
+            continue
+        if event["created_at"] > before.at:
+            return True
+        if moved is None:
+            moved = any(c.method != "GET" for c in data.all_calls if before.seq < c.seq < call.seq)
+        if moved:
+            return True
+    return False
+
+
 def listed_items(call):
     """The item paths a list answer showed: its path and the id of each object of its arrays."""
     paths = []
@@ -178,8 +200,8 @@ def read_repeated(data):
     """A successful read repeating one whose answer the client held (same path, query and token, read in full,
     within REREAD_SECONDS of world time), or reading an item a list it held had just shown in full (the list's
     path, then the item's id), with no write of the partner and no event of its between. A read after a
-    failed, cut or garbled one is not held; metadata and polled resources have rules of their own."""
-    hooks = hooks_of(data)
+    failed, cut or garbled one is not held; metadata reads and polling have rules of their own."""
+    polled = {c.seq for _, calls, _ in polling_cases(data) for c in calls}
     wasted = []
     for calls in grouped(data.api_calls, lambda c: c.partner).values():
         held = {}
@@ -196,9 +218,9 @@ def read_repeated(data):
             if before is None or call.operationId in METADATA or call.sent_while_running(before) \
                     or call.at - before.at > REREAD_SECONDS * SECOND_US or not call.ok() or call.answer_faulted:
                 continue
-            if call.operationId in POLLED and subscribed(hooks, call.partner, set(POLLED[call.operationId]), call.at):
+            if call.seq in polled:
                 continue
-            if any(e["partner"] == call.partner and before.at <= e["created_at"] <= call.at for e in data.events):
+            if changed_between(data, call.partner, before, call):
                 continue
             wasted.append(call)
     if wasted:
