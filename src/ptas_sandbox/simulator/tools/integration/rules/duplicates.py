@@ -45,8 +45,6 @@ def created_again(data):
                       f"made at {first.entry['at']}.", [c.evidence() for _, c in again])
 
 
-
-
 @judges(
     Rule("created-unused", "info", "Partner tokens and child partners created and never used",
          "Create a token when a job needs it and revoke what no job uses (DELETE /partners/self/tokens/{id}); "
