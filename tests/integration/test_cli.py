@@ -64,6 +64,16 @@ def test_report_exit_status_follows_fail_on(served, token, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["summary"]["warning"] == 1
 
 
+def test_a_report_that_cannot_be_made_exits_2_and_still_writes_its_junit_file(served, tmp_path, capsys):
+    junit, output = tmp_path / "report.xml", tmp_path / "out.xml"
+    assert ptas(served, "not a token", "report", "--junit", str(junit), "--format", "junit", "-o", str(output)) == 2
+    assert "could not judge" in capsys.readouterr().err
+    for written in (junit, output):
+        [case] = ET.parse(written).iter("testcase")
+        assert case.find("error").get("message").startswith("the integration report could not be made: ")
+        assert ET.parse(written).getroot().get("errors") == "1"
+
+
 def test_a_snapshot_saved_and_loaded_into_another_sandbox(served, token, system_time, tmp_path, capsys):
     requests.post(f"{served.base}/partner/v2/users", json={"name": "Jane"},
                   headers={"Authorization": f"Bearer {token}"}, timeout=10)

@@ -3,10 +3,14 @@ webhooks that existed then, the Retry-After window of the operation that asked f
 server-visible mistakes, one finding per rule and cause with a count."""
 
 import pytest
+import requests
 
-from ptas_sandbox.simulator.tools.integration import models
+from ptas_sandbox.simulator import create_app
+from ptas_sandbox.simulator.tools.integration import rules as report_rules
+from ptas_sandbox.simulator.tools.integration.rules import retries
 from tests.integration.test_report import harness, long_lived, report, rules
 from tests.support.accounts import imported, long_lived_user
+from tests.support.served import Served
 
 FAULTS = "/_sandbox/faults"
 
@@ -41,7 +45,8 @@ def test_a_token_never_delivered_is_no_replacement(world):
     world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000, "scope": "partner:all"})
     world.api.get("/users")
     [finding] = report(world)["findings"]
-    assert finding["rule"] == "initial-token-in-use" and "no long-lived token" in finding["message"]
+    assert finding["rule"] == "initial-token-in-use" and "no long-lived token" not in finding["message"]
+    assert "its answer never reached the client" in finding["message"]
 
 
 def test_a_post_sent_again_after_waiting_out_a_503_is_fine(world):
@@ -80,11 +85,34 @@ def test_retry_after_is_per_operation(world):
     assert finding["count"] == 1 and finding["evidence"][0]["retryAfter"] == 30
 
 
-def call(seq, operation, at, started, answered, status=200, **marks):
-    entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": "/p", "status": status,
+def call(seq, operation, at, started, answered, status=200, path="/p", **marks):
+    entry = {"id": seq, "at": "", "operationId": operation, "method": "GET", "path": path, "status": status,
              "query": "", "token": {"id": "t", "kind": "partner"}, "request": {}, "response": {}, "marks": marks,
              "monotonic": (started, answered)}
-    return models.Entry(entry, at, "partner")
+    return report_rules.Entry(entry, at, "partner")
+
+
+def test_a_request_arriving_over_http_within_a_round_trip_of_a_refusal_could_not_have_heeded_it():
+    """Over HTTP a request may arrive (the front's stamp) after the refusal was ready and still have been written
+    before the client read it (another thread's, held up on a loaded machine); in process nothing travels, so
+    there is no such grace. Within it, the refused request sent again, or a request repeated once an answer
+    given after the refusal was back, was sent by a client going straight on."""
+    ms = 1_000_000
+    refused = call(1, "GetUsers", 0, 0, 1 * ms, status=429, retryAfter=5)
+    crossing = call(2, "GetUsers", 0, 200 * ms, 201 * ms, path="/q", arrival="http")     # within ROUND_TRIP_NS
+    late = call(3, "GetUsers", 0, 700 * ms, 701 * ms, path="/r", arrival="http")
+    in_process = call(4, "GetUsers", 0, 20 * ms, 21 * ms, path="/q")
+    assert crossing.in_flight_at(refused) and not late.in_flight_at(refused)
+    assert not in_process.in_flight_at(refused)
+    slept = call(5, "GetUsers", 5 * 10**6, 20 * ms, 21 * ms, arrival="http")    # the frozen clock moved on 5 s
+    assert not slept.in_flight_at(refused)
+    again = call(6, "GetUsers", 0, 5 * ms, 6 * ms, arrival="http")               # the refused request, at once
+    looped = [call(7, "GetUsers", 0, 30 * ms, 31 * ms, path="/s", arrival="http"),
+              call(8, "GetUsers", 0, 40 * ms, 41 * ms, path="/s", arrival="http")]  # answered, then sent again
+    traffic = report_rules.Traffic([refused, again, crossing, *looped, late], [], {}, {}, set(), {}, None, [], [],
+                                   [], {}, report_rules.SLOW_MS)
+    [finding] = retries.retry_after_ignored(traffic)
+    assert [e["requestId"] for e in finding["evidence"]] == [1, 6, 8, 3]
 
 
 def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
@@ -93,9 +121,9 @@ def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
     early = call(3, "GetUsers", 0, 3000, 4000)
     other = call(4, "GetPartner", 0, 5000, 6000)
     waited = call(5, "GetUsers", 0, 5 * 10**9 + 1000, 5 * 10**9 + 2000)  # the world clock stood still; 5 s passed
-    traffic = models.Traffic([refused, in_flight, early, other, waited], [], {}, {}, set(), {}, None, [], [], [],
-                             {}, models.SLOW_MS)
-    [finding] = models.retry_after_ignored(traffic)
+    traffic = report_rules.Traffic([refused, in_flight, early, other, waited], [], {}, {}, set(), {}, None, [], [], [],
+                             {}, report_rules.SLOW_MS)
+    [finding] = retries.retry_after_ignored(traffic)
     assert finding["count"] == 1 and [e["requestId"] for e in finding["evidence"]] == [1, 3]
 
 
@@ -334,3 +362,27 @@ def test_the_old_user_token_used_after_its_renewal(world):
     assert old.get("/accounts").status_code == 401                  # the old one again, a fresh one in hand
     [finding] = found(world, "expired-user-token")
     assert finding["count"] == 2
+
+
+def test_the_http_front_stamps_when_a_request_arrived_and_the_journal_keeps_it(system_time):
+    served = Served(create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False}))
+    try:
+        world = requests.post(f"{served.base}/_sandbox/partners", json={}, timeout=10).json()
+        requests.get(f"{served.base}/partner/v2/users", headers={"Authorization": f"Bearer {world['accessToken']}"},
+                     timeout=10)
+        [entry] = requests.get(f"{served.base}/_sandbox/requests", params={"operationId": "GetUsers"},
+                               headers={"Authorization": f"Bearer {world['worldKey']}"}, timeout=10).json()["requests"]
+        assert entry["marks"]["arrival"] == "http"
+    finally:
+        served.stop()
+
+
+def test_the_first_late_use_of_a_user_token_is_not_excused_when_a_fresh_one_was_already_in_hand(world):
+    world = long_lived(world)
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    old = world.api.as_(user["token"]["accessToken"])
+    world.api.advance(86400 + 1)
+    world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400})     # renewed, but not switched to
+    assert old.get("/accounts").status_code == 401
+    [finding] = found(world, "expired-user-token")
+    assert finding["count"] == 1

@@ -6,7 +6,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ptas_sandbox.simulator.tools.integration import models
+from ptas_sandbox.simulator.tools.integration import render
+from ptas_sandbox.simulator.tools.integration import rules as report_rules
+from ptas_sandbox.simulator.tools.integration.rules import webhooks
 from tests.support.accounts import connect, imported, long_lived_user
 from tests.support.problems import assert_problem
 
@@ -40,7 +42,7 @@ def long_lived(world, scope="partner:all user:all user.token:all"):
 def test_a_fresh_world_has_no_findings_and_lists_every_rule(world):
     body = report(world)
     assert body["findings"] == [] and body["summary"] == {"info": 0, "warning": 0, "error": 0}
-    assert {r["id"] for r in body["rules"]} == set(models.RULES)
+    assert {r["id"] for r in body["rules"]} == set(report_rules.RULES)
 
 
 def test_the_initial_token_used_without_a_long_lived_one(world):
@@ -53,7 +55,7 @@ def test_the_initial_token_used_without_a_long_lived_one(world):
 def test_the_initial_token_kept_and_used_after_a_long_lived_one_exists(world):
     world.api.post("/partners/self/tokens", json={"name": "backend", "expiresIn": 31536000, "scope": "partner:all"})
     world.api.get("/users")
-    assert sorted(rules(world)) == ["initial-token-in-use", "initial-token-not-revoked"]
+    assert sorted(rules(world)) == ["created-unused", "initial-token-in-use", "initial-token-not-revoked"]
 
 
 def test_a_partner_that_moves_to_a_long_lived_token_has_no_token_findings(world):
@@ -363,9 +365,9 @@ def test_a_receiver_refusing_a_bad_signature_is_not_blamed_for_it(world):
 def test_slow_receivers_are_found_by_their_measured_duration():
     row = {"id": "d1", "attempted_at": 0, "status": "succeeded", "response_status": 200, "duration_ms": 1500.0,
            "webhook_id": "w1", "url": "http://x", "error": None, "event_type": "AccountCreated", "attempt": 1}
-    traffic = models.Traffic([], [], {}, {}, set(), {}, None, [], [], [row, {**row, "id": "d2", "duration_ms": 20.0}],
-                             {}, models.SLOW_MS)
-    [found] = list(models.webhook_receivers(traffic))
+    traffic = report_rules.Traffic([], [], {}, {}, set(), {}, None, [], [],
+                                   [row, {**row, "id": "d2", "duration_ms": 20.0}], {}, report_rules.SLOW_MS)
+    [found] = list(webhooks.webhook_receivers(traffic))
     assert found["rule"] == "webhook-receiver-slow" and found["count"] == 1
 
 
@@ -391,3 +393,132 @@ def test_bad_report_parameters(world, query):
 def test_only_the_world_sees_its_report(world, other_world):
     world.api.get("/users")
     assert report(other_world)["findings"] == []
+
+
+def receiver_answered(status):
+    return {"id": f"d{status}", "attempted_at": 0, "status": "failed", "response_status": status, "duration_ms": 5.0,
+            "webhook_id": "w1", "url": "http://x", "error": None, "event_type": "AccountCreated", "attempt": 1}
+
+
+def test_a_receiver_answering_a_redirect_is_not_called_a_server_error():
+    traffic = report_rules.Traffic([], [], {}, {}, set(), {}, None, [], [],
+                                   [receiver_answered(308), receiver_answered(502)], {}, report_rules.SLOW_MS)
+    found = {f["rule"]: f for f in webhooks.webhook_receivers(traffic)}
+    assert sorted(found) == ["webhook-receiver-failed", "webhook-receiver-redirected"]
+    assert [e["status"] for e in found["webhook-receiver-redirected"]["evidence"]] == [308]
+    assert [e["status"] for e in found["webhook-receiver-failed"]["evidence"]] == [502]
+
+
+def test_two_findings_of_one_rule_are_one_junit_failure_counting_and_naming_both(world):
+    body = report(world)
+    two = [{"rule": "expired-user-token", "severity": "warning", "title": "t", "message": m, "fix": "f",
+            "count": 1, "evidence": []} for m in ("first cause", "second cause")]
+    xml = ET.fromstring(render.junit({**body, "findings": two}))
+    [failure] = [c.find("failure") for c in xml.iter("testcase") if c.find("failure") is not None]
+    assert failure.get("message") == "2 findings: (1) first cause (2) second cause"
+    assert "first cause" in failure.text and "second cause" in failure.text
+
+
+def test_refusals_the_spec_tells_how_to_avoid_are_told_once_per_cause_with_what_to_do(world):
+    world = long_lived(world)
+    narrow = world.api.as_(world.api.post("/partners/self/tokens", json={
+        "name": "settings", "expiresIn": 31536000, "scope": "partner:update"}).json["accessToken"])
+    assert_problem(narrow.get("/partners/self/tokens"), 403)                 # no partner:read
+    assert_problem(narrow.get("/partners/self/tokens?pageSize=5"), 403)      # the same cause, another request
+    jane, jane_api = long_lived_user(world)
+    _, joe_api = long_lived_user(world, name="Joe")
+    account = connect(jane_api)
+    assert_problem(joe_api.get(f"/accounts/{account['id']}"), 404)          # Jane's account, Joe's token
+    assert_problem(joe_api.get("/accounts/no-such-account"), 404)           # not the client's own: not judged
+    assert jane_api.post("/accounts", data="{}", headers={"Content-Type": "text/plain"}).status_code == 415
+    found = [f for f in report(world)["findings"] if f["rule"] == "refusal-avoidable"]
+    by_status = {f["status"]: f for f in found}
+    assert sorted(by_status) == [403, 404, 415] and len(found) == 3
+    assert by_status[403]["count"] == 2 and "scope" in by_status[403]["fix"]
+    assert "§5" in by_status[404]["fix"] and by_status[404]["count"] == 1
+    assert "application/json" in by_status[415]["fix"] and by_status[415]["severity"] == "warning"
+
+
+def test_creating_what_already_exists_is_told_once_and_a_recreation_after_a_delete_is_not(world):
+    world = long_lived(world)
+    api = world.api
+    hook = {"callbackUrl": "http://localhost/_sandbox/echo/hooks", "events": ["AccountCreated"]}
+    assert api.post("/webhooks", json=hook).status_code == 201
+    assert api.post("/webhooks", json=hook).status_code == 201                 # every event now comes twice
+    for _ in range(2):
+        assert api.post("/users", json={"name": "Jane", "email": "Jane@shop.example"}).status_code == 201
+    other = api.post("/webhooks", json={**hook, "callbackUrl": "http://localhost/_sandbox/echo/other"}).json
+    assert api.delete(f"/webhooks/{other['id']}").status_code in (200, 204)
+    assert api.post("/webhooks", json={**hook, "callbackUrl": "http://localhost/_sandbox/echo/other"}).status_code \
+        == 201
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "created-again"]
+    assert found["count"] == 2 and found["severity"] == "warning" and "GET /webhooks" in found["fix"]
+    assert {e["operationId"] for e in found["evidence"]} == {"CreateWebhook", "CreateUser"}
+
+
+def test_a_read_repeated_at_once_with_nothing_changed_is_wasted_and_one_after_a_write_is_not(world):
+    world = long_lived(world)
+    api = world.api
+    api.get("/users")
+    api.get("/users")                                                           # the answer was held
+    api.post("/users", json={"name": "Jane"})
+    api.get("/users")                                                           # a write came between
+    api.advance(120)
+    api.get("/users")                                                           # minutes later: a refresh
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "read-repeated"]
+    assert found["count"] == 1 and found["severity"] == "info" and "§6" in found["fix"]
+
+
+def test_a_client_that_stops_after_a_cut_answer_has_not_handled_it(world):
+    world = long_lived(world)
+    response = harness(world).post("/_sandbox/faults", json={"match": {"operationId": "GetUsers"},
+                                                             "effect": {"type": "truncate"}, "times": 1})
+    assert response.status_code == 201
+    world.api.get("/users")
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "stopped-after-failure"]
+    assert "whose body was cut" in found["message"]
+
+
+def test_a_token_in_the_query_string_beside_a_valid_header_is_misplaced_though_served(world):
+    world = long_lived(world)
+    assert world.api.get("/users", query_string={"access_token": world.token}).status_code == 200
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "credentials-misplaced"]
+    assert found["where"] == "the query string, beside the Authorization header" and "every log" in found["message"]
+
+
+def test_a_partner_token_and_a_child_partner_created_and_never_used(world):
+    world = long_lived(world)
+    api = world.api
+    assert api.post("/partners/self/tokens", json={"name": "spare", "expiresIn": 31536000,
+                                                   "scope": "partner:all user:all"}).status_code == 201
+    assert api.post("/partners", json={"name": "Globex"}).status_code == 201
+    used = api.post("/partners", json={"name": "Initech"}).json
+    assert api.post(f"/partners/{used['id']}/tokens", json={"name": "deploy", "expiresIn": 31536000,
+                                                            "scope": "partner:create"}).status_code == 201
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "created-unused"]
+    assert found["count"] == 2 and found["severity"] == "info"
+    assert "child partner" in found["message"] and "partner:all user:all" in found["message"]
+
+
+def test_an_account_deleted_and_created_again_instead_of_refreshed(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world)
+    user_api.get("/accounttypes")
+    account = connect(user_api)
+    assert user_api.delete(f"/accounts/{account['id']}").status_code in (200, 204)
+    connect(user_api)
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "recreated-instead-of-updated"]
+    assert found["count"] == 1 and "TriggerAccountRefresh" in found["fix"]
+    assert [e["operationId"] for e in found["evidence"]] == ["DeleteAccount", "CreateAccount"]
+
+
+def test_items_a_list_just_showed_read_one_by_one_are_wasted(world):
+    world = long_lived(world)
+    api = world.api
+    for name in ("Jane", "Joe"):
+        api.post("/users", json={"name": name})
+    listed = api.get("/users").json["users"]
+    for user in listed:
+        assert api.get(f"/users/{user['id']}").status_code == 200
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "read-repeated"]
+    assert found["count"] == 2 and {e["operationId"] for e in found["evidence"]} == {"GetUser"}

@@ -1,6 +1,7 @@
 """`ptas report`: the integration report of a world, as text, JSON or JUnit XML. Exit status: 0 clean, 1 a
 finding reaches --fail-on, 2 the report could not be made (no sandbox, no world, no access), so CI tells a
-failing integration from a broken job (docs/chaos.md). Whenever a report exists, --junit writes its file."""
+failing integration from a broken job (docs/chaos.md). --junit always writes its file: the report, or
+one test case in error saying why there is none."""
 
 import json
 
@@ -24,11 +25,14 @@ def add(commands):
 
 def report(sandbox, args):
     query = {k: v for k, v in (("since", args.since), ("after", args.after)) if v is not None}
+    from ptas_sandbox.simulator.tools.integration import render
     try:
         body = sandbox.call("GET", "/_sandbox/report", params=query)
     except Failed as failure:
+        # CI reads the JUnit file: one that says why beats none
+        for path in {args.junit, args.output if args.format == "junit" else None} - {None}:
+            write_text(path, render.unjudged(str(failure)))
         raise Failed(f"could not judge: {failure}", 2) from None
-    from ptas_sandbox.simulator.tools.integration import render
     fail_on = "error" if args.fail_on == "never" else args.fail_on
     if args.junit:
         write_text(args.junit, render.junit(body, fail_on))

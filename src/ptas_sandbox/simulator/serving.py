@@ -29,6 +29,11 @@ past 1,024 descriptors. A request must arrive whole within REQUEST_DEADLINE seco
 connection is closed: trickling cannot keep a socket for ever. A client that pipelines requests and reads no
 answer loses its connection once its answers fill the output buffer and none of it has gone for SEND_STALL
 seconds, which frees the thread waiting to write to it.
+
+Arrival: each request's environ carries REQUEST_COMPLETE_NS, `time.perf_counter_ns()` when its last byte was
+read (the monotonic clock every process of the machine shares). A request may wait in the queue for a thread
+behind others; the integration report judges what a client could have known when it sent a request by this
+stamp, not by the moment a thread took the request up.
 """
 
 import ctypes
@@ -44,7 +49,7 @@ import zlib
 from waitress import create_server as waitress_server
 from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
-from waitress.task import ErrorTask
+from waitress.task import ErrorTask, WSGITask
 
 from .problems import TYPE_ROOT
 
@@ -87,8 +92,19 @@ IDLE_SECONDS = 60                   # a kept-alive connection with no request in
 SEND_STALL = 30                     # seconds an answer may wait on a client that reads none of it
 
 
+REQUEST_COMPLETE_NS = "ptas.request_complete_ns"
+
+
 class FramingParser(HTTPRequestParser):
-    """waitress's request parser, refusing framings that another server on the path could read differently."""
+    """waitress's request parser, refusing framings that another server on the path could read differently, and
+    stamping when the request was complete."""
+    completed_ns = None
+
+    def received(self, data):
+        consumed = super().received(data)
+        if self.completed and self.completed_ns is None:
+            self.completed_ns = time.perf_counter_ns()
+        return consumed
 
     def parse_header(self, header_plus):
         lines = header_plus.split(b"\r\n")
@@ -112,11 +128,21 @@ class FramingParser(HTTPRequestParser):
         super().parse_header(header_plus)
 
 
+class StampedTask(WSGITask):
+    """waitress's WSGI task, handing the app when the request was complete (REQUEST_COMPLETE_NS)."""
+
+    def get_environment(self):
+        environ = super().get_environment()
+        environ[REQUEST_COMPLETE_NS] = self.request.completed_ns
+        return environ
+
+
 class ProblemChannel(HTTPChannel):
     """waitress's channel with its own errors as ProblemDetails, the framing rules above, at most `per_address`
     connections from one peer address (the next gets a 503 and is closed), and a loop that waits for a task's
     answer rather than spinning on it."""
     error_task_class = ProblemErrorTask
+    task_class = StampedTask
     parser_class = FramingParser
     per_address = 0
     request_since = None        # time.monotonic() of the first byte of a request still arriving

@@ -11,7 +11,7 @@ from werkzeug.wrappers import Request, Response
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.webhooks import InvalidSignature, verify
-from tests.support.receivers import Served
+from tests.support.served import Served
 
 API_FAULTS = {
     "status-429": {"type": "status", "status": 429, "retryAfter": 7},
@@ -90,14 +90,19 @@ class Run:
 
 
 class Sandbox(Served):
-    """A served sandbox on 127.0.0.1; every Run on it has a world of its own. `rate_limit`: the §8 global limit
-    per 60 s, when a client should meet it sooner than at 100."""
+    """A sandbox served on 127.0.0.1 by `ptas serve`'s HTTP front (waitress: a request queue before the threads,
+    and the arrival stamp the report judges concurrency by); every Run on it has a world of its own.
+    `rate_limit`: the §8 global limit per 60 s, when a client should meet it sooner than at 100."""
 
     def __init__(self, rate_limit=100):
         # A flush waits at most 1 s for attempts still running: every receiver here answers at once, so a flush
         # that waits longer is a dispatcher fault, and the clients' runs should not hang on it.
-        super().__init__(create_app({"START_SERVICES": False, "FLUSH_WAIT_SECONDS": 1, "RATE_LIMIT": rate_limit}),
-                         request_handler=Quiet)
+        self.app = create_app({"START_SERVICES": False, "FLUSH_WAIT_SECONDS": 1, "RATE_LIMIT": rate_limit})
+        super().__init__(self.app)
+
+    def close(self):
+        self.stop()
+        self.app.extensions["ptas"].close()
 
 
 class Receiver:

@@ -3,7 +3,7 @@ finding at or above the chosen severity). Pure functions of the report's JSON, s
 
 import xml.etree.ElementTree as ET
 
-from .models import SEVERITIES, at_or_above
+from .rules import SEVERITIES, at_or_above
 
 
 def text(report):
@@ -30,7 +30,10 @@ def text(report):
 
 
 def junit(report, fail_on="warning"):
-    """JUnit XML: a failure per rule with findings at or above `fail_on`, lower ones in system-out."""
+    """JUnit XML: a test case per rule, failed when it has findings at or above `fail_on` (lower ones go to
+    system-out). A rule's findings share its one failure, whose message counts and names each of them: viewers
+    (Jenkins, GitLab, GitHub's test reporters) show one failure per test case and drop any further <failure>
+    element, and one case per rule keeps the suite's size the same from run to run, so trends compare."""
     failing = {f["rule"] for f in at_or_above(report["findings"], fail_on)}
     suite = ET.Element("testsuite", name="ptas-sandbox integration report", tests=str(len(report["rules"])),
                        failures=str(len(failing)), errors="0", skipped="0", timestamp=report["generatedAt"] or "")
@@ -38,11 +41,31 @@ def junit(report, fail_on="warning"):
         case = ET.SubElement(suite, "testcase", classname=f"integration.{rule['severity']}", name=rule["id"])
         mine = [f for f in report["findings"] if f["rule"] == rule["id"]]
         if rule["id"] in failing:
-            failure = ET.SubElement(case, "failure", type=rule["severity"],
-                                    message=f"{len(mine)} finding(s): {mine[0]['message']}")
+            failure = ET.SubElement(case, "failure", type=rule["severity"], message=failure_message(mine))
             failure.text = text({**report, "findings": mine})
         elif mine:
             ET.SubElement(case, "system-out").text = text({**report, "findings": mine})
-    suites = ET.Element("testsuites", name="ptas-sandbox", tests=suite.get("tests"), failures=suite.get("failures"))
+    return document(suite)
+
+
+def failure_message(findings):
+    if len(findings) == 1:
+        return f"1 finding: {findings[0]['message']}"
+    return f"{len(findings)} findings: " + " ".join(f"({n}) {f['message']}" for n, f in enumerate(findings, 1))
+
+
+def unjudged(reason, at=""):
+    """JUnit XML for a report that could not be made (no sandbox, no world, no access): one test case in error,
+    so CI shows why instead of a missing file."""
+    suite = ET.Element("testsuite", name="ptas-sandbox integration report", tests="1", failures="0", errors="1",
+                       skipped="0", timestamp=at)
+    case = ET.SubElement(suite, "testcase", classname="integration", name="report")
+    ET.SubElement(case, "error", type="unjudged", message=f"the integration report could not be made: {reason}")
+    return document(suite)
+
+
+def document(suite):
+    suites = ET.Element("testsuites", name="ptas-sandbox", tests=suite.get("tests"), failures=suite.get("failures"),
+                        errors=suite.get("errors"))
     suites.append(suite)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -244,9 +244,10 @@ def record(store, world_id, *, at, wall, operation, method, path, query, status,
            token_kind=None, request=None, response=None, marks=None, limit=LIMIT,
            retention_seconds=RETENTION_SECONDS, started_ns=None, answered_ns=None):
     """Append an entry (bodies through `body_record` or `body_text`) and drop what falls outside retention.
-    `started_ns`/`answered_ns` are the machine's monotonic clock (the same for every worker process): the
-    report tells from them which calls were already in flight when an answer went out, and how long a client
-    really waited where the world clock stood still."""
+    `started_ns`/`answered_ns` are the machine's monotonic clock (the same for every worker process): when the
+    request had arrived whole (the HTTP front's stamp, serving.REQUEST_COMPLETE_NS; without a front, when its
+    handling began) and when its answer was ready. The report tells from them which calls were already in
+    flight when an answer went out, and how long a client really waited where the world clock stood still."""
     def append():
         with store.transaction():
             if not world_exists(store, world_id):     # deleted while its entries waited

@@ -29,6 +29,7 @@ from ...operations import NO_AUTH, REGISTRY
 from ...pipeline import bearer_claims, request_world
 from ...problems import Problem
 from ...ratelimit import REFUSED_BY
+from ...serving import REQUEST_COMPLETE_NS
 from . import models
 
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
@@ -65,6 +66,8 @@ def attach(app, sandbox):
                 entry["marks"]["credentials"] = where
         if claims is None:
             return
+        if token_in_query(sandbox):
+            entry["marks"]["credentials"] = "the query string, beside the Authorization header"
         world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
         if world is not None:
             entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"], kind=claims["knd"])
@@ -111,6 +114,13 @@ def misplaced(sandbox):
             if claims is not None and claims["knd"] != WORLD_KEY:
                 return where, claims
     return None, None
+
+
+def token_in_query(sandbox):
+    """A token of this sandbox in the query string of a call whose header was read: served, yet in every log the
+    URL reaches."""
+    return any(verified(sandbox, candidate) is not None
+               for candidate in models.JWT.findall(request.query_string.decode("latin-1")))
 
 
 def retry_after_mark(response, status):
@@ -222,11 +232,14 @@ def write(sandbox, config, entry, response, entries):
     # Bodies as they are: the batch writing them redacts them and searches the page (record_batch), off the
     # request's path.
     request_body = request_bytes(config, limit)
+    arrived = request.environ.get(REQUEST_COMPLETE_NS)
+    if arrived is not None:
+        marks["arrival"] = "http"           # started_ns is when the request arrived whole, not when it was handled
     entries.add((world.id, dict(
         at=at, wall=entry["wall"], operation=operation_of(entry, response),
         method=request.method, path=request.path, query=request.query_string.decode("latin-1"), status=status,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"), request=request_body, response=response_body, marks=marks,
         limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
-        started_ns=entry["started"], answered_ns=time.perf_counter_ns()), limit, page),
+        started_ns=arrived or entry["started"], answered_ns=time.perf_counter_ns()), limit, page),
         size=len(request_body[1] or b"") + len(response_body[1] or b""))

@@ -1,0 +1,217 @@
+"""Tokens: where they are sent, which are used, how long they live, how many are made and what they may do."""
+
+from ....timestamps import SECOND_US, render
+from .base import Rule, finding, grouped, judges, listing, observation_evidence
+from .history import TOKEN_MAKERS, delivered_seq, live_at
+
+UNUSED_RESOURCES = 3            # scope families a token holds and never uses before it is "every scope"
+TOKENS_PER_SUBJECT = 3          # tokens made for one subject while an earlier one was still valid
+SHORT_USE = 2                   # requests a token made "per request" serves before the next one is made
+# A token's last stretch, in which a new one for the same subject is a renewal (spec §1 capability 2: a new token
+# "when the previous one is expired or about to expire"): a quarter of its life, or 15 minutes if that is more,
+# but never more than half of it (so tokens made seconds apart are never renewals, however short they live).
+RENEWAL_SHARE = 4
+RENEWAL_SECONDS = 15 * 60
+
+
+@judges(
+    Rule("credentials-misplaced", "error", "Tokens sent in the wrong place or with the wrong scheme",
+         "Send a token only as `Authorization: Bearer <token>` (spec §5 rule 1): never in the query string "
+         "(it lands in logs) or another header."),
+)
+def credentials_misplaced(data):
+    by_where = grouped([c for c in data.api_calls if c.entry["marks"].get("credentials")],
+                       lambda c: c.entry["marks"]["credentials"])
+    for where, calls in by_where.items():
+        answered = ("answered them anyway, and the token is now in every log the URL reached" if "beside" in where
+                    else "answered 401")
+        yield finding("credentials-misplaced", f"{len(calls)} call(s) carried a token in {where}; the service "
+                      f"reads only `Authorization: Bearer <token>` and {answered}.", [c.evidence() for c in calls],
+                      where=where)
+
+
+def is_long_lived(token, initial):
+    """A partner token with partner:update outliving the initial one: what the client should use in its place."""
+    scope = token["scope"].split()
+    return token["id"] != initial["id"] and token["kind"] == "partner" and token["partner_id"] == initial[
+        "partner_id"] and token["expires_in"] > initial["expires_in"] and (
+        "partner:update" in scope or "partner:all" in scope)
+
+
+def is_successor(data, token, initial):
+    """A long-lived token the client made (or uses) in place of the initial one: its answer reached the client."""
+    return is_long_lived(token, initial) and delivered_seq(data, token) is not None
+
+
+@judges(
+    Rule("initial-token-in-use", "warning", "The initial partner token is still used for API calls",
+         "Create a long-lived partner token with partner:update (POST /partners/self/tokens), store it securely "
+         "and use it instead (spec §5 rule 2)."),
+    Rule("initial-token-not-revoked", "warning", "The initial partner token was never revoked",
+         "Revoke the initial token with the long-lived one (DELETE /partners/self/tokens/{id}), as spec §5 advises."),
+)
+def initial_token(data):
+    initial = data.initial_token
+    if initial is None:
+        return
+    successors = [t for t in data.tokens.values() if is_successor(data, t, initial)]
+    uses = [c for c in data.api_calls if c.token_id == initial["id"]]
+    late = [c for c in uses if any(live_at(data, t, c) for t in successors)]
+    if late:
+        yield finding("initial-token-in-use", f"The initial partner token made {len(late)} call(s) while a "
+                      "long-lived token the client held was valid.", [c.evidence() for c in late])
+    if successors and initial["revoked_at"] is None:
+        since = min(delivered_seq(data, t) for t in successors)
+        yield finding("initial-token-not-revoked", "A long-lived partner token exists, and the initial token "
+                      f"(id {initial['id']}) is still valid until {render(initial['expires_at'])}.",
+                      [{"at": render(initial["created_at"]), "tokenId": initial["id"], "requestId": since}])
+    if uses and not successors:
+        lost = [t for t in data.tokens.values() if is_long_lived(t, initial)]
+        why = (f"a long-lived token was made (id {lost[0]['id']}) but its answer never reached the client (a 5xx "
+               "or a dropped connection) and it was never used: list the tokens (GET /partners/self/tokens) to "
+               "find it, or revoke it and make another" if lost else "no long-lived token was created")
+        yield finding("initial-token-in-use", f"All {len(uses)} API call(s) of the root partner use the initial "
+                      f"token, which expires after {initial['expires_in'] // 86400} day(s); {why}.",
+                      [c.evidence() for c in uses])
+
+
+@judges(
+    Rule("partner-token-exposed", "error", "A partner token was handed to an end-user page",
+         "Partner tokens must not be shared with users (spec §5 rule 2): open Account UI and User UI sessions "
+         "server-side and send the person only the session's url; give a browser a user token at most."),
+)
+def partner_token_exposed(data):
+    rows = data.observations.get("partner-token-exposed", [])
+    if rows:
+        yield finding("partner-token-exposed", f"A partner token reached an end-user page or URL {len(rows)} "
+                      f"time(s): {rows[0]['detail']}", [observation_evidence(r) for r in rows])
+
+
+# Tokens judged after their expiry, by kind: the rule, and the subject a new token renews them for.
+EXPIRED = {"user": ("expired-user-token", "user_id"), "partner": ("expired-partner-token", "partner_id")}
+
+
+@judges(
+    Rule("expired-user-token", "warning", "User tokens used after they expired",
+         "Renew a user token with CreateUserToken (POST /users/{id}/tokens) before its expiresAt, or at the first "
+         "401, and stop using the old one."),
+    Rule("expired-partner-token", "warning", "Partner tokens used after they expired",
+         "Renew a partner token with CreateOwnPartnerToken (POST /partners/self/tokens) before its expiresAt, or "
+         "at the first 401, and stop using the old one; a job that runs for hours needs a token that outlives it."),
+)
+def expired_tokens(data):
+    """A token used after its expiry, when no new token of its kind for its subject (its user, its partner) was
+    made at or after the expiry, or used again once the client held such a new one."""
+    late = {}
+    for call in data.api_calls:
+        token = data.tokens.get(call.token_id)
+        if token and token["kind"] in EXPIRED and call.at >= token["expires_at"]:
+            late.setdefault(call.token_id, []).append(call)
+    cases = {kind: [] for kind in EXPIRED}
+    for token_id, calls in late.items():
+        token = data.tokens[token_id]
+        subject = EXPIRED[token["kind"]][1]
+        renewals = [delivered_seq(data, t) for t in data.tokens.values() if t["kind"] == token["kind"]
+                    and t[subject] == token[subject] and t["created_at"] >= token["expires_at"]]
+        renewals = [seq for seq in renewals if seq is not None]
+        renewed = min(renewals) if renewals else None
+        # The old token used again after the client held a fresh one; before that, only calls other threads had
+        # in flight when the first 401 went out are forgiven. A first late use made while a fresh token was
+        # already in hand is no way of learning the old one expired.
+        if renewed is not None and renewed < calls[0].seq:
+            cases[token["kind"]].append((token, calls, True))
+            continue
+        again = [c for c in calls[1:] if not c.in_flight_at(calls[0]) and (renewed is None or c.seq > renewed)]
+        if again or renewed is None:
+            cases[token["kind"]].append((token, calls if renewed is None else [calls[0], *again], renewed is not None))
+    for kind, found in cases.items():
+        if not found:
+            continue
+        rule, subject = EXPIRED[kind]
+        stopped = [t[subject] for t, _, renewed in found if not renewed]
+        yield finding(rule, f"{len(found)} {kind} token(s) were used after they expired "
+                      f"({sum(len(c) for _, c, _ in found)} call(s))" + (
+                          f"; no new {kind} token was made for {kind}(s) {listing(set(stopped))}" if stopped else "")
+                      + ".", [c.evidence() for _, calls, _ in found for c in calls],
+                      count=sum(len(c) for _, c, _ in found))
+
+
+def revoked_after(data, call):
+    """Whether the call's token had been revoked before it (whatever the answer: a fault may stand in)."""
+    token = data.tokens.get(call.token_id)
+    revoked = token["revoked_at"] if token else None
+    if revoked is None:
+        return False
+    return revoked < call.at or (revoked == call.at and data.revoked_seq(token) < call.seq)
+
+
+@judges(
+    Rule("revoked-token-used", "warning", "Tokens used after the client revoked them",
+         "Forget a token when you revoke it: switch every worker to its replacement first, then revoke."),
+)
+def revoked_tokens(data):
+    calls = [c for c in data.api_calls if revoked_after(data, c)]
+    if calls:
+        yield finding("revoked-token-used", f"{len(calls)} call(s) used a token after it was revoked "
+                      f"({len({c.token_id for c in calls})} token(s)).", [c.evidence() for c in calls])
+
+
+def about_to_expire(token, at):
+    """Whether `at` falls in the token's last stretch (RENEWAL_SHARE, RENEWAL_SECONDS)."""
+    life = token["expires_at"] - token["created_at"]
+    stretch = min(max(life // RENEWAL_SHARE, RENEWAL_SECONDS * SECOND_US), life // 2)
+    return token["expires_at"] - at <= stretch
+
+
+@judges(
+    Rule("token-per-request", "warning", "A new token made again and again while the last one was still valid",
+         "Keep a token until shortly before its expiresAt and use it for every request; making tokens costs "
+         "calls of your §8 budget and leaves many valid secrets about."),
+)
+def token_per_request(data):
+    made = [c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.seq in data.made]
+    needless = []
+    # one subject and one purpose: the same path (a user's tokens) asking for the same scope
+    for _, calls in grouped(made, lambda c: (c.partner, c.path, (c.body() or {}).get("scope")
+                                              if isinstance(c.body(), dict) else None)).items():
+        for call in calls[1:]:
+            earlier = [data.tokens[data.made[c.seq]] for c in calls if c.seq < call.seq]
+            # a valid token dropped after a request or two (one per worker, used on, is no such mistake), and not
+            # about to expire (renewing one then is what the spec describes)
+            if any(live_at(data, t, call) and data.uses.get(t["id"], 0) <= SHORT_USE
+                   and not about_to_expire(t, call.at) for t in earlier):
+                needless.append(call)
+    if len(needless) >= TOKENS_PER_SUBJECT - 1:
+        yield finding("token-per-request", f"{len(needless)} token(s) were made while an earlier token for the "
+                      f"same subject was still valid ({listing({c.operationId for c in needless})}).",
+                      [c.evidence() for c in needless])
+
+
+def scope_resources(scopes):
+    return {s.split(":")[0] for s in scopes}
+
+
+@judges(
+    Rule("scope-too-wide", "info", "Tokens holding scopes they never use",
+         "Ask a token only for the scopes its job needs: a leaked token can then do only that. (Advice: the "
+         "spec does not require it, so it never fails a build at --fail-on warning.)"),
+)
+def scope_too_wide(data):
+    wide = []
+    makers = {data.made[c.seq]: c for c in data.api_calls if c.operationId in TOKEN_MAKERS and c.seq in data.made}
+    uses = grouped([c for c in data.api_calls if c.operationId in data.operations], lambda c: c.token_id)
+    for token_id, maker in makers.items():
+        token, used = data.tokens[token_id], uses.get(token_id, [])
+        if len(used) < 2:
+            continue
+        needed = set()
+        for call in used:
+            needed |= scope_resources(data.operations[call.operationId].scopes_for(token["kind"])[:1])
+        unused = scope_resources(token["scope"].split()) - needed
+        if len(unused) >= UNUSED_RESOURCES:
+            wide.append((token, maker, unused))
+    if wide:
+        token, maker, unused = wide[0]
+        yield finding("scope-too-wide", f"{len(wide)} token(s) hold scopes they never used: token {token['id']} "
+                      f"holds `{token['scope']}` and used none of {listing(unused)}.",
+                      [maker.evidence(tokenId=t["id"], unused=sorted(u)) for t, maker, u in wide])
