@@ -30,7 +30,7 @@ class Traffic:
     injected_deliveries: dict
     slow_ms: float
     made: dict | None = None        # journal id of a token-making call -> the token it handed over
-    left_out: dict | None = None    # calls of the window not judged, by why (control, worldKey, harness)
+    left_out: dict | None = None    # calls of the window not judged, by why (control, worldKey, harness, tools)
 
     def __post_init__(self):
         if self.made is None:
