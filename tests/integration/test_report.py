@@ -150,6 +150,23 @@ def test_a_partner_token_in_an_end_user_page_url(world, client):
     assert found and found[0]["count"] == 2
 
 
+def test_the_report_never_repeats_the_token_it_finds_exposed(world, client):
+    """A finding quotes what the client sent; a token in it is masked, or the report CI keeps is a second leak."""
+    world = long_lived(world, "partner:all user:all user.token:all account:all")
+    user, _ = long_lived_user(world)
+    session = world.api.post("/accountui", json={"userId": user["id"], "accountTypeIds": ["dummy"],
+                                                 "redirectUrl": f"https://app.example/done?token={world.token}"}).json
+    client.get(session["url"] + f"?token={world.token}")
+    world.api.post("/webhooks", json={"callbackUrl": f"http://localhost/_sandbox/echo/down?status=500&t={world.token}",
+                                      "events": ["AccountCreated"]})
+    world.api.post("/testevents/accountcreated")
+    world.api.post("/_sandbox/webhooks/flush")
+    body = harness(world).get("/_sandbox/report").get_data(as_text=True)
+    junit = harness(world).get("/_sandbox/report", query_string={"format": "junit"}).get_data(as_text=True)
+    assert "partner-token-exposed" in body and "webhook-receiver-failed" in body
+    assert world.token not in body and world.token.split(".")[1] not in body and world.token not in junit
+
+
 def test_a_user_token_in_the_page_is_fine(world, client):
     world = long_lived(world)
     api = world.api

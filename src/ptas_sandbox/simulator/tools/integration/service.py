@@ -27,7 +27,7 @@ def notice(sandbox, response):
                          ("the Authorization header", request.headers.get("Authorization", "")),
                          ("the Referer", request.headers.get("Referer", ""))]
     elif op is not None and not op.control and request.method in ("POST", "PUT", "PATCH"):
-        exposed_where = [(f"the body of {op.id}", request.get_data(cache=True)[:65536].decode("utf-8", "replace"))]
+        exposed_where = [("the body", request.get_data(cache=True)[:65536].decode("utf-8", "replace"))]
     for where, text in exposed_where or ():
         for candidate in JWT.findall(text):
             claims = claims_of(sandbox, candidate)

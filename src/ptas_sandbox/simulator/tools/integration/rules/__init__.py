@@ -8,6 +8,10 @@ call against the state at the time of the call (tokens, webhooks, a Retry-After 
 the tables' timestamps tell it, never against today's. One finding per rule and cause, with a count.
 """
 
+import json
+
+from ptas_sandbox.jwt_text import JWT
+
 from ....timestamps import render
 from . import duplicates, interface, retries, tokens, usage, webhooks  # noqa: F401  (each registers its rules)
 from .base import CHECKS, RULES, SEVERITIES, SLOW_MS, Entry, Rule
@@ -18,7 +22,9 @@ __all__ = ["RULES", "SEVERITIES", "SLOW_MS", "Entry", "Rule", "Traffic", "gather
 
 def judge(traffic, now, world, since=None, after=None):
     """The report of one world: findings of every rule, worst first, and what was judged."""
-    findings = [f for check in CHECKS for f in check(traffic)]
+    # A finding quotes what the client sent (a callback URL, a path): a token in it is masked, so the report a CI
+    # prints and keeps is no second leak of the secret it may be warning about.
+    findings = [json.loads(JWT.sub("<redacted token>", json.dumps(f))) for check in CHECKS for f in check(traffic)]
     order = {s: i for i, s in enumerate(reversed(SEVERITIES))}
     findings.sort(key=lambda f: (order[f["severity"]], f["rule"]))
     return {
