@@ -100,7 +100,7 @@ def set_clock(call):
 
 
 @operation("SandboxReset", "POST", "/_sandbox/reset", tokens=NO_AUTH, control=True, responses={200: {
-    "type": "object", "properties": {"reset": {"type": "string"}}}})
+    "type": "object", "properties": {"reset": {"type": "string"}}}, 401: "ProblemDetails", 403: "ProblemDetails"})
 def reset(call):
     """Wipe the caller's world back to its root partner and its tokens; with the admin key, every world."""
     sandbox = call.sandbox

@@ -249,7 +249,7 @@ def inspect(call):
 @operation("SandboxInspectorLink", "POST", f"{BASE}/links", tokens=NO_AUTH, control=True,
            responses={201: {"type": "object", "properties": {
                "url": {"type": "string", "format": "uri"}, "expiresAt": {"type": "string", "format": "date-time"}},
-               "required": ["url", "expiresAt"]}})
+               "required": ["url", "expiresAt"]}, 401: "ProblemDetails", 403: "ProblemDetails"})
 def link(call):
     """A short-lived, single-use link that opens the inspector of the caller's world in a browser (with the
     admin key in X-Sandbox-Admin-Key: the server-wide view). The link, not the token, goes in the address."""
