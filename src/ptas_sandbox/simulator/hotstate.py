@@ -30,7 +30,7 @@ from typing import Any
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
 PENDING_MAX = 10_000        # items waiting in one buffer; more and the request adding one writes the batch itself
 PENDING_BYTES = 16 << 20    # ... or bytes they hold (what `add` is told: the journal's bodies), whichever first
-CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
+CACHED_MAX = 20_000         # remembered reads; more and the oldest is forgotten (bounded, never stale)
 
 log = logging.getLogger("ptas")
 
@@ -112,6 +112,9 @@ class StoreState:
     def drop(self, key: Any) -> None:
         """Forget what `remember` kept under `key`."""
 
+    def forget_world(self, world_id: str | None) -> None:
+        """Forget what `remember` kept for a deleted world (keys name their world second); None: every world."""
+
     def write_behind(self, write: Callable[[Any, list[Any]], None]) -> "Behind":
         """A buffer whose items `write(store, items)` stores; here each is written when added."""
         return Behind(self, write, at_once=True)
@@ -190,13 +193,25 @@ class HotState(StoreState):
         changed = self.versions.of(tables, False)      # before the read: a write meanwhile makes it stale
         added = self.versions.of(tables, True)
         value = read()
-        if len(self.cached) >= CACHED_MAX:
-            self.cached.clear()
+        if len(self.cached) >= CACHED_MAX and key not in self.cached:
+            # The oldest goes: reads of tokens, partners and worlds no longer used (a user deleted long ago)
+            # would otherwise pile up to the bound and, cleared all at once, be read again together.
+            try:
+                del self.cached[next(iter(self.cached))]
+            except (StopIteration, KeyError, RuntimeError):     # another thread changed it meanwhile
+                pass
         self.cached[key] = (added if inserts or value is None else changed, value)
         return value
 
     def drop(self, key: Any) -> None:
         self.cached.pop(key, None)
+
+    def forget_world(self, world_id):
+        if world_id is None:
+            self.cached.clear()
+            return
+        for key in [k for k in list(self.cached) if isinstance(k, tuple) and len(k) > 1 and k[1] == world_id]:
+            self.cached.pop(key, None)
 
     def write_behind(self, write):
         buffer = Behind(self, write)

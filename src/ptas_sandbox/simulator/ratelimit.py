@@ -109,11 +109,11 @@ class RateLimiter:
         self.store.execute("INSERT INTO rate_windows (world, rule, hits) VALUES (?, ?, ?)", (world_id, rule, hits))
         return hits
 
-    def forget(self, world_id=None):
+    def forget(self, world_id=None, deleted=False):
         """A wiped world's windows (None: every world's) go with its rows (rate_hits has a `world` column); in
-        memory they go too."""
+        memory they go too. `deleted`: the world is gone for good, its deletion committed."""
         if self.memory is not None:
-            self.memory.forget(world_id)
+            self.memory.forget(world_id, deleted)
 
 
 class Windows:
@@ -168,14 +168,15 @@ class Windows:
         return deque(r["at"] for r in self.limiter.store.all(
             "SELECT at FROM rate_hits WHERE world = ? AND rule = ? ORDER BY at", (world_id, rule)))
 
-    def forget(self, world_id):
+    def forget(self, world_id, deleted=False):
         with self.lock:
             self.generation += 1
             if world_id is None:
                 self.everything_wiped = True
                 self.logs.clear()
             else:
-                self.wiped.add(world_id)
+                if not deleted:     # a deleted world counts no more: its marker would stay for ever
+                    self.wiped.add(world_id)
                 for key in [key for key in self.logs if key[0] == world_id]:
                     del self.logs[key]
             self.pending.drop(lambda item: world_id is not None and item[0] != world_id)

@@ -164,7 +164,10 @@ class Worlds:
         return None if row is None else _world(row)
 
     def get(self, world_id):
-        return self.state.remember(("world", world_id), ("worlds",), lambda: self._read(world_id))
+        world = self.state.remember(("world", world_id), ("worlds",), lambda: self._read(world_id))
+        if world is None:       # no world (a deleted one's token, tried for weeks): nothing kept for its id
+            self.state.drop(("world", world_id))
+        return world
 
     def _read(self, world_id):
         row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
@@ -222,5 +225,11 @@ class Worlds:
         return target
 
     def forget(self, world_id=None):
-        """Nothing to forget: a remembered world goes stale with any write of the worlds table (kept for
-        callers)."""
+        """What this process keeps of a deleted world (None: of every world): its last noted use and what the
+        per-request state remembers of it. A remembered read goes stale with any write of its tables, but its
+        key would stay: a team sandbox making and deleting worlds for weeks would keep them all."""
+        if world_id is None:
+            self._noted.clear()
+        else:
+            self._noted.pop(world_id, None)
+        self.state.forget_world(world_id)
