@@ -78,3 +78,18 @@ def test_remembered_reads_are_bounded_and_the_oldest_go_first(monkeypatch, tmp_p
         assert set(state.cached) == {("token", "w", n) for n in range(150, 200)}
     finally:
         store.close()
+
+
+def test_users_made_and_deleted_in_a_fixed_world_leave_nothing_remembered(app, world):
+    """Per request with a fixed set of worlds: each new user's token was remembered after its first call and
+    stayed after the user was deleted, one more entry a round until the bound."""
+    state = app.extensions["ptas"].state
+    if not state.hot:
+        return      # the store-exact path remembers nothing (PostgreSQL, several workers)
+    sizes = []
+    for n in range(30):
+        user, as_user = world.user(name=f"user {n}")
+        assert as_user.get("/accounttypes").status_code == 200
+        assert world.api.delete(f"/users/{user['id']}").status_code == 204
+        sizes.append(len(state.cached))
+    assert sizes[-1] == sizes[5], sizes

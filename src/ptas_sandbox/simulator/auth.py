@@ -131,6 +131,11 @@ def bearer(header: str | None) -> str:
     return match.group(1)
 
 
+def remembered_token(world_id: str, token_id: str) -> tuple[str, str, str]:
+    """The key under which a process that owns its store remembers a token's row (hotstate; pipeline.admit)."""
+    return ("token", world_id, token_id)
+
+
 def world_key_id(world_id: str) -> str:
     """The `jti` of a world's key (what the journal shows as its token id)."""
     return f"world-key:{world_id}"

@@ -24,7 +24,7 @@ from flask import Response, current_app, request
 from werkzeug.datastructures import Headers
 
 from . import scopes
-from .auth import Principal, bearer
+from .auth import Principal, bearer, remembered_token
 from .context import Ctx
 from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
 from .problems import BadRequest, Forbidden, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
@@ -86,7 +86,7 @@ def admit(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation
     alone (`handle`), the request counted whatever the operation does."""
     state = sandbox.state
     if state.hot:
-        row = state.remember(("token", ctx.world.id, claims["jti"]), ("tokens",),
+        row = state.remember(remembered_token(ctx.world.id, claims["jti"]), ("tokens",),
                              lambda: sandbox.hooks.read_token(ctx, claims))
         principal = sandbox.hooks.authenticate(ctx, claims, row)
         authorize(op, principal)
