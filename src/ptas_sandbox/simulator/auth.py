@@ -7,7 +7,7 @@ verifies the signature and the claims' presence, and the world clock decides exp
 import functools
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -49,11 +49,11 @@ class StoreIdentity:
         return self.id
 
 
-def store_identity(store) -> StoreIdentity:
-    """The identity of `store`, made at its first start; several processes starting at once agree on one."""
+def store_identity(store, holds_worlds: Callable[[], bool]) -> StoreIdentity:
+    """The identity of `store`, made at its first start (`holds_worlds`: whether it already held worlds then);
+    several processes starting at once agree on one."""
     def made():
-        inherited = store.one("SELECT 1 AS held FROM worlds LIMIT 1") is not None
-        return {"id": secrets.token_urlsafe(16), "inherited": inherited}
+        return {"id": secrets.token_urlsafe(16), "inherited": holds_worlds()}
     value = store.meta("store-identity", made)
     return StoreIdentity(value["id"], bool(value.get("inherited")))
 

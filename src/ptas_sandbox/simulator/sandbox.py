@@ -34,7 +34,7 @@ class Simulator:
         self.state = state_for(self.store, config)      # per-request state: in memory, or in the store
         self.worlds = Worlds(self.store, self.system_time, self.state, config["SEED"], config.get("MAX_WORLDS"))
         secret = config.get("SECRET") or self.store.signing_secret(lambda: secrets.token_urlsafe(48))
-        self.signer = Signer(secret, store_identity(self.store))
+        self.signer = Signer(secret, store_identity(self.store, self.worlds.any_held))
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
                                    config["OPERATION_LIMITS"], self.state)
         self._traces = itertools.count(1)

@@ -152,6 +152,9 @@ class Worlds:
         self._noted[world_id] = now
         self._uses.add((world_id, now))
 
+    def any_held(self):
+        return self.store.one("SELECT 1 AS held FROM worlds LIMIT 1") is not None
+
     def count(self):
         return self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"]
 
