@@ -42,10 +42,12 @@ def fill(directory):
     return filler
 
 
-def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back(small_disk, system_time,
+def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back(small_disk, system_time, caplog,
                                                                                  state_config):
+    """The answers name no path and no driver text; the operator's log has the path, once."""
     app = create_app({"STATE": str(small_disk / "sandbox.db"), "START_SERVICES": False, "SYSTEM_TIME": system_time,
                       **state_config})
+    caplog.set_level("WARNING", logger="ptas")
     try:
         api = Api(app.test_client())
         world = new_world(api)
@@ -58,8 +60,14 @@ def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back
         assert refused.status_code == 507, refused.json
         assert refused.headers["Content-Type"] == "application/problem+json"
         assert "full" in refused.json["detail"] and "bug" not in refused.json["detail"]
+        for again in (refused, world.api.post("/users", json={"name": "again " + "x" * 150})):
+            assert again.status_code == 507
+            assert not leaks(again.get_data(as_text=True), small_disk), again.json
         health = api.get("/_sandbox/health")
         assert health.status_code == 503 and "full" in health.json["detail"]
+        assert not leaks(health.get_data(as_text=True), small_disk), health.json
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("store:")]
+        assert len(said) == 1 and str(small_disk) in said[0], said
         read = world.api.get("/partners/self")       # a read needs no room; its journal entry does
         assert read.status_code in (200, 507), read.json
         filler.unlink()
@@ -67,6 +75,12 @@ def test_a_full_disk_is_507_for_writes_and_health_says_so_until_space_comes_back
         assert world.api.post("/users", json={"name": "after"}).status_code == 201
     finally:
         app.extensions["ptas"].close()
+
+
+def leaks(text, directory):
+    """What of the state's whereabouts or SQLite's own words an answer gives away."""
+    return [w for w in (str(directory), "sandbox.db", "sqlite", "database or disk is full", "errno")
+            if w.lower() in text.lower()]
 
 
 def test_a_read_only_state_is_a_503_with_a_plain_reason(tmp_path):
@@ -84,6 +98,8 @@ def test_a_read_only_state_is_a_503_with_a_plain_reason(tmp_path):
         problem = store.platform_problem(raised.value)
         assert isinstance(problem, StoreUnavailable) and problem.status == 503
         assert "read-only" in problem.detail and problem.headers["Retry-After"]
+        assert not leaks(problem.detail, tmp_path) and str(path) in problem.cause    # the cause: for the log only
+        assert "cause" not in problem.body()
         assert store.platform_problem(sqlite3.OperationalError("no such table: t")) is None     # a bug stays one
     finally:
         store.close()

@@ -171,6 +171,43 @@ def test_a_callback_naming_a_private_address_is_refused_at_subscription(public_o
     assert_problem(world.api.patch(f"/webhooks/{hook['id']}", json={"callbackUrl": url}), 400)
 
 
+# Each IPv6 form that embeds or translates an IPv4 address, around 127.0.0.1 / 10.0.0.7 / 169.254.169.254 and
+# around 8.8.8.8 (issue 40: the 6to4 form of loopback was accepted).
+EMBEDDING = [
+    ("IPv4-mapped", "::ffff:7f00:1", "::ffff:808:808"),
+    ("IPv4-compatible", "::7f00:1", "::808:808"),
+    ("6to4", "2002:7f00:1::", "2002:808:808::"),
+    ("6to4, private", "2002:a00:7:1::5", "2002:808:808:1::5"),
+    ("Teredo (client inverted)", "2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"),
+    ("Teredo, link-local", "2001:0:4136:e378::5601:5601", "2001:0:4136:e378::f7f7:f7f7"),
+    ("NAT64 well-known", "64:ff9b::7f00:1", "64:ff9b::808:808"),
+    ("NAT64 well-known, metadata", "64:ff9b::a9fe:a9fe", "64:ff9b::808:808"),
+    ("NAT64 local-use /96", "64:ff9b:1::7f00:1", None),
+    ("NAT64 local-use /48", "64:ff9b:1:7f00:1::", None),
+    ("NAT64 local-use /64", "64:ff9b:1:0:7f:0:1:0", None),
+]
+
+
+@pytest.mark.parametrize("form, inner_private, inner_public", EMBEDDING, ids=[row[0] for row in EMBEDDING])
+def test_an_ipv6_address_embedding_ipv4_is_judged_by_the_ipv4_inside(public_only, form, inner_private,
+                                                                      inner_public):
+    world = new_world(Api(public_only.test_client()))
+    assert_problem(world.api.post("/webhooks", json={"callbackUrl": f"http://[{inner_private}]/hook",
+                                                     "events": ["AccountCreated"]}), 400)
+    if inner_public is not None:        # what a public host is reached by (a NAT64 network's, say) is accepted
+        subscribe(world, f"http://[{inner_public}]/hook")
+
+
+def test_the_local_use_nat64_prefix_is_refused_unless_every_place_it_may_hold_an_ipv4_is_public():
+    """The local-use prefix may be /48 to /96 long (the network chooses), so the IPv4 it translates to is
+    unknown: each place RFC 6052 may put it is judged."""
+    from ipaddress import ip_address
+
+    from ptas_sandbox.simulator.webhooks.sender import forbidden
+    assert forbidden(ip_address("64:ff9b:1:808:8:808:808:0")) is None
+    assert forbidden(ip_address("64:ff9b:1::808:808")) is not None     # as a /48, it is 0.0.0.0
+
+
 def test_a_public_ipv6_callback_is_accepted_like_any_public_address(public_only):
     world = new_world(Api(public_only.test_client()))
     hook = subscribe(world, "https://[2606:4700:4700::1111]/hook")
@@ -200,7 +237,8 @@ def test_the_sandboxes_own_echo_is_always_allowed(public_only):
     assert len(world.api.get("/_sandbox/echo/own-bin").json["captures"]) == 1
 
 
-def test_a_name_resolving_to_a_private_address_at_send_time_is_refused(public_only):
+@pytest.mark.parametrize("private", ["127.0.0.1", "2002:7f00:1::", "64:ff9b::7f00:1"])
+def test_a_name_resolving_to_a_private_address_at_send_time_is_refused(public_only, private):
     """DNS rebinding: the name was public when subscribed and points into the private network when called."""
     receiver = Receiver()
     port = receiver.server.server_port
@@ -213,7 +251,7 @@ def test_a_name_resolving_to_a_private_address_at_send_time_is_refused(public_on
     try:
         world = new_world(Api(public_only.test_client()))
         subscribe(world, f"http://rebind.example.com:{port}/hook")
-        answers["rebind.example.com"] = "127.0.0.1"      # ... and loopback when called
+        answers["rebind.example.com"] = private      # ... and loopback when called
         world.api.post("/testevents/accountcreated")
         world.api.post("/_sandbox/webhooks/flush")
         first = deliveries(world)[0]

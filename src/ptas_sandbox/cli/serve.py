@@ -190,7 +190,8 @@ def open_app(config, state):
     try:
         return create_app(config)
     except failures as error:
-        detail = getattr(error, "detail", None) or " ".join(str(error).split()) or type(error).__name__
+        detail = (getattr(error, "cause", None) or getattr(error, "detail", None) or " ".join(str(error).split())
+                  or type(error).__name__)
         what = f"the store {masked(state)}" if is_postgres(state) else f"the state file {state!r}"
         fail(f"cannot use {what}: {masked(detail)}")
 

@@ -15,6 +15,7 @@ from .operations import REGISTRY
 from .pipeline import handle
 from .problems import BY_STATUS, Problem, Removed
 from .sandbox import Simulator, current_sandbox
+from .store import PlatformProblem
 
 DEFAULTS = {
     "PREFIX": "/partner/v2",            # every operation is served under the v2 prefix
@@ -165,6 +166,8 @@ def problem_response(problem):
 def install_error_handlers(app):
     @app.errorhandler(Problem)
     def on_problem(problem):
+        if isinstance(problem, PlatformProblem):
+            current_sandbox().store.outage(problem)
         return problem_response(problem)
 
     @app.errorhandler(HTTPException)
@@ -187,7 +190,7 @@ def install_error_handlers(app):
     def on_bug(error):
         platform = current_sandbox().store.platform_problem(error)     # disk full, store gone: not a bug
         if platform is not None:
-            logging.getLogger("ptas").warning("store: %s (%s)", platform.detail, error)
+            current_sandbox().store.outage(platform, error)
             return problem_response(platform)
         logging.getLogger("ptas").exception("unhandled error: a 500 is a bug")
         return problem_response(Problem("The simulator failed on this request; this is a bug, please report it."))

@@ -6,7 +6,8 @@ verifies the signature and the claims' presence, and the world clock decides exp
 
 import functools
 import re
-from collections.abc import Mapping
+import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -17,6 +18,7 @@ from .problems import Forbidden, Unauthorized
 ALGORITHMS = ["HS256"]
 ISSUER = "ptas-sandbox"
 REQUIRED = ["jti", "sub", "knd", "wld", "iat", "exp", "iss"]
+STORE_CLAIM = "sto"     # the identity of the store that issued a token (StoreIdentity)
 
 
 @dataclass(frozen=True)
@@ -34,19 +36,55 @@ class Principal:
         return self.kind == "partner" and self.scopes == {"partner:create"}
 
 
+@dataclass(frozen=True)
+class StoreIdentity:
+    """The random identity a store gets when it is made, kept in the store itself: every token and world key
+    carries it. The signing secret may outlive its store (a `<state>.key` kept while the state is deleted, a
+    fixed --secret), and a seed repeats world ids, so the secret alone would let a credential of an earlier
+    store open the world that now has its id. `inherited`: the store held worlds before it had an identity (an
+    older version's state), whose tokens carry none and stay valid."""
+    id: str
+    inherited: bool = False
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def store_identity(store, holds_worlds: Callable[[], bool]) -> StoreIdentity:
+    """The identity of `store`, made at its first start (`holds_worlds`: whether it already held worlds then);
+    several processes starting at once agree on one."""
+    def made():
+        return {"id": secrets.token_urlsafe(16), "inherited": holds_worlds()}
+    value = store.meta("store-identity", made)
+    return StoreIdentity(value["id"], bool(value.get("inherited")))
+
+
 class Signer:
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, store: StoreIdentity | None = None) -> None:
         self.secret = secret
+        self.store = store or StoreIdentity(secrets.token_urlsafe(16))
+
+    @property
+    def session_key(self) -> str:
+        """A key for this store's own short-lived signatures (inspector sessions): bound to the store too."""
+        return f"{self.secret}/{self.store}"
 
     def verify(self, token: str) -> Mapping[str, Any]:
-        """The claims of a token signed by this sandbox; 401 for anything else (alg none, tampered, foreign)."""
-        return decode(self.secret, token)
+        """The claims of a token signed by this sandbox for this store; 401 for anything else (alg none,
+        tampered, another sandbox's, or an earlier store's signed with a secret that outlived it)."""
+        claims = decode(self.secret, token)
+        issued_by = claims.get(STORE_CLAIM)
+        if issued_by != self.store.id and not (issued_by is None and self.store.inherited):
+            raise Unauthorized("The bearer token is not valid: another state of this sandbox issued it (the "
+                               "state was made anew since); ask this one for a new token.")
+        return claims
 
     def issue(self, *, token_id: str, subject: str, kind: str, world: str, scope: str, issued_at: int,
               expires_at: int) -> str:
         import jwt  # late, as in decode: PyJWT (and its crypto backends) is not needed to start serving
         claims = {"jti": token_id, "sub": subject, "knd": kind, "wld": world, "scope": scope,
-                  "iat": issued_at // 1_000_000, "exp": expires_at // 1_000_000, "iss": ISSUER}
+                  "iat": issued_at // 1_000_000, "exp": expires_at // 1_000_000, "iss": ISSUER,
+                  STORE_CLAIM: self.store.id}
         return jwt.encode(claims, self.secret, algorithm=ALGORITHMS[0])
 
 
@@ -92,6 +130,11 @@ def bearer(header: str | None) -> str:
     if match is None:
         raise Unauthorized("The Authorization header must be `Bearer <JWT>`.")
     return match.group(1)
+
+
+def remembered_token(world_id: str, token_id: str) -> tuple[str, str, str]:
+    """The key under which a process that owns its store remembers a token's row (requeststate.memory's admit)."""
+    return ("token", world_id, token_id)
 
 
 def world_key_id(world_id: str) -> str:

@@ -14,7 +14,7 @@ PROBLEM = {
                    "detail": {"type": "string"}, "instance": {"type": "string"}, "traceId": {"type": "string"}},
     "required": ["type", "title", "status"],
 }
-ERRORS = {"400": "Bad input", "401": "Missing or invalid bearer token", "403": "A required scope is missing",
+ERRORS = {"400": "Bad input", "401": "Missing or invalid bearer token", "403": "Not allowed to the caller",
           "404": "Not found (or not yours)", "409": "Conflict with the current state",
           "413": "Body too large", "415": "Body is not JSON", "429": "Rate limit exceeded",
           "503": "The store is unavailable now (Retry-After)", "507": "The store's disk is full"}

@@ -82,10 +82,10 @@ class RateLimiter:
         A caller that writes rows the admission writes (tokens, the windows) takes it before them."""
         self.store.lock(f"rate/{world_id}")
 
-    def forget(self, world_id=None):
+    def forget(self, world_id=None, deleted=False):
         """A wiped world's windows (None: every world's) go with its rows (rate_hits has a `world` column); in
-        memory they go too."""
-        self.windows.forget(world_id)
+        memory they go too. `deleted`: the world is gone for good, its deletion committed."""
+        self.windows.forget(world_id, deleted)
 
 
 def count(store, world_id, now, operation_id, rules, frozen=False):

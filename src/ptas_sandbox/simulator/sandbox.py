@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import current_app
 
-from .auth import Signer
+from .auth import Signer, store_identity
 from .context import Ctx
 from .hooks import Hooks
 from .ratelimit import RateLimiter
@@ -33,7 +33,7 @@ class Simulator:
         self.state = open_state(self.store, config)     # per-request state: in memory, or in the store
         self.worlds = Worlds(self.store, self.system_time, self.state, config["SEED"], config.get("MAX_WORLDS"))
         secret = config.get("SECRET") or self.store.signing_secret(lambda: secrets.token_urlsafe(48))
-        self.signer = Signer(secret)
+        self.signer = Signer(secret, store_identity(self.store, self.worlds.any_held))
         self.limiter = RateLimiter(self.store, config["RATE_LIMIT"], config["RATE_WINDOW_SECONDS"],
                                    config["OPERATION_LIMITS"], windows=self.state.rate_windows())
         self._traces = itertools.count(1)

@@ -154,6 +154,9 @@ class Worlds:
         self._noted[world_id] = now
         self._uses.add((world_id, now))
 
+    def any_held(self):
+        return self.store.one("SELECT 1 AS held FROM worlds LIMIT 1") is not None
+
     def count(self):
         return self.store.one("SELECT COUNT(*) AS n FROM worlds")["n"]
 
@@ -166,7 +169,10 @@ class Worlds:
         return None if row is None else _world(row)
 
     def get(self, world_id):
-        return self.state.remember(("world", world_id), world_id, lambda: self._read(world_id))
+        world = self.state.remember(("world", world_id), world_id, lambda: self._read(world_id))
+        if world is None:       # no world (a deleted one's token, tried for weeks): nothing kept for its id
+            self.state.forget_world(world_id)
+        return world
 
     def _read(self, world_id):
         row = self.store.one("SELECT * FROM worlds WHERE id = ?", (world_id,))
@@ -223,3 +229,12 @@ class Worlds:
             self.store.update("worlds", {"id": world.id}, offset_us=world.offset_us, frozen_at=world.frozen_at)
         return world
 
+    def forget(self, world_id=None):
+        """What this process keeps of a deleted world (None: of every world): its last noted use and what the
+        per-request state remembers of it (its reads and their generation), which no writer of the world would
+        ever move again: a team sandbox making and deleting worlds for weeks would keep them all."""
+        if world_id is None:
+            self._noted.clear()
+        else:
+            self._noted.pop(world_id, None)
+        self.state.forget_world(world_id)

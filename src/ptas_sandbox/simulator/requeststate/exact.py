@@ -67,6 +67,9 @@ class StoreState:
     def drop(self, key: Any) -> None:
         """Forget what `remember` kept under `key`."""
 
+    def forget_world(self, world_id: str | None) -> None:
+        """What was remembered of a deleted world (None: of every world): nothing is, here."""
+
     def write_behind(self, write: Callable[[Any, list[Any]], None]) -> Any:
         """A buffer whose items `write(store, items)` stores (`add`, `drop`); here each is written when added."""
         return AtOnce(self.store, write)
@@ -112,5 +115,5 @@ class StoreWindows:
     def hit(self, world_id, now, operation_id, rules, frozen=False) -> None:
         count(self.store, world_id, now, operation_id, rules, frozen)
 
-    def forget(self, world_id=None) -> None:
+    def forget(self, world_id=None, deleted=False) -> None:
         """A wiped world's windows go with its rows (rate_hits has a `world` column): nothing else to forget."""

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..auth import Principal, authorize
+from ..auth import Principal, authorize, remembered_token
 from ..ratelimit import log_in_store, refusal, write_hits
 from ..timestamps import SECOND_US
 from .exact import StoreState
@@ -37,7 +37,7 @@ from .exact import StoreState
 FLUSH_EVERY_S = 0.5         # cadence of the batches (system clock); a kill -9 loses at most this much
 PENDING_MAX = 10_000        # items waiting in one buffer; more and the request adding one writes the batch itself
 PENDING_BYTES = 16 << 20    # ... or bytes they hold (what `add` is told: the journal's bodies), whichever first
-CACHED_MAX = 100_000        # remembered reads; more and they are all forgotten (bounded, never stale)
+CACHED_MAX = 20_000         # remembered reads; more and the oldest is forgotten (bounded, never stale)
 
 log = logging.getLogger("ptas")
 
@@ -106,13 +106,19 @@ class MemoryState(StoreState):
         store = self.store
         if store.writing or not store.sees_last_commit:
             return read()
-        generation = (self.everything, self.generations[world_id])    # before the read: a commit meanwhile moves it
+        # before the read: a commit meanwhile moves it (read, not set: an id of no world must leave no entry)
+        generation = (self.everything, self.generations.get(world_id, 0))
         seen = self.cached.get(key)
         if seen is not None and seen[0] == generation:
             return seen[1]
         value = read()
-        if len(self.cached) >= CACHED_MAX:
-            self.cached.clear()
+        if len(self.cached) >= CACHED_MAX and key not in self.cached:
+            # The oldest goes: reads of tokens, partners and worlds no longer used (a user deleted long ago)
+            # would otherwise pile up to the bound and, cleared all at once, be read again together.
+            try:
+                del self.cached[next(iter(self.cached))]
+            except (StopIteration, KeyError, RuntimeError):     # another thread changed it meanwhile
+                pass
         self.cached[key] = (generation, value)
         return value
 
@@ -131,11 +137,25 @@ class MemoryState(StoreState):
     def drop(self, key: Any) -> None:
         self.cached.pop(key, None)
 
+    def forget_world(self, world_id: str | None) -> None:
+        """A deleted world's reads (keys name their world second) and its generation: no writer of it will ever
+        end again to make them stale, so they would stay for ever."""
+        if world_id is None:
+            self.cached.clear()
+            return
+        for key in [k for k in list(self.cached) if isinstance(k, tuple) and len(k) > 1 and k[1] == world_id]:
+            self.cached.pop(key, None)
+        with self._counting:
+            if world_id in self.generations:
+                del self.generations[world_id]
+                self.everything += 1        # a read of the world in flight now keeps nothing it could serve
+
     def admit(self, sandbox, ctx, claims, op) -> Principal:
         """Authenticate, authorize and count the request in memory: the token's row as last read, the §8
         windows, `lastUsedAt` written behind. Only a request that authenticated and holds the scope counts."""
         tokens = sandbox.hooks.tokens
-        row = self.remember(("token", ctx.world.id, claims["jti"]), ctx.world.id, lambda: tokens.read(ctx, claims))
+        row = self.remember(remembered_token(ctx.world.id, claims["jti"]), ctx.world.id,
+                            lambda: tokens.read(ctx, claims))
         principal = tokens.authenticate(ctx, claims, row)
         authorize(op, principal)
         sandbox.limiter.hit(ctx.world.id, ctx.now, op.id, frozen=ctx.world.frozen)
@@ -285,14 +305,15 @@ class Windows:
             return deque()
         return deque(log_in_store(self.store, world_id, rule))
 
-    def forget(self, world_id=None):
+    def forget(self, world_id=None, deleted=False):
         with self.lock:
             self.generation += 1
             if world_id is None:
                 self.everything_wiped = True
                 self.logs.clear()
             else:
-                self.wiped.add(world_id)
+                if not deleted:     # a deleted world counts no more: its marker would stay for ever
+                    self.wiped.add(world_id)
                 for key in [key for key in self.logs if key[0] == world_id]:
                     del self.logs[key]
             self.pending.drop(lambda item: world_id is not None and item[0] != world_id)

@@ -18,14 +18,14 @@ an operation atomic: nested uses join the outer transaction; an exception rolls 
 
 import re
 
-from .base import Engine, StoreFull, StoreUnavailable
+from .base import Engine, PlatformProblem, StoreFull, StoreUnavailable
 from .interface import Store
 from .postgres import PostgresStore
 from .schema import StaleState, declared_columns, statements
 from .sqlite import SqliteStore
 
-__all__ = ["Engine", "PostgresStore", "SqliteStore", "StaleState", "Store", "StoreFull", "StoreUnavailable",
-           "declared_columns", "masked", "open_store", "statements"]
+__all__ = ["Engine", "PlatformProblem", "PostgresStore", "SqliteStore", "StaleState", "Store", "StoreFull",
+           "StoreUnavailable", "declared_columns", "masked", "open_store", "statements"]
 
 
 def masked(location):

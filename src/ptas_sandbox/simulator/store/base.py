@@ -2,6 +2,7 @@
 parts (schema upgrades, retries of aborted transactions, the server's settings)."""
 
 import json
+import logging
 import os
 import re
 import threading
@@ -21,7 +22,19 @@ class _process:
 os.register_at_fork(after_in_child=lambda: setattr(_process, "pid", os.getpid()))
 
 
-class StoreUnavailable(ServiceUnavailable):
+log = logging.getLogger("ptas")
+
+
+class PlatformProblem(Problem):
+    """A failure of the platform under the store. Its `detail` names the cause in plain words for any API
+    client; `cause` (the driver's text: host, port, path) is for the operator's log only (Engine.outage)."""
+
+    def __init__(self, detail=None, *, cause=None, **kw):
+        super().__init__(detail, **kw)
+        self.cause = cause
+
+
+class StoreUnavailable(PlatformProblem, ServiceUnavailable):
     """The store cannot be reached or written now (PostgreSQL restarting, a read-only state file): a 503 the
     caller may retry, never "this is a bug"."""
     slug, title = "store-unavailable", "The store is unavailable"
@@ -31,9 +44,14 @@ class StoreUnavailable(ServiceUnavailable):
         super().__init__(detail, **kw)
 
 
-class StoreFull(Problem):
+class StoreFull(PlatformProblem):
     """The disk holding the store is full: 507, as RFC 4918 names it; nothing of the request was kept."""
     status, slug, title = 507, "insufficient-storage", "The store has no room left"
+
+
+def one_line(error):
+    """A driver's error on one line (psycopg's span several): the operator's log, never an API answer."""
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 class Engine:
@@ -45,6 +63,7 @@ class Engine:
     # Told when a write transaction ends, committed or rolled back, with the keys of the locks it took (a world's
     # `world/<id>`): the request state forgets what it remembered of those worlds (requeststate.memory).
     ended: Callable[[frozenset[str]], None] | None = None
+    _outage = None      # the platform failure logged and not yet over (Engine.outage)
 
     # --- engine parts -------------------------------------------------------------------------------------
 
@@ -90,6 +109,7 @@ class Engine:
             if outer:
                 self._begin(local.db, read_only)
                 local.reading, local.locks = read_only, set()
+                changes = self._changes(local.db) if self._outage is not None else None
             local.depth += 1
             try:
                 yield self
@@ -115,6 +135,8 @@ class Engine:
                                                "committed; it may or may not have been kept.") from error
                     raise
                 self._ended(local)
+                if self._outage is not None and not read_only and self._changes(local.db) != changes:
+                    self._over()
 
     RETRIES = 3
 
@@ -152,19 +174,38 @@ class Engine:
         """The Problem a failure of the platform under the store answers (disk full 507; read-only, I/O error,
         connection lost 503), or None when `error` is no such failure (a bug stays a 500)."""
         if self.lost(error):
-            return StoreUnavailable("The connection to the store was lost; the request was not carried out.")
+            return StoreUnavailable("The connection to the store was lost; the request was not carried out.",
+                                    cause=one_line(error))
         return None
 
     def health(self):
-        """None when the store answers a statement, else the reason it does not (GET /_sandbox/health)."""
+        """None when the store answers a statement, else the PlatformProblem saying why (GET /_sandbox/health)."""
         try:
             self.retrying(lambda: self.one("SELECT 1 AS ok"))  # a connection its server dropped: once more
-        except Problem as refusal:
-            return refusal.detail
+        except PlatformProblem as refusal:
+            return refusal
         except Exception as error:
             platform = self.platform_problem(error)
-            return platform.detail if platform is not None else f"the store failed: {type(error).__name__}"
+            return platform if platform is not None else StoreUnavailable("The store failed to answer.",
+                                                                          cause=one_line(error))
         return None
+
+    def outage(self, problem, error=None):
+        """Log a platform failure for the operator, with its cause, once per outage: a store away for an hour
+        under load would otherwise write a line per request. The outage is over when a transaction that
+        changed something commits (a read alone may succeed on a full disk or a read-only file)."""
+        cause = getattr(problem, "cause", None) or (one_line(error) if error is not None else None)
+        if self._outage is None:
+            self._outage = problem.slug
+            log.warning("store: %s%s", problem.detail, f" ({cause})" if cause else "")
+
+    def _over(self):
+        self._outage = None
+        log.warning("store: working again")
+
+    def _changes(self, db):
+        """A count that grows with every change a connection makes (SqliteStore); here any commit counts."""
+        return object()
 
     def transient(self, error):
         """Whether `error` aborted a transaction that would succeed if run again. SQLite: never (its writers

@@ -77,7 +77,8 @@ class PostgresStore(Engine):
                                          connect_timeout=CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=10,
                                          keepalives_interval=5, keepalives_count=3)
         except self._psycopg.OperationalError as error:
-            raise StoreUnavailable(f"Cannot connect to PostgreSQL: {reason(error)}") from error
+            raise StoreUnavailable("The sandbox cannot reach its database just now; try again shortly.",
+                                   cause=f"cannot connect to PostgreSQL: {reason(error)}") from error
 
     def lost(self, error):
         psycopg = self._psycopg

@@ -212,28 +212,36 @@ class SqliteStore(Engine):
             return super().platform_problem(error)
         primary = code & 0xFF
         if primary == 13:       # SQLITE_FULL
-            return StoreFull("The disk holding the sandbox's state is full; nothing of this request was kept.")
+            return StoreFull("The disk holding the sandbox's state is full; nothing of this request was kept.",
+                             cause=f"{self.path}: {error}")
         reasons = {8: "the state file is read-only", 10: "the state file could not be read or written (I/O error)",
                    14: "the state file cannot be opened"}
         if primary in reasons:  # SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN
-            return StoreUnavailable(f"The sandbox cannot use its state: {reasons[primary]}.")
+            return StoreUnavailable(f"The sandbox cannot use its state: {reasons[primary]}.",
+                                    cause=f"{self.path}: {error}")
         return None
 
     def health(self):
         """The store answers, its file is writable and its disk has room (reads still work on a full disk,
         so a statement alone would say all is well)."""
-        reason = super().health()
-        if reason is not None or self.memory:
-            return reason
+        problem = super().health()
+        if problem is not None or self.memory:
+            return problem
         if not os.access(self.path, os.W_OK):
-            return "The sandbox cannot use its state: the state file is read-only."
+            return StoreUnavailable("The sandbox cannot use its state: the state file is read-only.",
+                                    cause=f"{self.path} is not writable")
         try:
             disk = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
         except OSError as error:
-            return f"The sandbox cannot use its state: {error.strerror}."
+            return StoreUnavailable("The sandbox cannot use its state: its disk cannot be read.",
+                                    cause=f"{self.path}: {error}")
         if disk.f_bavail * disk.f_frsize < LOW_SPACE_BYTES:
-            return "The disk holding the sandbox's state is full."
+            return StoreFull("The disk holding the sandbox's state is full.",
+                             cause=f"{disk.f_bavail * disk.f_frsize} bytes free beside {self.path}")
         return None
+
+    def _changes(self, db):
+        return db.total_changes
 
     def close(self):
         if self.memory:

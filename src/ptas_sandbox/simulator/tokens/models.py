@@ -1,7 +1,7 @@
 """Token rules: issue, list, revoke, and authenticate a bearer on the world clock."""
 
 from .. import scopes as scope_table
-from ..auth import WORLD_KEY, Principal
+from ..auth import WORLD_KEY, Principal, remembered_token
 from ..partners import models as partners
 from ..problems import BadRequest, Conflict, Forbidden, Unauthorized, not_found
 from ..timestamps import LATEST, SECOND_US, render
@@ -138,8 +138,10 @@ def revoke(ctx, partner_id, token_id, caller_token_id):
 def revoke_all(ctx, *, partner_id=None, user_id=None):
     """Revoke every live token of a deleted partner or user."""
     column, value = ("user_id", user_id) if user_id else ("partner_id", partner_id)
-    ctx.store.execute(f"UPDATE tokens SET revoked_at = ? WHERE world = ? AND {column} = ? AND revoked_at IS NULL",
-                      (ctx.now, ctx.world.id, value))
+    revoked = ctx.store.all(f"UPDATE tokens SET revoked_at = ? WHERE world = ? AND {column} = ? "
+                            "AND revoked_at IS NULL RETURNING id", (ctx.now, ctx.world.id, value))
+    for row in revoked:     # a deleted user's tokens are seldom tried again: their rows need not stay in memory
+        ctx.state.drop(remembered_token(ctx.world.id, row["id"]))
 
 
 def authenticate(ctx, claims, row=None):

@@ -108,14 +108,14 @@ class Dispatcher:
                     log.warning("webhook delivery resumed: the store is back")
                     store_away = None
             except Exception as error:  # the loop must outlive any one bad round; the error is logged, not lost
-                reason = error.detail if isinstance(error, Problem) else None
-                platform = self.store.platform_problem(error)
-                reason = platform.detail if platform is not None else reason
-                if reason is None:
+                platform = self.store.platform_problem(error) or (error if isinstance(error, Problem) else None)
+                if platform is None:
                     log.exception("webhook dispatcher round failed")
                 elif store_away is None:
-                    log.warning("webhook delivery paused until the store is back: %s", reason)
-                    store_away = reason
+                    cause = getattr(platform, "cause", None)
+                    log.warning("webhook delivery paused until the store is back: %s%s", platform.detail,
+                                f" ({cause})" if cause else "")
+                    store_away = platform.detail
             self._wake.wait(self.poll)
             self._wake.clear()
 

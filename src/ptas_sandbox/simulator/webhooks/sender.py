@@ -54,10 +54,44 @@ class Outcome:
     error: str | None = None
 
 
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")              # RFC 6052's well-known prefix
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")       # RFC 8215's local-use prefix, /48 to /96 long
+
+
+def embedded_ipv4(address):
+    """The IPv4 addresses an IPv6 address embeds or translates to, which a delivery to it would reach: mapped
+    (::ffff:a.b.c.d), compatible (::a.b.c.d), 6to4 (2002::/16), Teredo (2001::/32, the client's, stored
+    inverted), NAT64 (64:ff9b::/96); for the local-use NAT64 prefix, every place RFC 6052 may put it (the prefix
+    length is the network's choice). Empty for any other address."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return []
+    value = int(address)
+    if address.ipv4_mapped:
+        return [address.ipv4_mapped]
+    if address.sixtofour:
+        return [address.sixtofour]
+    if address.teredo:
+        return [address.teredo[1]]
+    if address in NAT64 or (1 < value < 1 << 32):      # NAT64, IPv4-compatible (:: and ::1 are IPv6's own)
+        return [ipaddress.IPv4Address(value & 0xFFFFFFFF)]
+    if address in NAT64_LOCAL:
+        octets = address.packed
+        # RFC 6052 §2.2: the IPv4 address follows the prefix, skipping bits 64-71 (the `u` octet).
+        return [ipaddress.IPv4Address(bytes(octets[12:16])),                    # /96
+                ipaddress.IPv4Address(bytes(octets[9:13])),                     # /64
+                ipaddress.IPv4Address(bytes(octets[7:8] + octets[9:12])),       # /56
+                ipaddress.IPv4Address(bytes(octets[6:8] + octets[9:11]))]       # /48
+    return []
+
+
 def forbidden(address):
-    """Why the sandbox will not call `address` (an ip_address), or None when it is a public unicast address."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+    """Why the sandbox will not call `address` (an ip_address), or None when it is a public unicast address.
+    An IPv6 address that embeds or translates an IPv4 address is judged by what it reaches: the IPv4 inside
+    (any of them, for the local-use NAT64 prefix), not by the IPv6 range, which names no host."""
+    inside = embedded_ipv4(address)
+    if inside:
+        reasons = [forbidden(v4) for v4 in inside]
+        return next((reason for reason in reasons if reason), None)
     for reason, test in (("loopback", address.is_loopback), ("link-local", address.is_link_local),
                          ("private", address.is_private), ("multicast", address.is_multicast),
                          ("unspecified", address.is_unspecified), ("reserved", address.is_reserved),

@@ -34,9 +34,9 @@ def health(call):
     """Liveness and the store's readiness (a 503 saying why when it cannot serve: PostgreSQL away, the state
     file read-only, its disk full), and a way for a harness to recognise a simulator target. Outside a store
     transaction, so it takes no writer's turn and answers while the store is gone."""
-    reason = call.sandbox.store.health()
-    if reason is not None:
-        raise StoreUnavailable(reason, store="unavailable")
+    problem = call.sandbox.store.health()
+    if problem is not None:
+        raise StoreUnavailable(problem.detail, cause=problem.cause, store="unavailable")
     return {"status": "ok", "service": "ptas-sandbox", "version": __version__, "specVersion": SPEC_VERSION,
             "store": "ok"}
 
@@ -100,7 +100,7 @@ def set_clock(call):
 
 
 @operation("SandboxReset", "POST", "/_sandbox/reset", tokens=NO_AUTH, control=True, responses={200: {
-    "type": "object", "properties": {"reset": {"type": "string"}}}})
+    "type": "object", "properties": {"reset": {"type": "string"}}}, 401: "ProblemDetails", 403: "ProblemDetails"})
 def reset(call):
     """Wipe the caller's world back to its root partner and its tokens; with the admin key, every world."""
     sandbox = call.sandbox

@@ -77,9 +77,10 @@ def wipe_world(sandbox, world, root_partner_id):
     sandbox.limiter.forget(world.id)
 
 
-def delete_world(sandbox, world):
+def delete_world(sandbox, world, replaced=False):
     """Remove a world with every row of it, id sequences included, so that a snapshot of it can take its place
-    (`POST /_sandbox/snapshots?replace=true`). Joins the caller's transaction: the load replaces, or nothing."""
+    (`POST /_sandbox/snapshots?replace=true`: `replaced`). Joins the caller's transaction: the load replaces, or
+    nothing. A world gone for good leaves nothing in this process's memory either."""
     store = sandbox.store
     with store.transaction():
         hold(sandbox, world.id)
@@ -87,7 +88,9 @@ def delete_world(sandbox, world):
         for table in world_tables(store):
             store.execute(f"DELETE FROM {table} WHERE world = ?", (world.id,))
         sandbox.worlds.delete(world.id)
-    sandbox.limiter.forget(world.id)
+    sandbox.limiter.forget(world.id, deleted=not replaced)
+    if not replaced:
+        sandbox.worlds.forget(world.id)
 
 
 def hold(sandbox, world_id):

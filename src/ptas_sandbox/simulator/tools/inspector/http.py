@@ -96,7 +96,7 @@ def viewer_of(sandbox):
         control_principal(ctx, claims)
         return access.Viewer(ctx.world, claims["jti"])
     cookie = request.cookies.get(access.COOKIE)
-    found = access.read_session(sandbox.signer.secret, sandbox.system_time(), cookie) if cookie else None
+    found = access.read_session(sandbox.signer.session_key, sandbox.system_time(), cookie) if cookie else None
     if found is None:
         return None
     world_id, token_id = found
@@ -139,7 +139,7 @@ def page_of(call, viewer):
     if ctx is not None:
         call.sandbox.catch_up(viewer.world)
         ctx = call.sandbox.ctx(viewer.world)
-    return Page(viewer, ctx, request.args.to_dict(), access.csrf_token(call.sandbox.signer.secret, viewer.session))
+    return Page(viewer, ctx, request.args.to_dict(), access.csrf_token(call.sandbox.signer.session_key, viewer.session))
 
 
 def show_tab(call, tab):
@@ -246,7 +246,7 @@ def inspect(call):
 @operation("SandboxInspectorLink", "POST", f"{BASE}/links", tokens=NO_AUTH, control=True,
            responses={201: {"type": "object", "properties": {
                "url": {"type": "string", "format": "uri"}, "expiresAt": {"type": "string", "format": "date-time"}},
-               "required": ["url", "expiresAt"]}})
+               "required": ["url", "expiresAt"]}, 401: "ProblemDetails", 403: "ProblemDetails"})
 def link(call):
     """A short-lived, single-use link that opens the inspector of the caller's world in a browser (with the
     admin key in X-Sandbox-Admin-Key: the server-wide view). The link, not the token, goes in the address."""
@@ -271,7 +271,7 @@ def login(call):
     if found is None:
         return html("signin.html", 401, reason="This inspector link has expired or was already used.", base=BASE)
     world_id, token_id = found
-    cookie = access.session_cookie(sandbox.signer.secret, sandbox.system_time(), world_id, token_id)
+    cookie = access.session_cookie(sandbox.signer.session_key, sandbox.system_time(), world_id, token_id)
     response = Response(status=303, headers={"Location": f"{BASE}/requests" if world_id else BASE, **HEADERS})
     response.set_cookie(access.COOKIE, cookie, max_age=access.SESSION_SECONDS, path=BASE, httponly=True,
                         samesite="Lax", secure=request.is_secure)
@@ -343,7 +343,7 @@ def action(call):
     if refusal is not None:
         return refusal
     form = request.form.to_dict()
-    if not access.csrf_ok(call.sandbox.signer.secret, viewer, form.pop("csrf", None)):
+    if not access.csrf_ok(call.sandbox.signer.session_key, viewer, form.pop("csrf", None)):
         return html("signin.html", 403, reason="This form has expired: reload the page and try again.", base=BASE)
     if viewer.world is None:
         return html("signin.html", 404, reason="Choose a world first.", base=BASE)

@@ -59,7 +59,8 @@ def new_world(request):
            query={"replace": {"type": "boolean", "description": "put the snapshot in place of the world that "
                               "holds its root partner (the one it was saved from, or loaded into before), with the "
                               "same ids; needs a root partner token of that world (Authorization) or the admin key"}},
-           body=SNAPSHOT, example=EXAMPLE, responses={201: "SnapshotLoaded"})
+           body=SNAPSHOT, example=EXAMPLE,
+           responses={201: "SnapshotLoaded", 401: "ProblemDetails", 403: "ProblemDetails"})
 def load_snapshot(call):
     """Load a snapshot (the JSON document of GET /_sandbox/snapshot) into a new world of this sandbox, or with
     `replace=true` in place of the world it came from."""

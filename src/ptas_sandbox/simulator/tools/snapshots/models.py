@@ -260,7 +260,7 @@ def load(sandbox, document, tokens_issue, replace=None):
     try:
         with store.transaction():
             if replacing is not None:
-                delete_world(sandbox, replacing)
+                delete_world(sandbox, replacing, replaced=True)
             else:
                 make_room(sandbox)
             world = sandbox.worlds.create(seed=world_doc["seed"], start=now, frozen=world_doc["clock"]["frozen"],

@@ -1,0 +1,97 @@
+"""A team sandbox runs for weeks (issue 40 item 5): a deleted world leaves nothing in the process's memory, and
+what it remembers per request is bounded without dropping all of it at once. `python -m bench rss` measures the
+slope of the resident memory under mixed load."""
+
+from collections import deque
+
+import pytest
+
+from ptas_sandbox.simulator.requeststate import memory
+from ptas_sandbox.simulator.store import Engine
+from tests.support.worlds import new_world
+
+OURS = "ptas_sandbox."
+
+
+def reachable(root):
+    """Every container reachable from `root` through the simulator's own objects, dicts, lists, tuples, sets and
+    deques (not through the store's connections or the Flask app)."""
+    seen, todo, found = set(), [root], []
+    while todo:
+        thing = todo.pop()
+        if id(thing) in seen or isinstance(thing, (str, bytes, int, float, type(None), Engine)):
+            continue
+        seen.add(id(thing))
+        if isinstance(thing, dict):
+            found.append(thing)
+            todo.extend(thing.keys())
+            todo.extend(thing.values())
+        elif isinstance(thing, (list, tuple, set, frozenset, deque)):
+            found.append(thing)
+            todo.extend(thing)
+        elif type(thing).__module__.startswith(OURS) and hasattr(thing, "__dict__"):
+            todo.append(vars(thing))
+    return found
+
+
+def naming(containers, world_ids):
+    """The containers holding one of `world_ids` as a key, an element or part of a tuple key."""
+    def names(item):
+        return item in world_ids if isinstance(item, str) else \
+            isinstance(item, tuple) and any(isinstance(part, str) and part in world_ids for part in item)
+    return [c for c in containers if any(names(item) for item in c)]
+
+
+def used(world):
+    """A few calls of every kind a world's memory is kept for: tokens, partners, clock, catch-up, rate windows."""
+    user, as_user = world.user(name="Jane")
+    as_user.get("/accounttypes")
+    world.api.get("/partners/self")
+    world.api.post("/_sandbox/clock", json={"advance": 60})
+    world.api.get("/users")
+    world.api.delete(f"/users/{user['id']}")
+
+
+def test_a_deleted_world_leaves_nothing_in_memory(api, app):
+    sandbox = app.extensions["ptas"]
+    keeper = new_world(api, name="Keeper")
+    used(keeper)
+    gone = [new_world(api, name=f"Gone {n}") for n in range(5)]
+    for world in gone:
+        used(world)
+    ids = {world.body["world"]["id"] for world in gone}
+    assert naming(reachable(sandbox), ids), "the walk finds what the worlds left while they live"
+    for world in gone:
+        assert world.api.delete("/_sandbox/world").status_code == 204
+    assert naming(reachable(sandbox), ids) == []
+    assert keeper.api.get("/partners/self").status_code == 200
+    assert naming(reachable(sandbox), {keeper.body["world"]["id"]})
+
+
+def test_remembered_reads_are_bounded_and_the_oldest_go_first(monkeypatch, tmp_path):
+    from ptas_sandbox.simulator.store import open_store
+    monkeypatch.setattr(memory, "CACHED_MAX", 50)
+    store = open_store(str(tmp_path / "state.db"))
+    try:
+        state = memory.MemoryState(store, background=False)
+        for n in range(200):
+            assert state.remember(("token", "w", n), "w", lambda n=n: {"n": n}) == {"n": n}
+        assert len(state.cached) == 50
+        assert set(state.cached) == {("token", "w", n) for n in range(150, 200)}
+    finally:
+        store.close()
+
+
+def test_users_made_and_deleted_in_a_fixed_world_leave_nothing_remembered(app, world):
+    """Per request with a fixed set of worlds: each new user's token was remembered after its first call and
+    stayed after the user was deleted, one more entry a round until the bound."""
+    state = app.extensions["ptas"].state
+    if not isinstance(state, memory.MemoryState):
+        pytest.skip("the store-exact strategy remembers no reads (PostgreSQL, several workers)")
+    sizes = []
+    for n in range(30):
+        user, as_user = world.user(name=f"user {n}")
+        assert as_user.get("/accounttypes").status_code == 200
+        assert world.api.delete(f"/users/{user['id']}").status_code == 204
+        sizes.append(len(state.cached))
+    assert sizes[-1] == sizes[5], sizes
