@@ -315,6 +315,9 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "A token the partner issues for its user lasts the partner's user token lifetime"),
     ("own_renewal_fixed_lifetime", broken.FixedUserTokenLifetime(),
      "A token a user issues for itself lasts the partner's user token lifetime"),
+    # issue 38: both sides of every statement
+    ("revocation_answers_access_token", broken.revocation_answers_access_token,
+     "A revoked token is marked revoked and no longer accepted"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

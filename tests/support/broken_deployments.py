@@ -621,3 +621,14 @@ class FixedUserTokenLifetime(Wrap):
                            "CONTENT_TYPE": "application/json"}
             return app(environ, start_response)
         return fixed
+
+
+# -- issue 38: the other side of statements checked from one side only ------------------------------------------
+def revocation_answers_access_token(environ, status, headers, body):
+    """A revocation that answers the revoked token's record with its JWT (spec §2: only the creating response
+    carries accessToken)."""
+    if environ["REQUEST_METHOD"] == "DELETE" and "/tokens/" in environ["PATH_INFO"] and status[:1] == "2":
+        record = json_of(body) if body else None
+        record = record if isinstance(record, dict) else {"id": environ["PATH_INFO"].rsplit("/", 1)[-1]}
+        record.update(isRevoked=True, accessToken="eyJhbGciOiJIUzI1NiJ9.eyJyZXZva2VkIjp0cnVlfQ.c2lnbmF0dXJl")
+        return changed("200 OK", [("Content-Type", "application/json")], record)

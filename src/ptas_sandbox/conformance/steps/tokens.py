@@ -54,6 +54,26 @@ def revoke_itself(scene, actor):
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(actor)})
 
 
+@then("the answer carries no access token")
+def answer_without_access_token(scene):
+    """Spec §2: accessToken is returned only in the response that creates the token; a revocation's answer
+    (its body is not shown beyond the token being revoked) never hands the revoked JWT back."""
+    leaked = [path for path, value in walk(scene.reply.body) if path[-1:] == ("accessToken",) and value]
+    check(not leaked, f"the revocation's answer carries accessToken at {['.'.join(map(str, p)) for p in leaked]} "
+                      "(spec §2: only the creating response does)")
+
+
+def walk(node, path=()):
+    """Every (path, value) of a JSON document, depth first."""
+    yield path, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from walk(value, path + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from walk(value, path + (index,))
+
+
 # -- the token record of a creating response --------------------------------------------------------------
 def created(scene):
     check(scene.reply.ok, f"expected the token to be created, got {scene.reply.describe()}")
