@@ -318,6 +318,17 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     # issue 38: both sides of every statement
     ("revocation_answers_access_token", broken.revocation_answers_access_token,
      "A revoked token is marked revoked and no longer accepted"),
+    ("exclude_deprecated_false_read_as_true", broken.FlagByPresence({"excludeDeprecatedFields"}),
+     "The exclude flag for deprecated fields removes only those, and nothing when false"),
+    ("exclude_mapped_drops_every_field", broken.mapped_flag_drops_every_field,
+     "The exclude flag for mapped fields removes only those, and nothing when false"),
+    ("classification_spelled_otherwise", broken.classification_renamed({"Tax": "Taxes", "Donation": "donation"}),
+     "Transactions name their PaymentClassification by the spec's values"),
+    ("classification_renamed_in_document_too",
+     broken.classification_renamed({"Adjustment": "Correction", "Donation": "Gift"}, document=True),
+     "Transactions name their PaymentClassification by the spec's values"),
+    ("classification_outside_the_document", broken.classification_renamed({"Fee": "ServiceCharge"}),
+     "Transactions name their PaymentClassification by the spec's values"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

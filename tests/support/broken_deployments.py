@@ -632,3 +632,54 @@ def revocation_answers_access_token(environ, status, headers, body):
         record = record if isinstance(record, dict) else {"id": environ["PATH_INFO"].rsplit("/", 1)[-1]}
         record.update(isRevoked=True, accessToken="eyJhbGciOiJIUzI1NiJ9.eyJyZXZva2VkIjp0cnVlfQ.c2lnbmF0dXJl")
         return changed("200 OK", [("Content-Type", "application/json")], record)
+
+
+class FlagByPresence(DropQuery):
+    """A service that reads an exclude flag by its presence: `false` excludes as `true` does (spec §4.3: true
+    removes the fields)."""
+
+    def __call__(self, app):
+        def present(environ, start_response):
+            if re.search(self.pattern, environ["PATH_INFO"]):
+                query = [(k, "true" if k in self.names else v) for k, v in parse_qsl(environ.get("QUERY_STRING", ""))]
+                environ = {**environ, "QUERY_STRING": urlencode(query)}
+            return app(environ, start_response)
+        return present
+
+
+def mapped_flag_drops_every_field(environ, status, headers, body):
+    """excludeMappedFields=true answered with no fields at all, mapped or not (spec §4.3: it removes the fields
+    mapped to fixed transaction fields)."""
+    data = json_of(body)
+    if "excludemappedfields=true" in environ.get("QUERY_STRING", "").lower() and isinstance(data, dict):
+        for row in data.get("transactions") or [data]:
+            if isinstance(row, dict) and isinstance(row.get("fields"), list):
+                row["fields"] = []
+        return changed(status, headers, data)
+
+
+def classification_renamed(renames, document=False):
+    """PaymentClassification values renamed in transactions (and, with `document`, in the OpenAPI document's enum
+    too): spec §2 names Donation, Tax and Adjustment."""
+    def rename(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "classification" and isinstance(value, str):
+                    node[key] = renames.get(value, value)
+                elif key == "classification" and isinstance(value, dict) and isinstance(value.get("enum"), list):
+                    value["enum"] = [renames.get(v, v) for v in value["enum"]]
+                else:
+                    rename(value)
+        elif isinstance(node, list):
+            for value in node:
+                rename(value)
+
+    def change(environ, status, headers, body):
+        if environ["PATH_INFO"].endswith("openapi.json") and not document:
+            return None
+        data = json_of(body)
+        if data is None or b"classification" not in body:
+            return None
+        rename(data)
+        return changed(status, headers, data)
+    return change

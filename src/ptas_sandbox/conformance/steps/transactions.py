@@ -379,3 +379,89 @@ def carries_shopper(scene):
     check(rows, "the account has transactions")
     carrying = [t for t in rows if any("shopper" in k.lower() and v not in (None, {}, "") for k, v in t.items())]
     check(carrying, f"none of {len(rows)} transactions carries Shopper information (spec §2, 2.7.0)")
+
+
+@when(phrase('I read the transactions of the account "{label}" with the {kind} flag unset, false and true'),
+      target_fixture="three_reads")
+def read_three_ways(scene, label, kind):
+    check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
+    reads = {}
+    for value in (None, "false", "true"):
+        reply = scene.call("GetTransactions", params={"id": account_id(scene, label)},
+                           query={EXCLUDE[kind]: value} if value else None)
+        reads[value] = transactions(reply)
+    return label, reads
+
+
+def field_names(scene, rows):
+    """Each transaction's id -> the names of its fields (unnamed fields by their position)."""
+    return {key: {f.get("name", index) if isinstance(f, dict) else index
+                  for index, f in enumerate(row.get("fields") or [])}
+            for key, row in zip(ids(scene, rows), rows) if key is not None}
+
+
+@then(phrase("the false read lists every field of the unset one, and the true read every field but those marked "
+             "{kind}"))
+def flag_both_sides(scene, three_reads, kind):
+    label, reads = three_reads
+    plain, false, true = (field_names(scene, reads[v]) for v in (None, "false", "true"))
+    check(plain, "the account has transactions")
+    flag = EXCLUDE[kind]
+    lost = {k: sorted(map(str, plain[k] - false[k])) for k in plain.keys() & false.keys() if plain[k] - false[k]}
+    check(not lost, f"{flag}=false removed fields the unflagged read lists: {dict(list(lost.items())[:3])} "
+                    "(spec §4.3: only true removes them)")
+    names = marked(scene, label, kind, reads[None])
+    dropped = {k: sorted(map(str, (plain[k] - true[k]) - names)) for k in plain.keys() & true.keys()
+               if (plain[k] - true[k]) - names}
+    check(not dropped, f"{flag}=true removed fields the target does not mark {kind}: "
+                       f"{dict(list(dropped.items())[:3])} (spec §4.3: it removes the {kind} fields)")
+    check(plain.keys() & false.keys() and plain.keys() & true.keys(),
+          f"the reads with {flag} list other transactions than the unflagged read")
+
+
+NAMED_CLASSIFICATIONS = ("Donation", "Tax", "Adjustment")
+
+
+def classification_of(row):
+    """The transaction's PaymentClassification as a string (under a property named for it; a nested object's
+    name or value), or None."""
+    for key, value in row.items():
+        if "classification" in key.lower():
+            if isinstance(value, dict):
+                value = next((value[k] for k in ("name", "value", "code") if isinstance(value.get(k), str)), None)
+            return value if isinstance(value, str) else None
+    return None
+
+
+def documented_classifications(scene):
+    """The values the target's document allows for a transaction's classification, or None when it lists none."""
+    try:
+        schema = scene.target.operations.response_schema("GetTransaction")
+    except Exception:       # noqa: BLE001 - a document without the operation lists nothing
+        return None
+    properties = (schema or {}).get("properties") or {}
+    for key, node in properties.items():
+        if "classification" in key.lower() and isinstance(node, dict):
+            values = node.get("enum") or ((node.get("properties") or {}).get("name") or {}).get("enum")
+            return set(values) if values else None
+    return None
+
+
+@then("every transaction's classification is spelled as the spec and the target's document name it")
+def classifications_named(scene, paged):
+    check(paged, "the account has transactions")
+    values = [classification_of(t) for t in paged]
+    check(any(values), f"none of {len(paged)} transactions carries a classification (spec §2)")
+    seen = {v for v in values if v}
+    misspelt = sorted(v for v in seen for n in NAMED_CLASSIFICATIONS if v != n and
+                      (n.lower() in v.lower() or (len(v) > 2 and v.lower() in n.lower())))
+    check(not misspelt, f"classification values {misspelt} stand for a value the spec names otherwise: "
+                        f"{', '.join(NAMED_CLASSIFICATIONS)} (spec §2 PaymentClassification)")
+    allowed = documented_classifications(scene)
+    if allowed is not None:
+        missing = [n for n in NAMED_CLASSIFICATIONS if n not in allowed]
+        check(not missing, f"the target's document lists the classifications {sorted(allowed)}, without "
+                           f"{missing} (spec §2 names them)")
+        outside = sorted(seen - allowed)
+        check(not outside, f"transactions carry classifications {outside} the target's document does not list "
+                           f"({sorted(allowed)})")
