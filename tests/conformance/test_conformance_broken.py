@@ -330,6 +330,7 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     ("classification_outside_the_document", broken.classification_renamed({"Fee": "ServiceCharge"}),
      "Transactions name their PaymentClassification by the spec's values"),
     ("rate_limit_of_80", {"RATE_LIMIT": 80}, "More than 100 requests within 60 seconds are not all served"),
+    ("statistics_stay_zero", broken.statistics_stay_zero, "Transactions carry what the spec names"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

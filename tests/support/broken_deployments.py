@@ -683,3 +683,14 @@ def classification_renamed(renames, document=False):
         rename(data)
         return changed(status, headers, data)
     return change
+
+
+def statistics_stay_zero(environ, status, headers, body):
+    """Statistics that never move (count 0, no first or last date) while GetTransactions lists the account's
+    transactions (spec §1 capability 5: count is the number of transactions)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "GET" and re.search(r"/accounts(/[^/]+)?$", environ["PATH_INFO"]) and data:
+        for record in data if isinstance(data, list) else data.get("accounts") or [data]:
+            if isinstance(record, dict) and isinstance(record.get("statistics"), dict):
+                record["statistics"].update(count=0, first=None, last=None)
+        return changed(status, headers, data)

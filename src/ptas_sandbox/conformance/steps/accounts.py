@@ -125,6 +125,7 @@ def await_data(scene, label, kind, arrived, pause, held_has=None):
     if key in held:
         scene.accounts[label] = held[key]
         return
+    check(key not in scene.target.held.contradicted, scene.target.held.contradicted.get(key, ""))
     if key in budget.given_up:
         pytest.skip(budget.given_up[key])
     scene.may_wait()

@@ -339,18 +339,41 @@ def statistics_count(scene, account):
 def received_transactions(scene, label):
     """Spec §1 capability 5: transactions arrive "from a few seconds up to hours" after CreateAccount. A simulator
     moves its clock a minute; on a deployment the run reuses an account that holds transactions, else reads the
-    account's statistics every 10 s until its count is above zero and holds still (accounts.await_data)."""
+    account's statistics every 10 s until its count is above zero and holds still (accounts.await_data).
+
+    The statistics are one signal the target may get wrong: while they count none, the account's transactions
+    are read too, and statistics that count none of the transactions GetTransactions lists fail the scenario
+    (and every later one that needs the data) instead of leaving it "not checked"."""
     if scene.target.simulator:
         scene.time_passes(60)
         return
     counts = []
+    type_id, _ = scene.account_kinds.get(label, (None, None))
+
+    def counted(account):
+        count = statistics_count(scene, account)
+        if count == 0:
+            listed = first_page_count(scene, account)
+            if listed:
+                message = (f"GetTransactions lists {listed} transactions of a {type_id} account whose statistics "
+                           f"count 0 (spec §1 capability 5: count is the number of transactions)")
+                scene.target.held.contradicted[(type_id, "transactions")] = message
+                check(False, message)
+        return count
 
     def settled(account):
-        counts.append(statistics_count(scene, account))
+        counts.append(counted(account))
         return counts[-1] > 0 and counts[-2:] == [counts[-1]] * 2
 
     await_data(scene, label, "transactions", settled, lambda waited: POLL_SECONDS,
-               held_has=lambda account: statistics_count(scene, account) > 0)
+               held_has=lambda account: counted(account) > 0)
+
+
+def first_page_count(scene, account):
+    """How many transactions the first page of the account's GetTransactions lists (0 when it lists none)."""
+    reply = scene.client.call("GetTransactions", token=scene.token, params={"id": account})
+    rows = checks.entries(reply.body, "transactions") if reply.ok else None
+    return len(rows) if isinstance(rows, list) else 0
 
 
 @then(phrase('the account "{label}" statistics give the dates of its first and last transaction'))
