@@ -331,6 +331,12 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "Transactions name their PaymentClassification by the spec's values"),
     ("rate_limit_of_80", {"RATE_LIMIT": 80}, "More than 100 requests within 60 seconds are not all served"),
     ("statistics_stay_zero", broken.statistics_stay_zero, "Transactions carry what the spec names"),
+    ("transactions_imported_without_report", broken.Outgoing(broken.transactions_imported_without_report),
+     "A test TransactionsImported notification reaches the receiver"),
+    ("account_type_updated_without_account_type", broken.Outgoing(broken.account_type_updated_without_account_type),
+     "A test AccountTypeUpdated notification reaches the receiver"),
+    ("six_digit_notification_dates", broken.Outgoing(broken.six_digit_notification_dates),
+     "A test AccountCreated notification reaches the receiver"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

@@ -694,3 +694,27 @@ def statistics_stay_zero(environ, status, headers, body):
             if isinstance(record, dict) and isinstance(record.get("statistics"), dict):
                 record["statistics"].update(count=0, first=None, last=None)
         return changed(status, headers, data)
+
+
+def transactions_imported_without_report(payload):
+    """TransactionsImported notifications that say nothing of a report (spec §6: carries report information)."""
+    if payload.get("eventType") == "TransactionsImported":
+        data = payload.get("data") or {}
+        data.pop("report", None)
+        for value in data.values():
+            if isinstance(value, dict):
+                value.pop("reportIds", None)
+    return [payload]
+
+
+def account_type_updated_without_account_type(payload):
+    """AccountTypeUpdated notifications that name the event but carry no account type (spec §6: gives the current
+    state of the corresponding provider)."""
+    if payload.get("eventType") == "AccountTypeUpdated":
+        payload["data"] = {}
+    return [payload]
+
+
+def six_digit_notification_dates(payload):
+    """Notifications whose date-times carry six fractional digits (spec §9.3: always seven)."""
+    return [json.loads(re.sub(r'(\d{2}:\d{2}:\d{2}\.\d{6})\dZ', r"\1Z", json.dumps(payload)))]

@@ -297,3 +297,44 @@ def carriers_report(notes):
             stack.extend((key, item) for item in node)
     if not seen:
         pytest.skip("no account, report or data-import object in the notifications to check")
+
+
+# Spec §6: what a notification of each kind carries; the payload's shape is not shown, so a property named for it
+# anywhere in the notification (`report`, `reportId`; `accountType` with its `state`; `account`, `accountId`).
+CARRIED = {
+    "TransactionsImported": (("report",), "report information"),
+    "AccountTypeUpdated": (("accounttype", "state"), "the account type and the current state of its provider"),
+    "AccountCreated": (("account",), "the account"),
+    "AccountUpdated": (("account",), "the account"),
+    "AccountDeleted": (("account",), "the account"),
+}
+
+
+def key_names(node):
+    """Every property name in a JSON document, lower case, without separators."""
+    found, stack = set(), [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.update(str(k).lower().replace("_", "").replace("-", "") for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+@then(phrase("the {kind} notification carries what the spec gives it, with seven-digit date-times"))
+def notification_carries(scene, notes, kind):
+    """Spec §6 per kind (TransactionsImported carries report information, AccountTypeUpdated gives the provider's
+    current state, the account events the account) and §2, §9.3: every date-time in it has seven digits."""
+    mine = [n for n in notes if kind in kinds_in(n)]
+    check(mine, f"no {kind} notification to read")
+    wanted, meaning = CARRIED[kind]
+    for note in mine:
+        names = key_names(note)
+        lacking = [w for w in wanted if not any(w in name for name in names)]
+        check(not lacking, f"a {kind} notification carries no {meaning} (spec §6): no property named for "
+                           f"{lacking} among {sorted(names)[:20]}")
+        bad = list(checks.bad_date_times(note))
+        check(not bad, f"date-times of a {kind} notification without seven fractional digits and a Z (spec §2, "
+                       f"§9.3): {bad[:5]}")
