@@ -337,6 +337,9 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
      "A test AccountTypeUpdated notification reaches the receiver"),
     ("six_digit_notification_dates", broken.Outgoing(broken.six_digit_notification_dates),
      "A test AccountCreated notification reaches the receiver"),
+    ("own_name_ignored", broken.own_name_ignored, "The partner's own name can be changed, and only the name"),
+    ("update_resets_user_token_lifetime", broken.UpdateResetsUserTokenLifetime(),
+     "The partner's own name can be changed, and only the name"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

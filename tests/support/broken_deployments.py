@@ -303,14 +303,14 @@ def child_tokens_without_partner_create(environ, status, headers, body):
 
 
 class DropBodyField:
-    """A service that ignores a property of a POST body on the paths matching `pattern`."""
+    """A service that ignores a property of a `method` (POST) body on the paths matching `pattern`."""
 
-    def __init__(self, name, pattern):
-        self.name, self.pattern = name, pattern
+    def __init__(self, name, pattern, method="POST"):
+        self.name, self.pattern, self.method = name, pattern, method
 
     def __call__(self, app):
         def dropped(environ, start_response):
-            if environ["REQUEST_METHOD"] == "POST" and re.search(self.pattern, environ["PATH_INFO"]):
+            if environ["REQUEST_METHOD"] == self.method and re.search(self.pattern, environ["PATH_INFO"]):
                 length = int(environ.get("CONTENT_LENGTH") or 0)
                 data = json.loads(environ["wsgi.input"].read(length) or b"{}")
                 data.pop(self.name, None)
@@ -718,3 +718,22 @@ def account_type_updated_without_account_type(payload):
 def six_digit_notification_dates(payload):
     """Notifications whose date-times carry six fractional digits (spec §9.3: always seven)."""
     return [json.loads(re.sub(r'(\d{2}:\d{2}:\d{2}\.\d{6})\dZ', r"\1Z", json.dumps(payload)))]
+
+
+# The partner's own name is not changeable (spec §2: a name, changeable, including for child partners).
+own_name_ignored = DropBodyField("name", r"/partners/self$", method="PUT")
+
+
+class UpdateResetsUserTokenLifetime(Wrap):
+    """Every update of the partner's settings puts userTokenExpirySeconds back to an hour, whatever was sent."""
+
+    def __call__(self, app):
+        def reset(environ, start_response):
+            if environ["REQUEST_METHOD"] == "PUT" and environ["PATH_INFO"].endswith("/partners/self"):
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+                data = json.loads(environ["wsgi.input"].read(length) or b"{}")
+                data["userTokenExpirySeconds"] = 3600
+                raw = json.dumps(data).encode()
+                environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
+            return app(environ, start_response)
+        return reset

@@ -154,6 +154,24 @@ def set_styling(scene, colour):
     scene.update("GetOwnPartner", "UpdatePartner", {}, {"uiSettings": {"styling": {"primaryColor": colour}}})
 
 
+@when(phrase('I rename myself to "{new}"'), target_fixture="settings_before")
+def rename_self(scene, new):
+    """Spec §2: the partner's name is changeable (UpdatePartner, §1 capability 1), its own as a child's."""
+    keep_settings(scene)
+    before = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"name": scene.name(new)})
+    return before
+
+
+@then("the other settings are as they were")
+def other_settings_kept(scene, settings_before):
+    """A change of one setting keeps the rest: the e-mail address, the redirect URLs, the user token lifetime."""
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the settings, got {scene.reply.describe()}")
+    changed = {k: (settings_before.get(k), scene.reply.body.get(k)) for k in ("email", "redirectUrls",
+               "userTokenExpirySeconds") if k in settings_before and settings_before[k] != scene.reply.body.get(k)}
+    check(not changed, f"renaming the partner changed other settings (before, after): {changed}")
+
+
 @then("the settings show an e-mail address, redirect URLs, a name, the user token lifetime and UI settings")
 def settings_fields(scene):
     check(scene.reply.ok, f"expected the partner settings, got {scene.reply.describe()}")
