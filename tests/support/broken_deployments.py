@@ -737,3 +737,11 @@ class UpdateResetsUserTokenLifetime(Wrap):
                 environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
             return app(environ, start_response)
         return reset
+
+
+def user_without_statistics(environ, status, headers, body):
+    """GetUser answers the user's information without its statistics (spec §1 capability 2)."""
+    data = json_of(body)
+    if get(environ, r"/users/[^/]+$") and isinstance(data, dict) and "statistics" in data:
+        data.pop("statistics")
+        return changed(status, headers, data)

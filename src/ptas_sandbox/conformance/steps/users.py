@@ -277,3 +277,13 @@ def user_listed_deleted(scene, label):
 def user_listed_live(scene, label):
     listed = users_listed(scene)
     check(listed.get(user_id(scene, label), {}).get("deletedAt") is None, f"the live user {label!r} has deletedAt")
+
+
+@then("the user is read with its statistics")
+def user_with_statistics(scene):
+    """Spec §1 capability 2: user information and statistics can be read; reading the user is where the spec
+    puts both (§4.2 GET /users/{id}), under a property named for them whose shape is the target's."""
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the user, got {scene.reply.describe()}")
+    found = {k: v for k, v in scene.reply.body.items() if "statistic" in k.lower()}
+    check(found and all(v not in (None, {}, [], "") for v in found.values()),
+          f"reading a user shows no statistics (spec §1 capability 2), properties: {sorted(scene.reply.body)}")
