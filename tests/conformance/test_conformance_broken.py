@@ -341,6 +341,9 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     ("update_resets_user_token_lifetime", broken.UpdateResetsUserTokenLifetime(),
      "The partner's own name can be changed, and only the name"),
     ("user_without_statistics", broken.user_without_statistics, "A user can be read back and renamed"),
+    # written blind, from the spec alone (issue 38): the survivors of the first count
+    ("user_token_scope_double_space", broken.user_token_scope_double_space,
+     "The first user token holds account:all and transaction:all unless told otherwise"),
 ]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):

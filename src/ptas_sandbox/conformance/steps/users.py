@@ -155,6 +155,9 @@ def user_token_scope(scene, label, scope):
     record = first_token_record(scene, label, "scope")
     check(checks.scope_set(record.get("scope")) == set(scope.split()),
           f"the user token's scope: expected {scope!r}, got {record.get('scope')!r}")
+    if record is scene.users[label]["token"]:       # a token record, not a JWT's claims: spec §2's format
+        check(record["scope"] == " ".join(record["scope"].split()),
+              f"a token record's scopes are separated by a single space (spec §2): {record['scope']!r}")
 
 
 @then(phrase('the user token of "{label}" lasts {seconds:d} seconds'))
