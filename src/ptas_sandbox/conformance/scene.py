@@ -182,6 +182,24 @@ class Scene:
                 self.undo.remove(action)
                 self.target.held.leftovers.append(action)
 
+    def pooled(self, key, make):
+        """What `make()` makes, shared by every scenario of a deployment run that asks for `key` and does not change
+        it (a token of a scope, a user, an account, an account type): made once, undone once at the run's end. On a
+        simulator each scenario has its own world, so `make()` runs each time."""
+        if self.target.simulator:
+            return make()
+        pool = self.target.held.pool
+        if key not in pool:
+            before = len(self.undo)
+            made = make()
+            moved = self.undo[before:]
+            del self.undo[before:]
+            for k in [k for k, action in self.undo_keys.items() if action in moved]:
+                del self.undo_keys[k]
+            self.target.held.leftovers.extend(moved)
+            pool[key] = made
+        return pool[key]
+
     def on_close(self, action, key=None):
         """Undo `action` when the scenario ends (a deployment: what the harness created)."""
         self.undo.append(action)

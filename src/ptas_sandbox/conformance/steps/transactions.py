@@ -9,8 +9,9 @@ from pytest_bdd import then, when
 from .. import checks
 from ..bodies import identifier
 from ..checks import items
-from ..scene import check
+from ..scene import Precondition, check
 from . import acting, phrase
+from .account_types import account_type
 from .accounts import account_id, await_data
 
 EXCLUDE = {"deprecated": "excludeDeprecatedFields", "mapped": "excludeMappedFields"}
@@ -253,9 +254,12 @@ def marked(scene, label, kind, rows):
     account = scene.accounts.get(label) or {}
     type_id = account.get("accountTypeId")
     if type_id:
-        reply = scene.client.call("GetAccountType", token=scene.token, params={"id": type_id})
-        if reply.ok and isinstance(reply.body, dict):
-            entries = [e for e in reply.body.get("transactionFields") or [] if isinstance(e, dict)]
+        try:
+            detail = account_type(scene, type_id)
+        except Precondition:
+            detail = None
+        if isinstance(detail, dict):
+            entries = [e for e in detail.get("transactionFields") or [] if isinstance(e, dict)]
     fields = [f for t in rows for f in t.get("fields") or [] if isinstance(f, dict)]
     for entry in entries + fields:
         if kind == "deprecated" and entry.get("isDeprecated") is True:
