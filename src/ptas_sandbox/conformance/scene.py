@@ -43,6 +43,7 @@ class Scene:
         self.settings_kept = False   # the partner's settings are put back at the end (a deployment)
         self.holding = False         # an account of this world is held for later scenarios: the world stays
         self.scope_session = None    # the user UI session the scope table reads
+        self.pending = {}            # label -> how to make a Given user or account on its first use (realize)
         # Values that flow from one step to the next (a page's transactions, an OAuth2 reference, a session)
         # are pytest fixtures of the steps (`target_fixture`), not attributes of the scene.
         self.suffix = "" if target.simulator else " " + uuid.uuid4().hex[:8]
@@ -52,8 +53,21 @@ class Scene:
             self.token, self.world = target.token, None
 
     # -- who calls -------------------------------------------------------------------------------------------
+    def realize(self, label):
+        """Make the Given user or account `label` now, if it was left for its first use: on a deployment a
+        scenario that reuses an account already holding data never needs the one its Background names."""
+        make = self.pending.pop(label, None)
+        if make is not None:        # a Given's calls: never "the response" a Then step reads
+            reply, replies = self.reply, list(self.replies)
+            make()
+            self.reply, self.replies[:] = reply, replies
+        for account, (_, owner) in list(self.account_kinds.items()):   # a user comes with the accounts it was given
+            if owner == label and account in self.pending:
+                self.realize(account)
+
     def bearer(self, actor):
         actor = actor.strip('"')
+        self.realize(actor)
         if actor in ME:
             return self.token
         if actor in self.tokens:

@@ -46,6 +46,7 @@ def issue_user_token(scene, operation, actor, params=None):
 
 
 def user_id(scene, label):
+    scene.realize(label)
     check(label in scene.users, f"no user {label!r} was created in this scenario")
     return scene.users[label]["id"]
 
