@@ -8,6 +8,7 @@ run, which is never revoked: steps that revoke make their own tokens first.
 
 import base64
 import json
+import re
 import uuid
 
 import pytest
@@ -17,6 +18,10 @@ from .checks import check, ids_of
 from .redact import redact
 
 ME = ("I", "me", "my", "the partner")
+# Steps in which a token or user changes itself or what the scenario checks of it: never a shared one.
+# Scenarios that let time pass or set how long tokens last: their tokens and users are their own.
+WAITS_OR_SETS = re.compile(r"\bpass(es)?\b|\bseconds\b|\blast\b|\bwait", re.I)
+CHANGES_ITSELF = re.compile(r"revok|delet|renam|expir|lifetime|last used|refresh|issues|token of|own token", re.I)
 
 
 class Precondition(AssertionError):
@@ -196,6 +201,31 @@ class Scene:
                 self.undo.remove(action)
                 self.target.held.leftovers.append(action)
 
+    @property
+    def step_texts(self):
+        """The texts of this scenario's steps (its Background's included), as the feature renders them."""
+        from pytest_bdd.scenario import scenario_wrapper_template_registry
+        function = getattr(self.node, "function", None)
+        template = scenario_wrapper_template_registry.get(function)
+        if template is None:
+            return None
+        example = getattr(getattr(self.node, "callspec", None), "params", {}).get("_pytest_bdd_example", {})
+        return [step.name for step in template.render(example).steps]
+
+    def only_acts(self, label, given):
+        """Whether every step of the scenario that names `label` (but its Given, `given`) has it call as an actor
+        that changes nothing of it: then one of the run's `label`s of that Given serves (Scene.pooled)."""
+        texts = self.step_texts
+        if texts is None or any(WAITS_OR_SETS.search(text) for text in texts):
+            return False
+        quoted = f'"{label}"'
+        for text in texts:
+            if quoted not in text or text == given:
+                continue
+            if not text.startswith(quoted + " ") or CHANGES_ITSELF.search(text) or text.count(quoted) > 1:
+                return False
+        return True
+
     def pooled(self, key, make):
         """What `make()` makes, shared by every scenario of a deployment run that asks for `key` and does not change
         it (a token of a scope, a user, an account, an account type): made once, undone once at the run's end. On a
@@ -203,7 +233,8 @@ class Scene:
         if self.target.simulator:
             return make()
         pool = self.target.held.pool
-        if key not in pool:
+        spent = self.target.budget.spent
+        if key not in pool or pool[key][0] != spent:    # after a wait, tokens made before it may have expired
             before = len(self.undo)
             made = make()
             moved = self.undo[before:]
@@ -211,8 +242,8 @@ class Scene:
             for k in [k for k, action in self.undo_keys.items() if action in moved]:
                 del self.undo_keys[k]
             self.target.held.leftovers.extend(moved)
-            pool[key] = made
-        return pool[key]
+            pool[key] = (spent, made)
+        return pool[key][1]
 
     def on_close(self, action, key=None):
         """Undo `action` when the scenario ends (a deployment: what the harness created)."""

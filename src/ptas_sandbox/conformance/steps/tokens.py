@@ -19,7 +19,14 @@ def create_own(scene, name, scope, lifetime, by="I"):
 
 @given(phrase('a token "{name}" with scope "{scope}"'))
 def given_token(scene, name, scope):
-    scene.must(create_own(scene, name, scope, DAY_S), f"create a token with scope {scope!r}")
+    """A token the scenario only calls with is shared by the run's scenarios on a deployment (Scene.pooled)."""
+    def make():
+        scene.must(create_own(scene, name, scope, DAY_S), f"create a token with scope {scope!r}")
+        return scene.tokens[name]
+    if scene.only_acts(name, f'a token "{name}" with scope "{scope}"'):
+        scene.tokens[name] = scene.pooled(("token", scope), make)
+    else:
+        make()
 
 
 @given(phrase('a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))

@@ -57,7 +57,14 @@ def users_listed(scene):
 
 @given(phrase('a user "{label}"'))
 def given_user(scene, label):
-    scene.must(create_user(scene, label), f"create the user {label!r}")
+    """A user the scenario only acts as is shared by the run's scenarios on a deployment (Scene.pooled)."""
+    def make():
+        scene.must(create_user(scene, label), f"create the user {label!r}")
+        return scene.users[label]
+    if scene.only_acts(label, f'a user "{label}"'):
+        scene.users[label] = scene.pooled(("user", label), make)
+    else:
+        make()
 
 
 @given(phrase('a user "{label}" whose token may refresh itself'))
