@@ -297,7 +297,7 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     ("revoked_token_served_off_partner_paths", broken.StaleAnswersForRefusedTokens(),
      "A revoked token is refused outside the partner paths too"),
     ("user_requests_not_rate_limited", broken.UsersUnlimited(),
-     "Requests made with a user token count toward the limit"),
+     "More than 100 requests within 60 seconds are not all served"),
     ("real_events_never_notified", broken.Outgoing(broken.real_events_never_sent),
      "Creating and deleting an account notifies AccountCreated and AccountDeleted"),
     ("notifications_to_unsubscribed_webhooks", broken.EveryWebhookNotified(),

@@ -77,6 +77,15 @@ def list_accounts_many(scene, actor, times):
     return spent(scene, burst(scene, times, "GetAccounts", scene.bearer(actor)))
 
 
+@when(phrase('I read my partner settings {mine:d} times and "{user}" lists the accounts {theirs:d} times within a '
+             'minute'), target_fixture="burst")
+def mixed_burst(scene, mine, user, theirs):
+    """Spec §8: the limit counts all requests from partners and users: the partner's and a user's, in one window."""
+    quiet_window(scene)
+    token = scene.bearer(f'"{user}"')
+    return spent(scene, burst(scene, mine) + burst(scene, theirs, "GetAccounts", token))
+
+
 @then("not every one of them was served")
 def not_all_served(burst):
     """What the spec states: no more than 100 succeed in a window. How a refusal looks is not shown (§7)."""
