@@ -101,13 +101,16 @@ class Scene:
         """A request body built from the target's schema for `operation` (bodies.py); NoSchema skips."""
         return self.bodies.build(operation, values, optional)
 
-    def update(self, read, update, params, changes, actor="I"):
-        """Read-modify-write: read the whole record (as I), change it, send it back with `update` (as `actor`).
+    def update(self, read, update, params, changes, actor="I", record=None):
+        """Read-modify-write: read the whole record (as I; `record` when the scenario has just read it), change it,
+        send it back with `update` (as `actor`).
 
         Holds whether the target's PUT merges or replaces; `changes` are keyed by the spec's words and placed
         on the update schema's properties (a dict value is merged into the record's)."""
-        current = self.must(self.client.call(read, token=self.token, params=params), f"read the record to {update}")
-        record = current.body if isinstance(current.body, dict) else {}
+        if record is None:
+            current = self.must(self.client.call(read, token=self.token, params=params),
+                                f"read the record to {update}")
+            record = current.body if isinstance(current.body, dict) else {}
         body = self.bodies.writable(update, record)
         for meaning, value in changes.items():
             target = meaning if meaning in body else self.bodies.placement(update, meaning)

@@ -81,8 +81,8 @@ def own_scope(scene):
 # scoped token. A new operation joins the table by adding one line here and rows in features/auth/scopes.feature.
 CALLS = {
     "GetOwnPartner": lambda s: s.call("GetOwnPartner", SCOPED),
-    "UpdatePartner": lambda s: keep_settings(s) or s.update("GetOwnPartner", "UpdatePartner", {},
-                                                            {"email": "scopes@example.test"}, SCOPED),
+    "UpdatePartner": lambda s: s.update("GetOwnPartner", "UpdatePartner", {}, {"email": "scopes@example.test"},
+                                        SCOPED, record=keep_settings(s)),
     "CreatePartner": lambda s: create_child(s, "Scoped Child", by=SCOPED),
     "GetPartners": lambda s: s.call("GetPartners", SCOPED),
     "GetPartner": lambda s: s.call("GetPartner", SCOPED, params={"id": child(s)}),
@@ -120,7 +120,7 @@ def scoped_token(scene, scope):
     def make():
         scene.must(create_own(scene, SCOPED, scope, DAY_S), f"create a token holding only {scope!r}")
         return scene.tokens[SCOPED]
-    scene.tokens[SCOPED] = scene.pooled(("scope table", "token", scope), make)
+    scene.tokens[SCOPED] = scene.pooled(("token", scope), make)
 
 
 @given(phrase('a user whose token holds only "{scope}"'))

@@ -1,5 +1,7 @@
 """Steps of the partner features: own settings (UpdatePartner), child partners, their tokens, the deploy token."""
 
+import copy
+
 from pytest_bdd import given, then, when
 
 from .. import checks
@@ -138,28 +140,26 @@ def read_settings(scene, actor):
 
 @when(acting('{actor} changes the e-mail address to "{email}"', me='change my e-mail address to "{email}"'))
 def change_email(scene, actor, email):
-    keep_settings(scene)
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"email": email}, actor)
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"email": email}, actor, record=keep_settings(scene))
 
 
 @when(phrase('I set my redirect URLs to "{first}" and "{second}"'))
 def set_redirects(scene, first, second):
-    keep_settings(scene)
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"redirectUrls": [first, second]})
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"redirectUrls": [first, second]}, record=keep_settings(scene))
 
 
 @when(phrase('I set my Account UI styling to primary colour "{colour}"'))
 def set_styling(scene, colour):
-    keep_settings(scene)
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"uiSettings": {"styling": {"primaryColor": colour}}})
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"uiSettings": {"styling": {"primaryColor": colour}}},
+                 record=keep_settings(scene))
 
 
 @when(phrase('I rename myself to "{new}"'), target_fixture="settings_before")
 def rename_self(scene, new):
     """Spec §2: the partner's name is changeable (UpdatePartner, §1 capability 1), its own as a child's."""
-    keep_settings(scene)
-    before = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"name": scene.name(new)})
+    before = keep_settings(scene) or scene.must(scene.client.call("GetOwnPartner", token=scene.token),
+                                                "read the partner settings").body
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"name": scene.name(new)}, record=dict(before))
     return before
 
 
@@ -210,10 +210,14 @@ def settings_styling(scene, colour):
 
 
 def keep_settings(scene):
-    """On a deployment, put the partner's settings back as they were once the scenario ends."""
+    """On a deployment, put the partner's settings back as they were once the scenario ends. Every scenario puts
+    them back, so the run reads them once (Scene.pooled) and gives the first change of a scenario that record
+    (a copy): None when the scenario changed them already, or on a simulator."""
     if scene.target.simulator or scene.settings_kept:
-        return
-    reply = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings")
-    original = scene.bodies.writable("UpdatePartner", reply.body, nulls=True)
+        return None
+    body = scene.pooled(("partner settings",), lambda: scene.must(
+        scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body)
+    original = scene.bodies.writable("UpdatePartner", body, nulls=True)
     scene.settings_kept = True
     scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))
+    return copy.deepcopy(body)

@@ -30,15 +30,35 @@ def transactions(reply):
     return items(reply, "transactions")
 
 
+def read_page(scene, label, query=None, response=True):
+    """A page of the account's transactions as I read it: on a deployment the same read (same account, same query)
+    is made once and shared by the scenarios that only read it, until the run next waits (Scene.pooled). With
+    `response` it becomes the response the Then steps read, as a When step's call does."""
+    account = account_id(scene, label)
+    key = ("GetTransactions", str(account), tuple(sorted((query or {}).items())))
+    reply = scene.pooled(key, lambda: scene.client.call("GetTransactions", token=scene.token,
+                                                        params={"id": account}, query=query or None))
+    if response:
+        scene.reply = reply
+        scene.replies.append(reply)
+    return reply
+
+
 @when(acting('{actor} reads the transactions of the account "{label}"'))
 def read_transactions(scene, actor, label):
-    scene.call("GetTransactions", actor, params={"id": account_id(scene, label)})
+    if actor == "I":
+        read_page(scene, label)
+    else:
+        scene.call("GetTransactions", actor, params={"id": account_id(scene, label)})
 
 
 @when(acting('{actor} reads the transactions of the account "{label}" without {kind} fields'))
 def read_transactions_without(scene, actor, label, kind):
     check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
-    scene.call("GetTransactions", actor, params={"id": account_id(scene, label)}, query={EXCLUDE[kind]: "true"})
+    if actor == "I":
+        read_page(scene, label, {EXCLUDE[kind]: "true"})
+    else:
+        scene.call("GetTransactions", actor, params={"id": account_id(scene, label)}, query={EXCLUDE[kind]: "true"})
 
 
 @when(phrase('I page through every transaction of the account "{label}"'), target_fixture="paged")
@@ -51,7 +71,7 @@ def pages_of(scene, label, flags=None):
     replies, reference = [], None
     while True:
         query = {**(flags or {}), **({"pageReference": reference} if reference else {})}
-        reply = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query=query or None)
+        reply = read_page(scene, label, query)
         transactions(reply)
         replies.append(reply)
         reference = reply.body.get("nextPageReference")
@@ -107,8 +127,7 @@ def no_mapped(scene):
       target_fixture="first_transaction")
 def read_one(scene, actor, label):
     """The first transaction of the list I read, then read on its own by `actor` (me, a token of mine, a user)."""
-    first = transactions(scene.client.call("GetTransactions", token=scene.token,
-                                           params={"id": account_id(scene, label)}))[0]
+    first = transactions(read_page(scene, label, response=False))[0]
     scene.call("GetTransaction", actor, params={"id": account_id(scene, label),
                                                 "transactionId": scene.id_of(first, "GetTransaction")})
     return first
@@ -126,7 +145,7 @@ def same_transaction(scene, first_transaction):
 @when(phrase('I search the transactions of the account "{label}" created since the {n:d}th one'),
       target_fixture="since")
 def search_since(scene, label, n):
-    rows = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))
+    rows = transactions(read_page(scene, label))
     since = rows[n - 1]["createdAt"]
     scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"createdAt": since})
     return since
@@ -182,12 +201,12 @@ def last_page_reached(scene):
 
 @when(phrase('I read the first two pages of the transactions of the account "{label}"'), target_fixture="two_pages")
 def first_two_pages(scene, label):
-    first = scene.call("GetTransactions", params={"id": account_id(scene, label)})
+    first = read_page(scene, label)
     transactions(first)
     reference = first.body.get("nextPageReference")
     if not reference:
         pytest.skip("the account's transactions fit on one page: no second page to read")
-    second = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"pageReference": reference})
+    second = read_page(scene, label, {"pageReference": reference})
     return first, second
 
 
@@ -215,7 +234,7 @@ def search_around(scene, label):
     moments = sorted(checks.parse(t["createdAt"]) for t in every if t.get("createdAt"))
     if not moments:
         pytest.skip("the account's transactions carry no createdAt to search around")
-    first = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))
+    first = transactions(read_page(scene, label))
 
     def search(at):
         shown = datetime.fromtimestamp(at / 1_000_000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
@@ -272,8 +291,7 @@ def marked(scene, label, kind, rows):
 
 def without_marked(scene, label, kind, found):
     """Check `found` (rows read with the exclude flag) against what an unflagged read shows marked."""
-    plain = transactions(scene.client.call("GetTransactions", token=scene.token,
-                                           params={"id": account_id(scene, label)}))
+    plain = transactions(read_page(scene, label, response=False))
     names = marked(scene, label, kind, plain)
     if not names:
         pytest.skip(f"the target marks no transaction field {kind}: nothing for the flag to remove")
@@ -310,8 +328,7 @@ def none_marked(scene, kind):
       target_fixture="excluded_from")
 def read_one_without(scene, label, kind, kind2):
     check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
-    rows = transactions(scene.client.call("GetTransactions", token=scene.token,
-                                          params={"id": account_id(scene, label)}))
+    rows = transactions(read_page(scene, label, response=False))
     names = marked(scene, label, kind, rows)
     chosen = next((t for t in rows if any(f.get("name") in names for f in t.get("fields") or [])), None)
     if chosen is None:
@@ -414,8 +431,7 @@ def read_three_ways(scene, label, kind):
     check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
     reads = {}
     for value in (None, "false", "true"):
-        reply = scene.call("GetTransactions", params={"id": account_id(scene, label)},
-                           query={EXCLUDE[kind]: value} if value else None)
+        reply = read_page(scene, label, {EXCLUDE[kind]: value} if value else None)
         reads[value] = transactions(reply)
     return label, reads
 

@@ -74,8 +74,8 @@ def given_refreshing_user(scene, label):
 
 @given(phrase("my users' tokens last {seconds:d} seconds"))
 def user_token_lifetime(scene, seconds):
-    keep_settings(scene)
-    scene.must(scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds}),
+    scene.must(scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds},
+                            record=keep_settings(scene)),
                "set userTokenExpirySeconds")
 
 
@@ -83,8 +83,8 @@ def user_token_lifetime(scene, seconds):
 def short_user_token_lifetime(scene, seconds):
     """A short userTokenExpirySeconds, to see a user token expire within the run's waiting. The spec shows no
     minimum for the setting, nor that there is none: a service refusing so short a value is not checked here."""
-    keep_settings(scene)
-    reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds})
+    reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds},
+                         record=keep_settings(scene))
     if reply.status in INVALID:
         pytest.skip(f"the target does not take userTokenExpirySeconds {seconds} (the spec shows no minimum): "
                     f"{reply.describe()}")
