@@ -49,6 +49,7 @@ class Scene:
         self.holding = False         # an account of this world is held for later scenarios: the world stays
         self.scope_session = None    # the user UI session the scope table reads
         self.pending = {}            # label -> how to make a Given user or account on its first use (realize)
+        self.gone = set()            # ids the scenario itself deleted: its clean-up leaves them be
         # Values that flow from one step to the next (a page's transactions, an OAuth2 reference, a session)
         # are pytest fixtures of the steps (`target_fixture`), not attributes of the scene.
         self.suffix = "" if target.simulator else " " + uuid.uuid4().hex[:8]
@@ -89,7 +90,15 @@ class Scene:
                   "the harness never revokes the token it was given")
         self.reply = self.client.call(operation_id, token=token, **kw)   # NotOffered: the harness skips
         self.replies.append(self.reply)
+        if operation_id.startswith("Delete") and self.reply.ok:
+            self.gone.add(str((kw.get("params") or {}).get("id")))
         return self.reply
+
+    def undo_delete(self, operation_id, record_id, **kw):
+        """The clean-up call deleting `record_id`, unless the scenario deleted it already (one request saved)."""
+        if str(record_id) not in self.gone:
+            return self.client.call(operation_id, token=self.token, params={"id": record_id}, **kw)
+        return None
 
     # -- payloads the spec does not show ---------------------------------------------------------------------
     @property

@@ -28,8 +28,7 @@ def create_account(scene, label, type_id, owner, by="I", auth_reference=None):
         scene.accounts[label] = reply.body
         scene.account_kinds[label] = (type_id, owner)
         if not scene.target.simulator:
-            scene.on_close(lambda: scene.client.call("DeleteAccount", token=scene.token,
-                                                     params={"id": scene.id_of(reply.body, "GetAccount")}),
+            scene.on_close(lambda: scene.undo_delete("DeleteAccount", scene.id_of(reply.body, "GetAccount")),
                            key=("account", label))
     return reply
 

@@ -19,8 +19,7 @@ def create_child(scene, label, by="I"):
     if reply.ok and isinstance(reply.body, dict):
         scene.partners[label] = reply.body
         if not scene.target.simulator and "DeleteChildPartner" in scene.target.operations:
-            scene.undo.append(lambda: scene.client.call("DeleteChildPartner", token=scene.token,
-                                                        params={"id": scene.id_of(reply.body, "GetPartner")}))
+            scene.undo.append(lambda: scene.undo_delete("DeleteChildPartner", scene.id_of(reply.body, "GetPartner")))
     return reply
 
 
