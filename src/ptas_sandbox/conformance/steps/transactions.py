@@ -508,3 +508,12 @@ def classifications_named(scene, paged):
         outside = sorted(seen - allowed)
         check(not outside, f"transactions carry classifications {outside} the target's document does not list "
                            f"({sorted(allowed)})")
+
+
+@then("it carries its TransactionType")
+def one_carries_transaction_type(scene):
+    """Spec §9 2.12.1: TransactionType in GetTransactions and GetTransaction responses: the single read too."""
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the transaction, got "
+          f"{scene.reply.describe()}")
+    check(any(k.lower() == "transactiontype" for k in scene.reply.body),
+          "GetTransaction answers a transaction without its TransactionType (spec §9 2.12.1)")

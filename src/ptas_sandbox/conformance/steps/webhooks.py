@@ -310,16 +310,16 @@ CARRIED = {
 }
 
 
-def key_names(node):
-    """Every property name in a JSON document, lower case, without separators."""
-    found, stack = set(), [node]
+def key_names(node, depth=99):
+    """Every property name in a JSON document down to `depth` levels of objects, lower case, without separators."""
+    found, stack = set(), [(node, 1)]
     while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
+        item, level = stack.pop()
+        if isinstance(item, dict) and level <= depth:
             found.update(str(k).lower().replace("_", "").replace("-", "") for k in item)
-            stack.extend(item.values())
+            stack.extend((value, level + 1) for value in item.values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend((value, level) for value in item)
     return found
 
 
@@ -331,8 +331,10 @@ def notification_carries(scene, notes, kind):
     check(mine, f"no {kind} notification to read")
     wanted, meaning = CARRIED[kind]
     for note in mine:
-        names = key_names(note)
-        lacking = [w for w in wanted if not any(w in name for name in names)]
+        # what the notification carries, in it or in its payload object (not inside another object it carries:
+        # a data import's reportIds is the import's, not the notification's report information)
+        names, near = key_names(note), key_names(note, depth=2)
+        lacking = [w for w in wanted if not any(w in name for name in (names if w == "state" else near))]
         check(not lacking, f"a {kind} notification carries no {meaning} (spec §6): no property named for "
                            f"{lacking} among {sorted(names)[:20]}")
         bad = list(checks.bad_date_times(note))

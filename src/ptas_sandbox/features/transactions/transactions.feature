@@ -78,6 +78,7 @@ Feature: Transactions of an account
     When the account "shop" has received its transactions
     And I read the first transaction of the account "shop" on its own
     Then it is the same transaction
+    And it carries its TransactionType
 
   @contract
   Scenario: Another user cannot read the account's transactions
