@@ -746,12 +746,3 @@ def user_without_statistics(environ, status, headers, body):
         data.pop("statistics")
         return changed(status, headers, data)
 
-
-def user_token_scope_double_space(environ, status, headers, body):
-    """CreateUser's first user token record joins its scopes with two spaces (spec §2: a single space). Blind."""
-    data = json_of(body)
-    token = data.get("token") if isinstance(data, dict) else None
-    if environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"].endswith("/users") and isinstance(token, dict) \
-            and isinstance(token.get("scope"), str):
-        token["scope"] = "  ".join(token["scope"].split())
-        return changed(status, headers, data)

@@ -220,3 +220,14 @@ def keep_settings(scene):
     scene.settings_kept = True
     scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))
     return copy.deepcopy(body)
+
+
+@then("the partner record lists its redirect URLs under redirectUrls")
+def record_redirect_urls(scene):
+    """Spec §2 Partner, 2.0.0-beta2: a partner has a list redirectUrls, which replaced the single redirectUrl (a
+    breaking change): a child partner's record as much as the partner's own."""
+    body = scene.reply.body if scene.reply.ok else None
+    check(isinstance(body, dict) and isinstance(body.get("redirectUrls"), list),
+          f"the partner record carries redirectUrls, a list (spec §2), got {scene.reply.describe()}")
+    check("redirectUrl" not in body, "the partner record still carries the single redirectUrl that redirectUrls "
+                                     "replaced (spec §9 2.0.0-beta2)")
