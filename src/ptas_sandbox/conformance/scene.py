@@ -234,7 +234,10 @@ class Scene:
         for text in texts:
             if quoted not in text or text == given:
                 continue
-            if not text.startswith(quoted + " ") or CHANGES_ITSELF.search(text) or text.count(quoted) > 1:
+            # it calls as an actor, on nobody else ("revokes the token "doomed"" acts on another token) or on
+            # something that is not itself ("tries to revoke itself" is itself)
+            acts_on_itself = text.count('"') == 2 or text.count(quoted) > 1
+            if not text.startswith(quoted + " ") or (acts_on_itself and CHANGES_ITSELF.search(text)):
                 return False
         return True
 

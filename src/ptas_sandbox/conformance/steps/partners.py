@@ -218,7 +218,11 @@ def keep_settings(scene):
         scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body)
     original = scene.bodies.writable("UpdatePartner", body, nulls=True)
     scene.settings_kept = True
-    scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))
+
+    def put_back():     # a target that refuses them back keeps what the scenario set: read again next time
+        if not scene.client.call("UpdatePartner", token=scene.token, json=original).ok:
+            scene.target.held.pool.pop(("partner settings",), None)
+    scene.undo.append(put_back)
     return copy.deepcopy(body)
 
 
