@@ -303,14 +303,14 @@ def child_tokens_without_partner_create(environ, status, headers, body):
 
 
 class DropBodyField:
-    """A service that ignores a property of a POST body on the paths matching `pattern`."""
+    """A service that ignores a property of a `method` (POST) body on the paths matching `pattern`."""
 
-    def __init__(self, name, pattern):
-        self.name, self.pattern = name, pattern
+    def __init__(self, name, pattern, method="POST"):
+        self.name, self.pattern, self.method = name, pattern, method
 
     def __call__(self, app):
         def dropped(environ, start_response):
-            if environ["REQUEST_METHOD"] == "POST" and re.search(self.pattern, environ["PATH_INFO"]):
+            if environ["REQUEST_METHOD"] == self.method and re.search(self.pattern, environ["PATH_INFO"]):
                 length = int(environ.get("CONTENT_LENGTH") or 0)
                 data = json.loads(environ["wsgi.input"].read(length) or b"{}")
                 data.pop(self.name, None)
@@ -623,3 +623,128 @@ class FixedUserTokenLifetime(Wrap):
                            "CONTENT_TYPE": "application/json"}
             return app(environ, start_response)
         return fixed
+
+
+# -- issue 38: the other side of statements checked from one side only ------------------------------------------
+def revocation_answers_access_token(environ, status, headers, body):
+    """A revocation that answers the revoked token's record with its JWT (spec §2: only the creating response
+    carries accessToken)."""
+    if environ["REQUEST_METHOD"] == "DELETE" and "/tokens/" in environ["PATH_INFO"] and status[:1] == "2":
+        record = json_of(body) if body else None
+        record = record if isinstance(record, dict) else {"id": environ["PATH_INFO"].rsplit("/", 1)[-1]}
+        record.update(isRevoked=True, accessToken="eyJhbGciOiJIUzI1NiJ9.eyJyZXZva2VkIjp0cnVlfQ.c2lnbmF0dXJl")
+        return changed("200 OK", [("Content-Type", "application/json")], record)
+
+
+class FlagByPresence(DropQuery):
+    """A service that reads an exclude flag by its presence: `false` excludes as `true` does (spec §4.3: true
+    removes the fields)."""
+
+    def __call__(self, app):
+        def present(environ, start_response):
+            if re.search(self.pattern, environ["PATH_INFO"]):
+                query = [(k, "true" if k in self.names else v) for k, v in parse_qsl(environ.get("QUERY_STRING", ""))]
+                environ = {**environ, "QUERY_STRING": urlencode(query)}
+            return app(environ, start_response)
+        return present
+
+
+def mapped_flag_drops_every_field(environ, status, headers, body):
+    """excludeMappedFields=true answered with no fields at all, mapped or not (spec §4.3: it removes the fields
+    mapped to fixed transaction fields)."""
+    data = json_of(body)
+    if "excludemappedfields=true" in environ.get("QUERY_STRING", "").lower() and isinstance(data, dict):
+        for row in data.get("transactions") or [data]:
+            if isinstance(row, dict) and isinstance(row.get("fields"), list):
+                row["fields"] = []
+        return changed(status, headers, data)
+
+
+def classification_renamed(renames, document=False):
+    """PaymentClassification values renamed in transactions (and, with `document`, in the OpenAPI document's enum
+    too): spec §2 names Donation, Tax and Adjustment."""
+    def rename(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "classification" and isinstance(value, str):
+                    node[key] = renames.get(value, value)
+                elif key == "classification" and isinstance(value, dict) and isinstance(value.get("enum"), list):
+                    value["enum"] = [renames.get(v, v) for v in value["enum"]]
+                else:
+                    rename(value)
+        elif isinstance(node, list):
+            for value in node:
+                rename(value)
+
+    def change(environ, status, headers, body):
+        if environ["PATH_INFO"].endswith("openapi.json") and not document:
+            return None
+        data = json_of(body)
+        if data is None or b"classification" not in body:
+            return None
+        rename(data)
+        return changed(status, headers, data)
+    return change
+
+
+def statistics_stay_zero(environ, status, headers, body):
+    """Statistics that never move (count 0, no first or last date) while GetTransactions lists the account's
+    transactions (spec §1 capability 5: count is the number of transactions)."""
+    data = json_of(body)
+    if environ["REQUEST_METHOD"] == "GET" and re.search(r"/accounts(/[^/]+)?$", environ["PATH_INFO"]) and data:
+        for record in data if isinstance(data, list) else data.get("accounts") or [data]:
+            if isinstance(record, dict) and isinstance(record.get("statistics"), dict):
+                record["statistics"].update(count=0, first=None, last=None)
+        return changed(status, headers, data)
+
+
+def transactions_imported_without_report(payload):
+    """TransactionsImported notifications that say nothing of a report (spec §6: carries report information)."""
+    if payload.get("eventType") == "TransactionsImported":
+        data = payload.get("data") or {}
+        data.pop("report", None)
+        for value in data.values():
+            if isinstance(value, dict):
+                value.pop("reportIds", None)
+    return [payload]
+
+
+def account_type_updated_without_account_type(payload):
+    """AccountTypeUpdated notifications that name the event but carry no account type (spec §6: gives the current
+    state of the corresponding provider)."""
+    if payload.get("eventType") == "AccountTypeUpdated":
+        payload["data"] = {}
+    return [payload]
+
+
+def six_digit_notification_dates(payload):
+    """Notifications whose date-times carry six fractional digits (spec §9.3: always seven)."""
+    return [json.loads(re.sub(r'(\d{2}:\d{2}:\d{2}\.\d{6})\dZ', r"\1Z", json.dumps(payload)))]
+
+
+# The partner's own name is not changeable (spec §2: a name, changeable, including for child partners).
+own_name_ignored = DropBodyField("name", r"/partners/self$", method="PUT")
+
+
+class UpdateResetsUserTokenLifetime(Wrap):
+    """Every update of the partner's settings puts userTokenExpirySeconds back to an hour, whatever was sent."""
+
+    def __call__(self, app):
+        def reset(environ, start_response):
+            if environ["REQUEST_METHOD"] == "PUT" and environ["PATH_INFO"].endswith("/partners/self"):
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+                data = json.loads(environ["wsgi.input"].read(length) or b"{}")
+                data["userTokenExpirySeconds"] = 3600
+                raw = json.dumps(data).encode()
+                environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
+            return app(environ, start_response)
+        return reset
+
+
+def user_without_statistics(environ, status, headers, body):
+    """GetUser answers the user's information without its statistics (spec §1 capability 2)."""
+    data = json_of(body)
+    if get(environ, r"/users/[^/]+$") and isinstance(data, dict) and "statistics" in data:
+        data.pop("statistics")
+        return changed(status, headers, data)
+

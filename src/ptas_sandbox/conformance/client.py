@@ -133,6 +133,11 @@ class Throttle:
                 self.state.waiting(pause, f"the pace of {self.limit} requests per {self.window:g} s (--pace)")
                 self.sleep(min(pause, SAID_EVERY))
 
+    def quiet_in(self):
+        """Seconds until none of the requests this pace counted is within the window any more."""
+        with self._lock:
+            return max(0.0, self._sent[-1] + self.window - self.clock()) if self._sent else 0.0
+
     def exhaust(self):
         """Count the window as full from now: requests sent past the pace (a rate-limit check) spent it."""
         with self._lock:

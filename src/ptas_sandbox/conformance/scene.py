@@ -8,6 +8,7 @@ run, which is never revoked: steps that revoke make their own tokens first.
 
 import base64
 import json
+import re
 import uuid
 
 import pytest
@@ -17,6 +18,10 @@ from .checks import check, ids_of
 from .redact import redact
 
 ME = ("I", "me", "my", "the partner")
+# Steps in which a token or user changes itself or what the scenario checks of it: never a shared one.
+# Scenarios that let time pass or set how long tokens last: their tokens and users are their own.
+WAITS_OR_SETS = re.compile(r"\bpass(es)?\b|\bseconds\b|\blast\b|\bwait", re.I)
+CHANGES_ITSELF = re.compile(r"revok|delet|renam|expir|lifetime|last used|refresh|issues|token of|own token", re.I)
 
 
 class Precondition(AssertionError):
@@ -43,6 +48,8 @@ class Scene:
         self.settings_kept = False   # the partner's settings are put back at the end (a deployment)
         self.holding = False         # an account of this world is held for later scenarios: the world stays
         self.scope_session = None    # the user UI session the scope table reads
+        self.pending = {}            # label -> how to make a Given user or account on its first use (realize)
+        self.gone = set()            # ids the scenario itself deleted: its clean-up leaves them be
         # Values that flow from one step to the next (a page's transactions, an OAuth2 reference, a session)
         # are pytest fixtures of the steps (`target_fixture`), not attributes of the scene.
         self.suffix = "" if target.simulator else " " + uuid.uuid4().hex[:8]
@@ -52,8 +59,21 @@ class Scene:
             self.token, self.world = target.token, None
 
     # -- who calls -------------------------------------------------------------------------------------------
+    def realize(self, label):
+        """Make the Given user or account `label` now, if it was left for its first use: on a deployment a
+        scenario that reuses an account already holding data never needs the one its Background names."""
+        make = self.pending.pop(label, None)
+        if make is not None:        # a Given's calls: never "the response" a Then step reads
+            reply, replies = self.reply, list(self.replies)
+            make()
+            self.reply, self.replies[:] = reply, replies
+        for account, (_, owner) in list(self.account_kinds.items()):   # a user comes with the accounts it was given
+            if owner == label and account in self.pending:
+                self.realize(account)
+
     def bearer(self, actor):
         actor = actor.strip('"')
+        self.realize(actor)
         if actor in ME:
             return self.token
         if actor in self.tokens:
@@ -70,7 +90,15 @@ class Scene:
                   "the harness never revokes the token it was given")
         self.reply = self.client.call(operation_id, token=token, **kw)   # NotOffered: the harness skips
         self.replies.append(self.reply)
+        if operation_id.startswith("Delete") and self.reply.ok:
+            self.gone.add(str((kw.get("params") or {}).get("id")))
         return self.reply
+
+    def undo_delete(self, operation_id, record_id, **kw):
+        """The clean-up call deleting `record_id`, unless the scenario deleted it already (one request saved)."""
+        if str(record_id) not in self.gone:
+            return self.client.call(operation_id, token=self.token, params={"id": record_id}, **kw)
+        return None
 
     # -- payloads the spec does not show ---------------------------------------------------------------------
     @property
@@ -82,13 +110,16 @@ class Scene:
         """A request body built from the target's schema for `operation` (bodies.py); NoSchema skips."""
         return self.bodies.build(operation, values, optional)
 
-    def update(self, read, update, params, changes, actor="I"):
-        """Read-modify-write: read the whole record (as I), change it, send it back with `update` (as `actor`).
+    def update(self, read, update, params, changes, actor="I", record=None):
+        """Read-modify-write: read the whole record (as I; `record` when the scenario has just read it), change it,
+        send it back with `update` (as `actor`).
 
         Holds whether the target's PUT merges or replaces; `changes` are keyed by the spec's words and placed
         on the update schema's properties (a dict value is merged into the record's)."""
-        current = self.must(self.client.call(read, token=self.token, params=params), f"read the record to {update}")
-        record = current.body if isinstance(current.body, dict) else {}
+        if record is None:
+            current = self.must(self.client.call(read, token=self.token, params=params),
+                                f"read the record to {update}")
+            record = current.body if isinstance(current.body, dict) else {}
         body = self.bodies.writable(update, record)
         for meaning, value in changes.items():
             target = meaning if meaning in body else self.bodies.placement(update, meaning)
@@ -181,6 +212,53 @@ class Scene:
             if action is not None:
                 self.undo.remove(action)
                 self.target.held.leftovers.append(action)
+
+    @property
+    def step_texts(self):
+        """The texts of this scenario's steps (its Background's included), as the feature renders them."""
+        from pytest_bdd.scenario import scenario_wrapper_template_registry
+        function = getattr(self.node, "function", None)
+        template = scenario_wrapper_template_registry.get(function)
+        if template is None:
+            return None
+        example = getattr(getattr(self.node, "callspec", None), "params", {}).get("_pytest_bdd_example", {})
+        return [step.name for step in template.render(example).steps]
+
+    def only_acts(self, label, given):
+        """Whether every step of the scenario that names `label` (but its Given, `given`) has it call as an actor
+        that changes nothing of it: then one of the run's `label`s of that Given serves (Scene.pooled)."""
+        texts = self.step_texts
+        if texts is None or any(WAITS_OR_SETS.search(text) for text in texts):
+            return False
+        quoted = f'"{label}"'
+        for text in texts:
+            if quoted not in text or text == given:
+                continue
+            # it calls as an actor, on nobody else ("revokes the token "doomed"" acts on another token) or on
+            # something that is not itself ("tries to revoke itself" is itself)
+            acts_on_itself = text.count('"') == 2 or text.count(quoted) > 1
+            if not text.startswith(quoted + " ") or (acts_on_itself and CHANGES_ITSELF.search(text)):
+                return False
+        return True
+
+    def pooled(self, key, make):
+        """What `make()` makes, shared by every scenario of a deployment run that asks for `key` and does not change
+        it (a token of a scope, a user, an account, an account type): made once, undone once at the run's end. On a
+        simulator each scenario has its own world, so `make()` runs each time."""
+        if self.target.simulator:
+            return make()
+        pool = self.target.held.pool
+        spent = self.target.budget.spent
+        if key not in pool or pool[key][0] != spent:    # after a wait, tokens made before it may have expired
+            before = len(self.undo)
+            made = make()
+            moved = self.undo[before:]
+            del self.undo[before:]
+            for k in [k for k, action in self.undo_keys.items() if action in moved]:
+                del self.undo_keys[k]
+            self.target.held.leftovers.extend(moved)
+            pool[key] = (spent, made)
+        return pool[key][1]
 
     def on_close(self, action, key=None):
         """Undo `action` when the scenario ends (a deployment: what the harness created)."""

@@ -50,6 +50,8 @@ class Held:
         self.leftovers = []         # clean-up actions run once, after the last scenario
         self.left = Counter()       # what the run made and leaves on the target, said in the summary
         self.abandoned = False      # a second Ctrl-C: no more clean-up
+        self.contradicted = {}      # (account type, kind of data) -> how the target's signals of it disagree
+        self.pool = {}              # what scenarios that do not change it share (Scene.pooled): made once a run
 
     def clean_up(self):
         self.undo(list(reversed(self.leftovers)))

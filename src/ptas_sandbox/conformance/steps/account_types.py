@@ -62,12 +62,14 @@ def type_name(entry):
 
 
 def account_type(scene, type_id):
-    """The account type's detail (GetAccountType), read once per scenario."""
+    """The account type's detail (GetAccountType), read once per scenario, and once a run on a deployment (the
+    scenarios that read it to build a form or find its fields do not change it)."""
     cache = scene.account_types
     if type_id not in cache:
-        reply = scene.must(scene.client.call("GetAccountType", token=scene.token, params={"id": type_id}),
-                           f"read the account type {type_id}")
-        cache[type_id] = reply.body
+        def read():
+            return scene.must(scene.client.call("GetAccountType", token=scene.token, params={"id": type_id}),
+                              f"read the account type {type_id}").body
+        cache[type_id] = scene.pooled(("account type", type_id), read)
     return cache[type_id]
 
 

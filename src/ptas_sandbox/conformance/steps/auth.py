@@ -11,11 +11,19 @@ from .tokens import DAY_S, create_own
 from .users import create_user, issue_user_token, user_id
 
 SCOPED = "the scoped token"
+# The account type of the accounts a row makes or deletes: the shared users hold a shared "dummy" account, and a user
+# has one account per provider (spec §1 terms).
+FRESH_TYPE = "dummy-report"
 
 
-def child(scene):
+# The scope table's prerequisites are made by "me" and only read or renamed by its rows, so a deployment run shares
+# them between rows (Scene.pooled); a row whose call deletes one (fresh=True) gets its own.
+def child(scene, fresh=False):
     if "Scope Child" not in scene.partners:
-        scene.must(create_child(scene, "Scope Child"), "create a child partner")
+        def make():
+            scene.must(create_child(scene, "Scope Child"), "create a child partner")
+            return scene.partners["Scope Child"]
+        scene.partners["Scope Child"] = make() if fresh else scene.pooled(("scope table", "child partner"), make)
     return child_id(scene, "Scope Child")
 
 
@@ -28,9 +36,12 @@ def own_child_label(scene):
     return "Own Child"
 
 
-def user(scene):
+def user(scene, fresh=False):
     if "Scope User" not in scene.users:
-        scene.must(create_user(scene, "Scope User"), "create a user")
+        def make():
+            scene.must(create_user(scene, "Scope User"), "create a user")
+            return scene.users["Scope User"]
+        scene.users["Scope User"] = make() if fresh else scene.pooled(("scope table", "user"), make)
     return user_id(scene, "Scope User")
 
 
@@ -39,9 +50,17 @@ def owner(scene):
     return SCOPED if SCOPED in scene.users else (user(scene) and "Scope User")
 
 
-def account(scene):
+def account(scene, fresh=False):
     if "Scope Account" not in scene.accounts:
-        scene.must(create_account(scene, "Scope Account", "dummy", owner(scene)), "create an account")
+        who = owner(scene)
+
+        def make():     # one account per provider per user (spec §2): a row's own is of another type
+            kind = FRESH_TYPE if fresh else "dummy"
+            scene.must(create_account(scene, "Scope Account", kind, who), f"create a {kind} account")
+            return scene.accounts["Scope Account"], scene.account_kinds["Scope Account"]
+        key = ("scope table", "account", scene.users[who]["id"])
+        scene.accounts["Scope Account"], scene.account_kinds["Scope Account"] = \
+            make() if fresh else scene.pooled(key, make)
     return account_id(scene, "Scope Account")
 
 
@@ -62,14 +81,14 @@ def own_scope(scene):
 # scoped token. A new operation joins the table by adding one line here and rows in features/auth/scopes.feature.
 CALLS = {
     "GetOwnPartner": lambda s: s.call("GetOwnPartner", SCOPED),
-    "UpdatePartner": lambda s: keep_settings(s) or s.update("GetOwnPartner", "UpdatePartner", {},
-                                                            {"email": "scopes@example.test"}, SCOPED),
+    "UpdatePartner": lambda s: s.update("GetOwnPartner", "UpdatePartner", {}, {"email": "scopes@example.test"},
+                                        SCOPED, record=keep_settings(s)),
     "CreatePartner": lambda s: create_child(s, "Scoped Child", by=SCOPED),
     "GetPartners": lambda s: s.call("GetPartners", SCOPED),
     "GetPartner": lambda s: s.call("GetPartner", SCOPED, params={"id": child(s)}),
     "UpdateChildPartner": lambda s: s.update("GetPartner", "UpdateChildPartner", {"id": child(s)},
                                              {"name": s.name("Scope Child renamed")}, SCOPED),
-    "DeleteChildPartner": lambda s: s.call("DeleteChildPartner", SCOPED, params={"id": child(s)}),
+    "DeleteChildPartner": lambda s: s.call("DeleteChildPartner", SCOPED, params={"id": child(s, fresh=True)}),
     "GetOwnPartnerTokens": lambda s: s.call("GetOwnPartnerTokens", SCOPED),
     "CreateOwnPartnerToken": lambda s: s.call("CreateOwnPartnerToken", SCOPED, json={
         "name": s.name("made by the scoped token"), "scope": own_scope(s), "expiresIn": 600}),
@@ -80,15 +99,15 @@ CALLS = {
     "GetUser": lambda s: s.call("GetUser", SCOPED, params={"id": user(s)}),
     "CreateUser": lambda s: create_user(s, "Scoped User", by=SCOPED),
     "UpdateUser": lambda s: s.update("GetUser", "UpdateUser", {"id": user(s)}, {"name": s.name("Renamed")}, SCOPED),
-    "DeleteUser": lambda s: s.call("DeleteUser", SCOPED, params={"id": user(s)}),
+    "DeleteUser": lambda s: s.call("DeleteUser", SCOPED, params={"id": user(s, fresh=True)}),
     "CreateUserToken": lambda s: issue_user_token(s, "CreateUserToken", SCOPED, {"id": user(s)}),
     "CreateOwnUserToken": lambda s: issue_user_token(s, "CreateOwnUserToken", SCOPED),
-    "CreateAccount": lambda s: create_account(s, "Scoped Account", "dummy", owner(s), by=SCOPED),
+    "CreateAccount": lambda s: create_account(s, "Scoped Account", FRESH_TYPE, owner(s), by=SCOPED),
     "GetAccounts": lambda s: s.call("GetAccounts", SCOPED),
     "GetAccount": lambda s: s.call("GetAccount", SCOPED, params={"id": account(s)}),
     "UpdateAccount": lambda s: s.update("GetAccount", "UpdateAccount", {"id": account(s)},
                                         {"name": "renamed by the scoped token"}, SCOPED),
-    "DeleteAccount": lambda s: s.call("DeleteAccount", SCOPED, params={"id": account(s)}),
+    "DeleteAccount": lambda s: s.call("DeleteAccount", SCOPED, params={"id": account(s, fresh=True)}),
     "GetTransactions": lambda s: s.call("GetTransactions", SCOPED, params={"id": account(s)}),
     "CreateUserUiSession": lambda s: s.call("CreateUserUiSession", SCOPED, json=s.body("CreateUserUiSession", {})),
     "GetUserUiSession": lambda s: s.call("GetUserUiSession", SCOPED, params={"id": session(s)}),
@@ -97,12 +116,20 @@ CALLS = {
 
 @given(phrase('a token holding only "{scope}"'))
 def scoped_token(scene, scope):
-    scene.must(create_own(scene, SCOPED, scope, DAY_S), f"create a token holding only {scope!r}")
+    """One token of each scope serves every row of the scope table on a deployment (revoked at the run's end)."""
+    def make():
+        scene.must(create_own(scene, SCOPED, scope, DAY_S), f"create a token holding only {scope!r}")
+        return scene.tokens[SCOPED]
+    scene.tokens[SCOPED] = scene.pooled(("token", scope), make)
 
 
 @given(phrase('a user whose token holds only "{scope}"'))
 def scoped_user_token(scene, scope):
-    scene.must(create_user(scene, SCOPED, scope=scope), f"create a user whose token holds only {scope!r}")
+    """One user of each first-token scope serves every row on a deployment (deleted at the run's end)."""
+    def make():
+        scene.must(create_user(scene, SCOPED, scope=scope), f"create a user whose token holds only {scope!r}")
+        return scene.users[SCOPED]
+    scene.users[SCOPED] = scene.pooled(("scope table", "user token", scope), make)
 
 
 @when(phrase("that token calls {operation}"))

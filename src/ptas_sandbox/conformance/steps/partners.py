@@ -1,5 +1,7 @@
 """Steps of the partner features: own settings (UpdatePartner), child partners, their tokens, the deploy token."""
 
+import copy
+
 from pytest_bdd import given, then, when
 
 from .. import checks
@@ -17,8 +19,7 @@ def create_child(scene, label, by="I"):
     if reply.ok and isinstance(reply.body, dict):
         scene.partners[label] = reply.body
         if not scene.target.simulator and "DeleteChildPartner" in scene.target.operations:
-            scene.undo.append(lambda: scene.client.call("DeleteChildPartner", token=scene.token,
-                                                        params={"id": scene.id_of(reply.body, "GetPartner")}))
+            scene.undo.append(lambda: scene.undo_delete("DeleteChildPartner", scene.id_of(reply.body, "GetPartner")))
     return reply
 
 
@@ -138,20 +139,36 @@ def read_settings(scene, actor):
 
 @when(acting('{actor} changes the e-mail address to "{email}"', me='change my e-mail address to "{email}"'))
 def change_email(scene, actor, email):
-    keep_settings(scene)
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"email": email}, actor)
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"email": email}, actor, record=keep_settings(scene))
 
 
 @when(phrase('I set my redirect URLs to "{first}" and "{second}"'))
 def set_redirects(scene, first, second):
-    keep_settings(scene)
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"redirectUrls": [first, second]})
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"redirectUrls": [first, second]}, record=keep_settings(scene))
 
 
 @when(phrase('I set my Account UI styling to primary colour "{colour}"'))
 def set_styling(scene, colour):
-    keep_settings(scene)
-    scene.update("GetOwnPartner", "UpdatePartner", {}, {"uiSettings": {"styling": {"primaryColor": colour}}})
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"uiSettings": {"styling": {"primaryColor": colour}}},
+                 record=keep_settings(scene))
+
+
+@when(phrase('I rename myself to "{new}"'), target_fixture="settings_before")
+def rename_self(scene, new):
+    """Spec §2: the partner's name is changeable (UpdatePartner, §1 capability 1), its own as a child's."""
+    before = keep_settings(scene) or scene.must(scene.client.call("GetOwnPartner", token=scene.token),
+                                                "read the partner settings").body
+    scene.update("GetOwnPartner", "UpdatePartner", {}, {"name": scene.name(new)}, record=dict(before))
+    return before
+
+
+@then("the other settings are as they were")
+def other_settings_kept(scene, settings_before):
+    """A change of one setting keeps the rest: the e-mail address, the redirect URLs, the user token lifetime."""
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the settings, got {scene.reply.describe()}")
+    changed = {k: (settings_before.get(k), scene.reply.body.get(k)) for k in ("email", "redirectUrls",
+               "userTokenExpirySeconds") if k in settings_before and settings_before[k] != scene.reply.body.get(k)}
+    check(not changed, f"renaming the partner changed other settings (before, after): {changed}")
 
 
 @then("the settings show an e-mail address, redirect URLs, a name, the user token lifetime and UI settings")
@@ -192,10 +209,29 @@ def settings_styling(scene, colour):
 
 
 def keep_settings(scene):
-    """On a deployment, put the partner's settings back as they were once the scenario ends."""
+    """On a deployment, put the partner's settings back as they were once the scenario ends. Every scenario puts
+    them back, so the run reads them once (Scene.pooled) and gives the first change of a scenario that record
+    (a copy): None when the scenario changed them already, or on a simulator."""
     if scene.target.simulator or scene.settings_kept:
-        return
-    reply = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings")
-    original = scene.bodies.writable("UpdatePartner", reply.body, nulls=True)
+        return None
+    body = scene.pooled(("partner settings",), lambda: scene.must(
+        scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body)
+    original = scene.bodies.writable("UpdatePartner", body, nulls=True)
     scene.settings_kept = True
-    scene.undo.append(lambda: scene.client.call("UpdatePartner", token=scene.token, json=original))
+
+    def put_back():     # a target that refuses them back keeps what the scenario set: read again next time
+        if not scene.client.call("UpdatePartner", token=scene.token, json=original).ok:
+            scene.target.held.pool.pop(("partner settings",), None)
+    scene.undo.append(put_back)
+    return copy.deepcopy(body)
+
+
+@then("the partner record lists its redirect URLs under redirectUrls")
+def record_redirect_urls(scene):
+    """Spec §2 Partner, 2.0.0-beta2: a partner has a list redirectUrls, which replaced the single redirectUrl (a
+    breaking change): a child partner's record as much as the partner's own."""
+    body = scene.reply.body if scene.reply.ok else None
+    check(isinstance(body, dict) and isinstance(body.get("redirectUrls"), list),
+          f"the partner record carries redirectUrls, a list (spec §2), got {scene.reply.describe()}")
+    check("redirectUrl" not in body, "the partner record still carries the single redirectUrl that redirectUrls "
+                                     "replaced (spec §9 2.0.0-beta2)")

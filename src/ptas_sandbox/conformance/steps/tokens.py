@@ -19,7 +19,14 @@ def create_own(scene, name, scope, lifetime, by="I"):
 
 @given(phrase('a token "{name}" with scope "{scope}"'))
 def given_token(scene, name, scope):
-    scene.must(create_own(scene, name, scope, DAY_S), f"create a token with scope {scope!r}")
+    """A token the scenario only calls with is shared by the run's scenarios on a deployment (Scene.pooled)."""
+    def make():
+        scene.must(create_own(scene, name, scope, DAY_S), f"create a token with scope {scope!r}")
+        return scene.tokens[name]
+    if scene.only_acts(name, f'a token "{name}" with scope "{scope}"'):
+        scene.tokens[name] = scene.pooled(("token", scope), make)
+    else:
+        make()
 
 
 @given(phrase('a token "{name}" with scope "{scope}" lasting {seconds:d} seconds'))
@@ -52,6 +59,26 @@ def revoke_initial(scene, actor):
 @when(acting("{actor} tries to revoke itself"))
 def revoke_itself(scene, actor):
     scene.call("RevokePartnerOwnToken", actor, params={"tokenId": scene.token_id(actor)})
+
+
+@then("the answer carries no access token")
+def answer_without_access_token(scene):
+    """Spec §2: accessToken is returned only in the response that creates the token; a revocation's answer
+    (its body is not shown beyond the token being revoked) never hands the revoked JWT back."""
+    leaked = [path for path, value in walk(scene.reply.body) if path[-1:] == ("accessToken",) and value]
+    check(not leaked, f"the revocation's answer carries accessToken at {['.'.join(map(str, p)) for p in leaked]} "
+                      "(spec §2: only the creating response does)")
+
+
+def walk(node, path=()):
+    """Every (path, value) of a JSON document, depth first."""
+    yield path, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from walk(value, path + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from walk(value, path + (index,))
 
 
 # -- the token record of a creating response --------------------------------------------------------------

@@ -9,8 +9,9 @@ from pytest_bdd import then, when
 from .. import checks
 from ..bodies import identifier
 from ..checks import items
-from ..scene import check
+from ..scene import Precondition, check
 from . import acting, phrase
+from .account_types import account_type
 from .accounts import account_id, await_data
 
 EXCLUDE = {"deprecated": "excludeDeprecatedFields", "mapped": "excludeMappedFields"}
@@ -29,15 +30,35 @@ def transactions(reply):
     return items(reply, "transactions")
 
 
+def read_page(scene, label, query=None, response=True):
+    """A page of the account's transactions as I read it: on a deployment the same read (same account, same query)
+    is made once and shared by the scenarios that only read it, until the run next waits (Scene.pooled). With
+    `response` it becomes the response the Then steps read, as a When step's call does."""
+    account = account_id(scene, label)
+    key = ("GetTransactions", str(account), tuple(sorted((query or {}).items())))
+    reply = scene.pooled(key, lambda: scene.client.call("GetTransactions", token=scene.token,
+                                                        params={"id": account}, query=query or None))
+    if response:
+        scene.reply = reply
+        scene.replies.append(reply)
+    return reply
+
+
 @when(acting('{actor} reads the transactions of the account "{label}"'))
 def read_transactions(scene, actor, label):
-    scene.call("GetTransactions", actor, params={"id": account_id(scene, label)})
+    if actor == "I":
+        read_page(scene, label)
+    else:
+        scene.call("GetTransactions", actor, params={"id": account_id(scene, label)})
 
 
 @when(acting('{actor} reads the transactions of the account "{label}" without {kind} fields'))
 def read_transactions_without(scene, actor, label, kind):
     check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
-    scene.call("GetTransactions", actor, params={"id": account_id(scene, label)}, query={EXCLUDE[kind]: "true"})
+    if actor == "I":
+        read_page(scene, label, {EXCLUDE[kind]: "true"})
+    else:
+        scene.call("GetTransactions", actor, params={"id": account_id(scene, label)}, query={EXCLUDE[kind]: "true"})
 
 
 @when(phrase('I page through every transaction of the account "{label}"'), target_fixture="paged")
@@ -50,7 +71,7 @@ def pages_of(scene, label, flags=None):
     replies, reference = [], None
     while True:
         query = {**(flags or {}), **({"pageReference": reference} if reference else {})}
-        reply = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query=query or None)
+        reply = read_page(scene, label, query)
         transactions(reply)
         replies.append(reply)
         reference = reply.body.get("nextPageReference")
@@ -106,8 +127,7 @@ def no_mapped(scene):
       target_fixture="first_transaction")
 def read_one(scene, actor, label):
     """The first transaction of the list I read, then read on its own by `actor` (me, a token of mine, a user)."""
-    first = transactions(scene.client.call("GetTransactions", token=scene.token,
-                                           params={"id": account_id(scene, label)}))[0]
+    first = transactions(read_page(scene, label, response=False))[0]
     scene.call("GetTransaction", actor, params={"id": account_id(scene, label),
                                                 "transactionId": scene.id_of(first, "GetTransaction")})
     return first
@@ -125,7 +145,7 @@ def same_transaction(scene, first_transaction):
 @when(phrase('I search the transactions of the account "{label}" created since the {n:d}th one'),
       target_fixture="since")
 def search_since(scene, label, n):
-    rows = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))
+    rows = transactions(read_page(scene, label))
     since = rows[n - 1]["createdAt"]
     scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"createdAt": since})
     return since
@@ -181,12 +201,12 @@ def last_page_reached(scene):
 
 @when(phrase('I read the first two pages of the transactions of the account "{label}"'), target_fixture="two_pages")
 def first_two_pages(scene, label):
-    first = scene.call("GetTransactions", params={"id": account_id(scene, label)})
+    first = read_page(scene, label)
     transactions(first)
     reference = first.body.get("nextPageReference")
     if not reference:
         pytest.skip("the account's transactions fit on one page: no second page to read")
-    second = scene.call("GetTransactions", params={"id": account_id(scene, label)}, query={"pageReference": reference})
+    second = read_page(scene, label, {"pageReference": reference})
     return first, second
 
 
@@ -214,7 +234,7 @@ def search_around(scene, label):
     moments = sorted(checks.parse(t["createdAt"]) for t in every if t.get("createdAt"))
     if not moments:
         pytest.skip("the account's transactions carry no createdAt to search around")
-    first = transactions(scene.call("GetTransactions", params={"id": account_id(scene, label)}))
+    first = transactions(read_page(scene, label))
 
     def search(at):
         shown = datetime.fromtimestamp(at / 1_000_000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
@@ -253,9 +273,12 @@ def marked(scene, label, kind, rows):
     account = scene.accounts.get(label) or {}
     type_id = account.get("accountTypeId")
     if type_id:
-        reply = scene.client.call("GetAccountType", token=scene.token, params={"id": type_id})
-        if reply.ok and isinstance(reply.body, dict):
-            entries = [e for e in reply.body.get("transactionFields") or [] if isinstance(e, dict)]
+        try:
+            detail = account_type(scene, type_id)
+        except Precondition:
+            detail = None
+        if isinstance(detail, dict):
+            entries = [e for e in detail.get("transactionFields") or [] if isinstance(e, dict)]
     fields = [f for t in rows for f in t.get("fields") or [] if isinstance(f, dict)]
     for entry in entries + fields:
         if kind == "deprecated" and entry.get("isDeprecated") is True:
@@ -268,8 +291,7 @@ def marked(scene, label, kind, rows):
 
 def without_marked(scene, label, kind, found):
     """Check `found` (rows read with the exclude flag) against what an unflagged read shows marked."""
-    plain = transactions(scene.client.call("GetTransactions", token=scene.token,
-                                           params={"id": account_id(scene, label)}))
+    plain = transactions(read_page(scene, label, response=False))
     names = marked(scene, label, kind, plain)
     if not names:
         pytest.skip(f"the target marks no transaction field {kind}: nothing for the flag to remove")
@@ -306,8 +328,7 @@ def none_marked(scene, kind):
       target_fixture="excluded_from")
 def read_one_without(scene, label, kind, kind2):
     check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
-    rows = transactions(scene.client.call("GetTransactions", token=scene.token,
-                                          params={"id": account_id(scene, label)}))
+    rows = transactions(read_page(scene, label, response=False))
     names = marked(scene, label, kind, rows)
     chosen = next((t for t in rows if any(f.get("name") in names for f in t.get("fields") or [])), None)
     if chosen is None:
@@ -339,18 +360,41 @@ def statistics_count(scene, account):
 def received_transactions(scene, label):
     """Spec §1 capability 5: transactions arrive "from a few seconds up to hours" after CreateAccount. A simulator
     moves its clock a minute; on a deployment the run reuses an account that holds transactions, else reads the
-    account's statistics every 10 s until its count is above zero and holds still (accounts.await_data)."""
+    account's statistics every 10 s until its count is above zero and holds still (accounts.await_data).
+
+    The statistics are one signal the target may get wrong: while they count none, the account's transactions
+    are read too, and statistics that count none of the transactions GetTransactions lists fail the scenario
+    (and every later one that needs the data) instead of leaving it "not checked"."""
     if scene.target.simulator:
         scene.time_passes(60)
         return
     counts = []
+    type_id, _ = scene.account_kinds.get(label, (None, None))
+
+    def counted(account):
+        count = statistics_count(scene, account)
+        if count == 0:
+            listed = first_page_count(scene, account)
+            if listed:
+                message = (f"GetTransactions lists {listed} transactions of a {type_id} account whose statistics "
+                           f"count 0 (spec §1 capability 5: count is the number of transactions)")
+                scene.target.held.contradicted[(type_id, "transactions")] = message
+                check(False, message)
+        return count
 
     def settled(account):
-        counts.append(statistics_count(scene, account))
+        counts.append(counted(account))
         return counts[-1] > 0 and counts[-2:] == [counts[-1]] * 2
 
     await_data(scene, label, "transactions", settled, lambda waited: POLL_SECONDS,
-               held_has=lambda account: statistics_count(scene, account) > 0)
+               held_has=lambda account: counted(account) > 0)
+
+
+def first_page_count(scene, account):
+    """How many transactions the first page of the account's GetTransactions lists (0 when it lists none)."""
+    reply = scene.client.call("GetTransactions", token=scene.token, params={"id": account})
+    rows = checks.entries(reply.body, "transactions") if reply.ok else None
+    return len(rows) if isinstance(rows, list) else 0
 
 
 @then(phrase('the account "{label}" statistics give the dates of its first and last transaction'))
@@ -379,3 +423,97 @@ def carries_shopper(scene):
     check(rows, "the account has transactions")
     carrying = [t for t in rows if any("shopper" in k.lower() and v not in (None, {}, "") for k, v in t.items())]
     check(carrying, f"none of {len(rows)} transactions carries Shopper information (spec §2, 2.7.0)")
+
+
+@when(phrase('I read the transactions of the account "{label}" with the {kind} flag unset, false and true'),
+      target_fixture="three_reads")
+def read_three_ways(scene, label, kind):
+    check(kind in EXCLUDE, f"the exclude flags are for {' and '.join(EXCLUDE)} fields, not {kind!r}")
+    reads = {}
+    for value in (None, "false", "true"):
+        reply = read_page(scene, label, {EXCLUDE[kind]: value} if value else None)
+        reads[value] = transactions(reply)
+    return label, reads
+
+
+def field_names(scene, rows):
+    """Each transaction's id -> the names of its fields (unnamed fields by their position)."""
+    return {key: {f.get("name", index) if isinstance(f, dict) else index
+                  for index, f in enumerate(row.get("fields") or [])}
+            for key, row in zip(ids(scene, rows), rows) if key is not None}
+
+
+@then(phrase("the false read lists every field of the unset one, and the true read every field but those marked "
+             "{kind}"))
+def flag_both_sides(scene, three_reads, kind):
+    label, reads = three_reads
+    plain, false, true = (field_names(scene, reads[v]) for v in (None, "false", "true"))
+    check(plain, "the account has transactions")
+    flag = EXCLUDE[kind]
+    lost = {k: sorted(map(str, plain[k] - false[k])) for k in plain.keys() & false.keys() if plain[k] - false[k]}
+    check(not lost, f"{flag}=false removed fields the unflagged read lists: {dict(list(lost.items())[:3])} "
+                    "(spec §4.3: only true removes them)")
+    names = marked(scene, label, kind, reads[None])
+    dropped = {k: sorted(map(str, (plain[k] - true[k]) - names)) for k in plain.keys() & true.keys()
+               if (plain[k] - true[k]) - names}
+    check(not dropped, f"{flag}=true removed fields the target does not mark {kind}: "
+                       f"{dict(list(dropped.items())[:3])} (spec §4.3: it removes the {kind} fields)")
+    check(plain.keys() & false.keys() and plain.keys() & true.keys(),
+          f"the reads with {flag} list other transactions than the unflagged read")
+
+
+NAMED_CLASSIFICATIONS = ("Donation", "Tax", "Adjustment")
+
+
+def classification_of(row):
+    """The transaction's PaymentClassification as a string (under a property named for it; a nested object's
+    name or value), or None."""
+    for key, value in row.items():
+        if "classification" in key.lower():
+            if isinstance(value, dict):
+                value = next((value[k] for k in ("name", "value", "code") if isinstance(value.get(k), str)), None)
+            return value if isinstance(value, str) else None
+    return None
+
+
+def documented_classifications(scene):
+    """The values the target's document allows for a transaction's classification, or None when it lists none."""
+    try:
+        schema = scene.target.operations.response_schema("GetTransaction")
+    except Exception:       # noqa: BLE001 - a document without the operation lists nothing
+        return None
+    properties = (schema or {}).get("properties") or {}
+    for key, node in properties.items():
+        if "classification" in key.lower() and isinstance(node, dict):
+            values = node.get("enum") or ((node.get("properties") or {}).get("name") or {}).get("enum")
+            return set(values) if values else None
+    return None
+
+
+@then("every transaction's classification is spelled as the spec and the target's document name it")
+def classifications_named(scene, paged):
+    check(paged, "the account has transactions")
+    values = [classification_of(t) for t in paged]
+    check(any(values), f"none of {len(paged)} transactions carries a classification (spec §2)")
+    seen = {v for v in values if v}
+    misspelt = sorted(v for v in seen for n in NAMED_CLASSIFICATIONS if v != n and
+                      (n.lower() in v.lower() or (len(v) > 2 and v.lower() in n.lower())))
+    check(not misspelt, f"classification values {misspelt} stand for a value the spec names otherwise: "
+                        f"{', '.join(NAMED_CLASSIFICATIONS)} (spec §2 PaymentClassification)")
+    allowed = documented_classifications(scene)
+    if allowed is not None:
+        missing = [n for n in NAMED_CLASSIFICATIONS if n not in allowed]
+        check(not missing, f"the target's document lists the classifications {sorted(allowed)}, without "
+                           f"{missing} (spec §2 names them)")
+        outside = sorted(seen - allowed)
+        check(not outside, f"transactions carry classifications {outside} the target's document does not list "
+                           f"({sorted(allowed)})")
+
+
+@then("it carries its TransactionType")
+def one_carries_transaction_type(scene):
+    """Spec §9 2.12.1: TransactionType in GetTransactions and GetTransaction responses: the single read too."""
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the transaction, got "
+          f"{scene.reply.describe()}")
+    check(any(k.lower() == "transactiontype" for k in scene.reply.body),
+          "GetTransaction answers a transaction without its TransactionType (spec §9 2.12.1)")

@@ -36,7 +36,7 @@ def create_user(scene, label, scope=None, email=None, by="I"):
 
 def deleted_user(scene, user):
     """DeleteUser at the end of a scenario: the user stays listed with deletedAt (spec §4.3), said in the summary."""
-    if scene.client.call("DeleteUser", token=scene.token, params={"id": user}).ok:
+    if str(user) in scene.gone or scene.client.call("DeleteUser", token=scene.token, params={"id": user}).ok:
         scene.target.held.left["users deleted by the run (the service keeps listing them with deletedAt)"] += 1
 
 
@@ -47,6 +47,7 @@ def issue_user_token(scene, operation, actor, params=None):
 
 
 def user_id(scene, label):
+    scene.realize(label)
     check(label in scene.users, f"no user {label!r} was created in this scenario")
     return scene.users[label]["id"]
 
@@ -57,7 +58,14 @@ def users_listed(scene):
 
 @given(phrase('a user "{label}"'))
 def given_user(scene, label):
-    scene.must(create_user(scene, label), f"create the user {label!r}")
+    """A user the scenario only acts as is shared by the run's scenarios on a deployment (Scene.pooled)."""
+    def make():
+        scene.must(create_user(scene, label), f"create the user {label!r}")
+        return scene.users[label]
+    if scene.only_acts(label, f'a user "{label}"'):
+        scene.users[label] = scene.pooled(("user", label), make)
+    else:
+        make()
 
 
 @given(phrase('a user "{label}" whose token may refresh itself'))
@@ -67,8 +75,8 @@ def given_refreshing_user(scene, label):
 
 @given(phrase("my users' tokens last {seconds:d} seconds"))
 def user_token_lifetime(scene, seconds):
-    keep_settings(scene)
-    scene.must(scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds}),
+    scene.must(scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds},
+                            record=keep_settings(scene)),
                "set userTokenExpirySeconds")
 
 
@@ -76,8 +84,8 @@ def user_token_lifetime(scene, seconds):
 def short_user_token_lifetime(scene, seconds):
     """A short userTokenExpirySeconds, to see a user token expire within the run's waiting. The spec shows no
     minimum for the setting, nor that there is none: a service refusing so short a value is not checked here."""
-    keep_settings(scene)
-    reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds})
+    reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds},
+                         record=keep_settings(scene))
     if reply.status in INVALID:
         not_applicable(f"the target does not take userTokenExpirySeconds {seconds} (the spec shows no minimum): "
                     f"{reply.describe()}")
@@ -156,6 +164,9 @@ def user_token_scope(scene, label, scope):
     record = first_token_record(scene, label, "scope")
     check(checks.scope_set(record.get("scope")) == set(scope.split()),
           f"the user token's scope: expected {scope!r}, got {record.get('scope')!r}")
+    if record is scene.users[label]["token"]:       # a token record, not a JWT's claims: spec §2's format
+        check(record["scope"] == " ".join(record["scope"].split()),
+              f"a token record's scopes are separated by a single space (spec §2): {record['scope']!r}")
 
 
 @then(phrase('the user token of "{label}" lasts {seconds:d} seconds'))
@@ -278,3 +289,13 @@ def user_listed_deleted(scene, label):
 def user_listed_live(scene, label):
     listed = users_listed(scene)
     check(listed.get(user_id(scene, label), {}).get("deletedAt") is None, f"the live user {label!r} has deletedAt")
+
+
+@then("the user is read with its statistics")
+def user_with_statistics(scene):
+    """Spec §1 capability 2: user information and statistics can be read; reading the user is where the spec
+    puts both (§4.2 GET /users/{id}), under a property named for them whose shape is the target's."""
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the user, got {scene.reply.describe()}")
+    found = {k: v for k, v in scene.reply.body.items() if "statistic" in k.lower()}
+    check(found and all(v not in (None, {}, [], "") for v in found.values()),
+          f"reading a user shows no statistics (spec §1 capability 2), properties: {sorted(scene.reply.body)}")

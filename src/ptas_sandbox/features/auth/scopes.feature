@@ -45,6 +45,7 @@ Feature: The scope table
       | partner:create | UpdatePartner      | forbidden |
       | partner:create | DeleteChildPartner | forbidden |
       | partner:create | CreateUser         | forbidden |
+      | partner:create | GetPartnerTokens   | forbidden |
 
     Examples: partner:update, update partner information and create own partner tokens
       | scope          | operation             | outcome   |
@@ -55,6 +56,7 @@ Feature: The scope table
       | partner:update | GetOwnPartner         | forbidden |
       | partner:update | CreatePartner         | forbidden |
       | partner:update | DeleteChildPartner    | forbidden |
+      | partner:update | GetPartnerTokens      | forbidden |
 
     Examples: partner:delete, delete child partners
       | scope          | operation          | outcome   |

@@ -12,6 +12,7 @@ Feature: Child partners
     Then the request succeeds
     When I read the child partner "Store 7"
     Then the partner is named "Store 7"
+    And the partner record lists its redirect URLs under redirectUrls
 
   @contract
   Scenario: The child partners are listed

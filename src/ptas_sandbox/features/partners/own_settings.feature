@@ -23,6 +23,15 @@ Feature: A partner's own settings
     When I read my partner settings
     Then the settings show the e-mail address "integrations@acme.example"
 
+  # Spec §2: the partner's name is changeable, "including for child partners": so the partner's own first.
+  @contract
+  Scenario: The partner's own name can be changed, and only the name
+    When I rename myself to "Acme Payments"
+    Then the request succeeds
+    When I read my partner settings
+    Then the partner is named "Acme Payments"
+    And the other settings are as they were
+
   @contract
   Scenario: Several OAuth2 redirect URLs can be set
     When I set my redirect URLs to "https://acme.example/oauth/done" and "https://acme.example/oauth/again"

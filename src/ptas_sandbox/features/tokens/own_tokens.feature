@@ -91,6 +91,7 @@ Feature: A partner's own tokens
     And a token "doomed" with scope "partner:read"
     When "admin" revokes the token "doomed"
     Then the request succeeds
+    And the answer carries no access token
     When "admin" lists the partner's tokens
     Then the listed token "doomed" is revoked
     And the listed token "admin" is valid

@@ -46,6 +46,27 @@ Feature: Transactions of an account
       | deprecated |
       | mapped     |
 
+  # Spec §4.3: "true removes" what the flag names; false, its other value, removes nothing, and true removes
+  # nothing else. A flag read as "present" or one that drops every field is a departure either way.
+  @contract @slow
+  Scenario Outline: The exclude flag for <kind> fields removes only those, and nothing when false
+    When the account "shop" has received its transactions
+    And I read the transactions of the account "shop" with the <kind> flag unset, false and true
+    Then the false read lists every field of the unset one, and the true read every field but those marked <kind>
+
+    Examples:
+      | kind       |
+      | deprecated |
+      | mapped     |
+
+  # Spec §2: PaymentClassification includes the values Donation, Tax and Adjustment, by those names; and the
+  # values the transactions carry are the ones the target's own document allows, where it lists them.
+  @contract @slow
+  Scenario: Transactions name their PaymentClassification by the spec's values
+    When the account "shop" has received its transactions
+    And I page through every transaction of the account "shop"
+    Then every transaction's classification is spelled as the spec and the target's document name it
+
   @contract @slow
   Scenario: excludeMappedFields removes fields mapped to fixed transaction fields
     When the account "shop" has received its transactions
@@ -57,6 +78,7 @@ Feature: Transactions of an account
     When the account "shop" has received its transactions
     And I read the first transaction of the account "shop" on its own
     Then it is the same transaction
+    And it carries its TransactionType
 
   @contract
   Scenario: Another user cannot read the account's transactions

@@ -28,6 +28,7 @@ Feature: Users of a partner
     When I create a user "Jane's Bakery" with the e-mail address "jane@bakery.example"
     Then the response shows the e-mail address "jane@bakery.example"
 
+  # Spec §1 capability 2: "user information and statistics can be read" (the statistics' shape is not shown).
   @contract
   Scenario: A user can be read back and renamed
     Given a user "Jane's Bakery"
@@ -35,6 +36,7 @@ Feature: Users of a partner
     Then the request succeeds
     When I read the user "Jane's Bakery"
     Then the user is named "Jane's Bakery & Café"
+    And the user is read with its statistics
 
   @contract
   Scenario: Users are found by name, by e-mail address and by a search text

@@ -29,6 +29,7 @@ Feature: Webhooks through the target's own document, notifications at a receiver
     Given a webhook for <kind> notifications sent to the receiver
     When I send a test <kind> notification
     Then the receiver gets a <kind> notification
+    And the <kind> notification carries what the spec gives it, with seven-digit date-times
     And every account, report and data-import object in them carries errors and warnings
 
     Examples:
