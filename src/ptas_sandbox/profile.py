@@ -19,6 +19,7 @@ CHOICES = {
     "createStatus": "the status of a successful create",
     "deleteStatus": "the status (and body) of a successful delete",
     "revokeStatus": "the status of a token revocation",
+    "testEventStatus": "the status of a test event sent",
     "put": "PUT: merge or replace",
     "lists": "the shape of list answers",
     "listOrder": "the order of list entries",
@@ -124,6 +125,7 @@ _VALUES = {
             "status": _STATUS, "body": {"type": "boolean"},
             "answer": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"template": {}}}]}}}},
     "revokeStatus": _STATUSES,
+    "testEventStatus": _STATUSES,
     "put": {"type": "object", "properties": {"mode": {"type": "string"}, "partialStatus": _STATUS}},
     "lists": {"type": "object", "additionalProperties": {
         "type": "object", "required": ["shape"], "properties": {

@@ -438,6 +438,12 @@ class Learner:
         listed, seen_list = self.call("GetWebhooks")
         self.list_shape("GetWebhooks", listed, seen_list)
         self.observe("GetWebhooks", listed, seen_list)
+        for name in sorted(n for n, (_, path, _) in self.sim_ops.items() if "/testevents/" in path):
+            try:
+                sent, seen_sent = self.call(name, json={})
+            except NotOffered:
+                continue
+            self.status("testEventStatus", name, sent, seen_sent)
         if hook is not None:
             one, seen_one = self.call("GetWebhook", params={"id": hook})
             self.observe("GetWebhook", one, seen_one)
@@ -479,6 +485,13 @@ class Learner:
             if child_token is not None:
                 revoked, seen_revoked = self.call("RevokePartnerToken", params={"id": child_id,
                                                                                 "tokenId": child_token})
+                self.status("revokeStatus", "RevokePartnerToken", revoked, seen_revoked)
+        if child_id is not None and "RevokePartnerToken" not in (profiles.known(self.profile, "revokeStatus") or {}):
+            made, _ = self.call("CreatePartnerToken", params={"id": child_id},
+                                build={"name": "ptas profile", "scope": "partner:read", "expiresIn": 7200})
+            made_id = identifier(made.body) if made.ok and isinstance(made.body, dict) else None
+            if made_id is not None:
+                revoked, seen_revoked = self.call("RevokePartnerToken", params={"id": child_id, "tokenId": made_id})
                 self.status("revokeStatus", "RevokePartnerToken", revoked, seen_revoked)
         if token_id is not None:
             revoked, seen_revoked = self.call("RevokePartnerOwnToken", params={"tokenId": token_id})

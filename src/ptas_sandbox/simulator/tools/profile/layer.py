@@ -13,6 +13,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from http import HTTPStatus
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from werkzeug.test import Client, run_wsgi_app
@@ -25,8 +26,6 @@ from .ids import MALFORMED, Ids, key_kind
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 METHODS = ("get", "put", "post", "patch", "delete")
-REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "Bad Request", 403: "Forbidden",
-           404: "Not Found", 422: "Unprocessable Content"}
 # Ids that are not UUIDs on the simulator either: account types are named, hosted pages carry keys.
 NAMED_IDS = ("GetAccountType", "ValidateAccountCredentials", "SandboxSetAccountTypeState")
 # The simulator's kind of problem nearest to a refusal of the layer's own.
@@ -39,6 +38,14 @@ UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "Get
 COMMON_MEMBERS = ("type", "title", "status", "detail", "instance", "traceId")
 # Page references given as offsets or page numbers, each standing for the simulator's own reference.
 OFFSETS_KEPT = 4096
+
+
+def reason(status):
+    """The HTTP reason phrase of a status (RFC 9110), as http.HTTPStatus knows them."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Status"
 
 
 def known(profile, name):
@@ -182,13 +189,13 @@ class ProfileLayer:
     def status_for(self, name, status):
         creates = known(self.profile, "createStatus") or {}
         deletes = known(self.profile, "deleteStatus") or {}
-        revokes = known(self.profile, "revokeStatus") or {}
+        others = {**(known(self.profile, "revokeStatus") or {}), **(known(self.profile, "testEventStatus") or {})}
         if name in creates:
             return creates[name]
         if name in deletes:
             return deletes[name]["status"]
-        if name in revokes:
-            return revokes[name]
+        if name in others:
+            return others[name]
         method = self.sim_ops[name][0]
         if status == 201 and creates and len(set(creates.values())) == 1:
             return next(iter(creates.values()))
@@ -591,7 +598,7 @@ class ProfileLayer:
     @staticmethod
     def answer(start_response, status, headers, data):
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-        start_response(f"{status} {REASONS.get(status, 'Status')}", headers + [("Content-Length", str(len(data)))])
+        start_response(f"{status} {reason(status)}", headers + [("Content-Length", str(len(data)))])
         return [data]
 
     # -- the document ---------------------------------------------------------------------------------------
@@ -653,6 +660,8 @@ class ProfileLayer:
                     reader = self.response_schema(self.reader_of(name))[1]
                     response = {"description": "Success: the deleted record",
                                 "content": {"application/json": {"schema": self.publish_schema(name, reader)}}}
+                if new == 204:      # No Content: nothing to describe but the answer itself
+                    response = {"description": response.get("description", "Success")}
                 responses[str(new)] = response
             else:
                 responses[str(status)] = response
