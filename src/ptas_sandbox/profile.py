@@ -138,8 +138,9 @@ _VALUES = {
         "format": {"type": "string"}, "malformedStatus": _STATUS, "sequence": {"type": "string"},
         "kinds": {"type": "object", "additionalProperties": _ID_FORM}}},
     "userToken": {"enum": ["object", "string"]},
-    "invalidBody": {"type": "object", "properties": {"status": _STATUS}},
+    "invalidBody": {"type": "object", "properties": {"status": _STATUS, "notJson": _STATUS}},
     "problems": {"type": "object", "properties": {
+        "mediaType": {"type": "string", "pattern": "^[a-z]+/[a-z0-9.+-]+$"}, "titles": {"enum": ["reason"]},
         "members": {"type": "array", "items": {"type": "string"}},
         "types": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
         "situations": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}}},

@@ -219,7 +219,7 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert value(DeleteWithBody, "deleteStatus")["DeleteUser"] == {"status": 200, "body": True, "answer": "record"}
     assert value(DeleteAcknowledged, "deleteStatus")["DeleteWebhook"]["answer"] == {
         "template": {"deleted": True, "id": "{id}"}}
-    assert value(Invalid422, "invalidBody") == {"status": 422}
+    assert value(Invalid422, "invalidBody") == {"status": 422, "notJson": 422}
     assert value(AbsoluteTypes, "problems")["types"]["not-found"] == "https://problems.partner-api.example/not-found"
     assert "traceId" not in value(AbsoluteTypes, "problems")["members"]
     assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}

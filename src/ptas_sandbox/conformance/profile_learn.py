@@ -11,6 +11,7 @@ not be observed goes under `unknown`, with why.
 import json
 import re
 import uuid
+from http import HTTPStatus
 from urllib.parse import parse_qsl, urlsplit
 
 from ptas_sandbox import openapi_reading
@@ -381,8 +382,14 @@ class Learner:
         bad, seen_bad = self.call("CreateUser", json=self.invalid_user())
         self.problem("invalid-body", bad, seen_bad)
         if bad.status in (400, 422):
-            self.know("invalidBody", {"status": bad.status},
-                      f"an invalid request body answers {bad.status}", seen_bad)
+            value, says = {"status": bad.status}, f"an invalid request body answers {bad.status}"
+            method, path = self.ops.resolve("CreateUser")
+            garbled = self.client.request(method, path, token=self.token, data=b"{not json",
+                                          headers={"Content-Type": "application/json"}, operation="CreateUser")
+            if 400 <= garbled.status < 500 and garbled.status not in (401, 403, 404):
+                value["notJson"] = garbled.status
+                says += f", a body that is not JSON {garbled.status}"
+            self.know("invalidBody", value, says, seen_bad, evidence(garbled))
         else:
             self.unknown("invalidBody", f"an invalid CreateUser body answered {bad.status}")
         reply = self.client.request("GET", self.ops.resolve("GetOwnPartner")[1], token="not-a-token",
@@ -408,10 +415,19 @@ class Learner:
             types = {k: p["type"] for k, p in problems.items() if p.get("type") is not None}
             absolute = all(str(t).startswith(("http://", "https://")) for t in types.values())
             situations = {k: p["members"] for k, p in problems.items()}
-            self.know("problems", {"members": members, "types": types, "situations": situations},
-                      f"ProblemDetails carry {', '.join(members)}; type URIs are "
-                      f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})",
-                      *[p["evidence"] for p in problems.values()][:4])
+            value = {"members": members, "types": types, "situations": situations}
+            says = (f"ProblemDetails carry {', '.join(members)}; type URIs are "
+                    f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})")
+            media = {p["media"] for p in problems.values()}
+            if len(media) == 1 and None not in media:
+                value["mediaType"] = media.pop()
+                says += f"; served as {value['mediaType']}"
+            # A title that is the status's HTTP reason in every situation (RFC 9457 §3.1.3 for about:blank) is
+            # the deployment's rule, where the simulator titles each situation in its own words.
+            if len(problems) >= 2 and all(p["title"] == reason(p["status"]) for p in problems.values()):
+                value["titles"] = "reason"
+                says += "; titled with the HTTP reason phrase"
+            self.know("problems", value, says, *[p["evidence"] for p in problems.values()][:4])
         self.profile.pop("_problems", None)
 
     def invalid_user(self):
@@ -423,8 +439,9 @@ class Learner:
         if reply.ok or body is None:
             return
         problems = self.profile.setdefault("_problems", {})
+        media = (reply.headers.get("content-type") or "").split(";")[0].strip().lower() or None
         problems[situation] = {"status": reply.status, "members": sorted(body), "type": body.get("type"),
-                               "evidence": seen}
+                               "title": body.get("title"), "media": media, "evidence": seen}
 
     def webhooks(self):
         made, seen = self.call("CreateWebhook", build={"callbackUrl": "https://partner.example/ptas-profile",
@@ -849,6 +866,13 @@ def types_of(schema):
     kinds = set(kind) if isinstance(kind, list) else ({kind} if kind else {"string", "object", "array", "integer",
                                                                            "number", "boolean"})
     return kinds | ({"number"} if "integer" in kinds else set())
+
+
+def reason(status):
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return None
 
 
 def learn(target, token=None, recorder=None):

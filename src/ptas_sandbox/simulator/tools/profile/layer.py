@@ -61,6 +61,20 @@ def common_prefix(types):
     return prefixes.pop() if len(named) > 1 and len(prefixes) == 1 else None
 
 
+def one_type(types):
+    """The one type every learned situation has (`about:blank`), where there is one: then every problem has it."""
+    values = {str(uri) for uri in types.values()}
+    return values.pop() if len(types) > 1 and len(values) == 1 else None
+
+
+def parses(raw):
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
+
+
 def shape(path):
     return re.sub(r"{[^}]+}", "{}", path)
 
@@ -295,7 +309,8 @@ class ProfileLayer:
             headers, data = self.answer_ids(name, world, headers, data, literals)
             if before is not None and self.delete_template(name) is None:
                 before = self.ids.answer(world, self.record_kind(name), before, literals)
-        status, headers, data = self.respond(name, status, headers, data, before, paging)
+        status, headers, data = self.respond(name, status, headers, data, before, paging,
+                                             not_json=bool(raw.strip()) and not parses(raw))
         return self.answer(start_response, status, headers, data)
 
     # -- ids in the deployment's form -----------------------------------------------------------------------
@@ -471,22 +486,31 @@ class ProfileLayer:
         types = problems.get("types") or {}
         nearest = FALLBACK.get(situation, situation)
         kind = types.get(situation) or types.get(nearest) or (
-            common_prefix(types) + nearest if common_prefix(types) else SIM_TYPE + nearest)
+            common_prefix(types) + nearest if common_prefix(types) else one_type(types) or SIM_TYPE + nearest)
         body = {"type": kind, "title": detail, "status": status, "detail": detail}
         if instance:
             body["instance"] = instance
         if self.trace is not None:
             body["traceId"] = self.trace()
+        if problems.get("titles") == "reason":
+            body["title"] = reason(status)
         members = (problems.get("situations") or {}).get(situation) or problems.get("members")
         if members:
             body = {k: v for k, v in body.items() if k in members}
-        return status, [("Content-Type", "application/problem+json")], json.dumps(body).encode()
+        return status, self.problem_media([("Content-Type", "application/problem+json")]), json.dumps(body).encode()
+
+    def problem_media(self, headers):
+        """A problem's Content-Type as the deployment serves problems (application/json for some)."""
+        media = (known(self.profile, "problems") or {}).get("mediaType")
+        if not media:
+            return headers
+        return [(k, v) for k, v in headers if k.lower() != "content-type"] + [("Content-Type", media)]
 
     # -- an answer ------------------------------------------------------------------------------------------
-    def respond(self, name, status, headers, data, before, paging=None):
+    def respond(self, name, status, headers, data, before, paging=None, not_json=False):
         kind = next((v for k, v in headers if k.lower() == "content-type"), "")
         if "problem+json" in kind:
-            return self.restyle_problem(status, headers, data)
+            return self.restyle_problem(status, headers, data, not_json)
         if not 200 <= status < 300:
             return status, headers, data
         new_status = self.status_for(name, status)
@@ -514,21 +538,26 @@ class ProfileLayer:
         path = self.sim_ops[name][1]
         return next((n for n, (m, p, _) in self.sim_ops.items() if m == "GET" and p == path), None)
 
-    def restyle_problem(self, status, headers, data):
+    def restyle_problem(self, status, headers, data, not_json=False):
         body = json_of(data)
         if not isinstance(body, dict):
             return status, headers, data
         problems = known(self.profile, "problems") or {}
         slug = str(body.get("type", ""))[len(SIM_TYPE):] if str(body.get("type", "")).startswith(SIM_TYPE) else None
         invalid = known(self.profile, "invalidBody") or {}
-        if slug == "invalid-body" and invalid.get("status"):
-            status = invalid["status"]
-            body["status"] = status
+        refused = invalid.get("notJson") if not_json and invalid.get("notJson") else invalid.get("status")
+        if slug == "invalid-body" and refused:
+            status = body["status"] = refused
         types = problems.get("types") or {}
         if slug and slug in types:
             body["type"] = types[slug]
         elif slug and common_prefix(types):
             body["type"] = common_prefix(types) + slug
+        elif slug and one_type(types):
+            body["type"] = one_type(types)
+        if problems.get("titles") == "reason":
+            body["title"] = reason(status)
+        headers = self.problem_media(headers)
         rate = (known(self.profile, "rateLimit") or {}) if status == 429 else {}
         if rate:
             headers = self.rate_headers(headers, body, rate["headers"])
@@ -620,6 +649,30 @@ class ProfileLayer:
                         op = self.publish_operation(name, op, {})
                     paths.setdefault(path, {})[method] = op
         document["paths"] = paths
+        return self.publish_problems(document)
+
+    def publish_problems(self, document):
+        """Problems as the deployment documents them: their media type, their one type, the status of a body
+        that is not JSON. The control API under /_sandbox stays the simulator's."""
+        problems = known(self.profile, "problems") or {}
+        media = problems.get("mediaType") or "application/problem+json"
+        not_json = (known(self.profile, "invalidBody") or {}).get("notJson")
+        schema = document.get("components", {}).get("schemas", {}).get("ProblemDetails")
+        constant = one_type(problems.get("types") or {})
+        if constant and isinstance(schema, dict):
+            schema.setdefault("properties", {})["type"] = {"type": "string", "enum": [constant], "default": constant}
+        for path, item in document["paths"].items():
+            for op in (item.values() if not path.startswith("/_sandbox") else ()):
+                if not isinstance(op, dict) or "responses" not in op:
+                    continue
+                if not_json and op.get("requestBody") and str(not_json) not in op["responses"]:
+                    op["responses"][str(not_json)] = {"description": "The request body is not JSON", "content": {
+                        "application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}}}
+                for code, response in op["responses"].items():
+                    content = response.get("content") if isinstance(response, dict) else None
+                    if media != "application/problem+json" and content and "application/problem+json" in content:
+                        op["responses"][code] = response = copy.deepcopy(response)
+                        response["content"][media] = response["content"].pop("application/problem+json")
         return document
 
     def publish_operation(self, name, op, where):
