@@ -20,7 +20,9 @@ CHOICES = {
     "deleteStatus": "the status (and body) of a successful delete",
     "revokeStatus": "the status of a token revocation",
     "testEventStatus": "the status of a test event sent",
+    "locations": "whether a create names the new record in a Location header",
     "put": "PUT: merge or replace",
+    "filters": "how a list's filters match",
     "lists": "the shape of list answers",
     "listOrder": "the order of list entries",
     "listEntries": "list entries: summaries or details",
@@ -118,7 +120,8 @@ _VALUES = {
         "type": "object", "required": ["method", "path"], "properties": {
             "method": {"enum": ["GET", "PUT", "POST", "PATCH", "DELETE"]},
             "path": {"type": "string", "pattern": "^/"}, "operationId": {"type": ["string", "null"]},
-            "fields": _NAMES}}},
+            "fields": _NAMES, "parameters": _NAMES, "bounds": {"type": "object", "additionalProperties": {
+                "type": "object", "properties": {"maximum": {"type": "integer"}, "minimum": {"type": "integer"}}}}}}},
     "createStatus": _STATUSES,
     "deleteStatus": {"type": "object", "additionalProperties": {
         "type": "object", "required": ["status"], "properties": {
@@ -126,10 +129,15 @@ _VALUES = {
             "answer": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"template": {}}}]}}}},
     "revokeStatus": _STATUSES,
     "testEventStatus": _STATUSES,
-    "put": {"type": "object", "properties": {"mode": {"type": "string"}, "partialStatus": _STATUS}},
+    "locations": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    "put": {"type": "object", "properties": {"mode": {"type": "string"}, "partialStatus": _STATUS, "operations": {
+        "type": "object", "additionalProperties": {"type": "object", "properties": {
+            "mode": {"enum": ["merge", "replace"]}, "partialStatus": _STATUS}}}}},
+    "filters": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {
+        "enum": ["exact", "ignores case"]}}},
     "lists": {"type": "object", "additionalProperties": {
         "type": "object", "required": ["shape"], "properties": {
-            "shape": {"enum": ["array", "object"]}, "key": {"type": "string"}}}},
+            "shape": {"enum": ["array", "object"]}, "key": {"type": "string"}, "count": {"type": "string"}}}},
     "listOrder": _NAMES,
     "listEntries": {"type": "object", "additionalProperties": {
         "type": ["object", "null"], "properties": {"keys": {"type": "array", "items": {"type": "string"}}}}},
@@ -146,11 +154,14 @@ _VALUES = {
         "situations": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}}},
     "rateLimit": {"type": "object", "properties": {
         "status": _STATUS, "headers": {"type": "array", "items": {"type": "string"}},
+        "retryAfter": {"enum": ["seconds", "http-date", "other"]},
         "members": {"type": "array", "items": {"type": "string"}}}},
     "deployTokens": {"type": "object", "properties": {"createsChildTokens": {"type": "boolean"}, "status": _STATUS}},
     "paging": {"type": "object", "properties": {
         "pageSize": {"type": ["integer", "null"], "minimum": 1}, "referenceForm": {"type": "string"},
-        "firstPage": {"type": "integer"}, "url": {"type": ["object", "null"]}}},
+        "firstPage": {"type": "integer"}, "url": {"type": ["object", "null"]}, "prefixes": {
+            "type": "object", "additionalProperties": False, "properties": {
+                "nextPageReference": {"type": "string"}, "previousPageReference": {"type": "string"}}}}},
 }
 _SCHEMA = {
     "type": "object", "required": ["format", "version", "choices"],

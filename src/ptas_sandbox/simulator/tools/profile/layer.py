@@ -13,6 +13,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from email.utils import formatdate
 from http import HTTPStatus
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -20,6 +21,7 @@ from werkzeug.test import Client, run_wsgi_app
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
+from ptas_sandbox.simulator.problems import InvalidParameter
 
 from .ids import MALFORMED, Ids, key_kind
 
@@ -59,6 +61,12 @@ def common_prefix(types):
     named = [(slug, str(uri)) for slug, uri in types.items() if str(uri).endswith(slug)]
     prefixes = {uri[: len(uri) - len(slug)] for slug, uri in named}
     return prefixes.pop() if len(named) > 1 and len(prefixes) == 1 else None
+
+
+def counted(shape):
+    """The schema of a list's count beside its entries, where the deployment gives one."""
+    return {shape["count"]: {"type": "integer", "minimum": 0, "description": "the number of entries"}} \
+        if shape.get("count") else {}
 
 
 def one_type(types):
@@ -102,10 +110,12 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile, claims, store=None, trace=None):
+    def __init__(self, app, profile, claims, store=None, trace=None, system_time=None):
         """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none;
-        `trace()`: a trace id for a problem of the layer's own."""
+        `trace()`: a trace id for a problem of the layer's own; `system_time()`: the system clock in
+        microseconds, which a Retry-After given as a date counts from."""
         self.app, self.profile, self.claims, self.trace = app, profile, claims, trace
+        self.system_time = system_time
         self.ids = Ids(known(profile, "ids"), store)
         self.malformed = (known(profile, "ids") or {}).get("malformedStatus") or 404     # the answer to a bad id
         self.ready = False
@@ -276,7 +286,7 @@ class ProfileLayer:
             values = self.path_ids(route, world, values, literals)
             if values is None:
                 return self.answer(start_response, *self.problem(self.malformed, "malformed-id", "not an id", path))
-        refused = self.refuse(name, values, environ, raw)
+        refused = self.refuse(name, values, environ, raw) or self.out_of_bounds(name, environ)
         if refused:
             return self.answer(start_response, *refused)
         sim_path = route.sim_template
@@ -288,6 +298,9 @@ class ProfileLayer:
             back = {theirs: mine for mine, theirs in fields.items()}
             body = {back.get(k, k): v for k, v in body.items()}
             raw = json.dumps(body).encode()
+        if isinstance(body, dict) and self.clears(name):
+            body = self.clear_absent(name, body)
+            raw = json.dumps(body).encode()
         if self.ids.active and isinstance(body, dict):
             raw = json.dumps(self.ids.request(world, body, literals)).encode()
         authorization = environ.get("HTTP_AUTHORIZATION", "")
@@ -296,10 +309,12 @@ class ProfileLayer:
             template = self.delete_template(name)
             before = fill(template, shown_values[-1]) if template is not None else \
                 self.inner_json("GET", sim_path, {"Authorization": authorization})
-        query = self.query(name, environ.get("QUERY_STRING", ""))
+        query = self.query(name, self.query_names(name, environ.get("QUERY_STRING", "")))
         if self.ids.active:
             query = self.query_ids(world, query, literals)
+        query = self.unprefixed(name, query)
         query, paging = self.page_request(name, sim_path, query, environ)
+        query, matching = self.own_filters(name, query)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query}
         chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
@@ -309,9 +324,95 @@ class ProfileLayer:
             headers, data = self.answer_ids(name, world, headers, data, literals)
             if before is not None and self.delete_template(name) is None:
                 before = self.ids.answer(world, self.record_kind(name), before, literals)
+        if matching and 200 <= status < 300:
+            data = self.filtered(name, data, matching)
         status, headers, data = self.respond(name, status, headers, data, before, paging,
                                              not_json=bool(raw.strip()) and not parses(raw))
         return self.answer(start_response, status, headers, data)
+
+    # -- what a request leaves out, and how a filter matches ------------------------------------------------
+    def put_for(self, name):
+        """How a PUT treats what its body leaves out: the operation's own rule, else the one learned of PUTs."""
+        put = known(self.profile, "put") or {}
+        return (put.get("operations") or {}).get(name) or put
+
+    def clears(self, name):
+        put = self.put_for(name) if self.sim_ops[name][0] == "PUT" else {}
+        return put.get("mode") == "replace" and put.get("partialStatus", 200) < 400
+
+    def clear_absent(self, name, body):
+        """A replacing PUT that accepts a partial body: every optional property it leaves out is cleared."""
+        schema = ((self.sim_ops[name][2].get("requestBody") or {}).get("content") or {}).get("application/json", {})
+        required = set(self.deref(schema.get("schema") or {}).get("required") or [])
+        return {**{k: None for k in self.request_properties(name) if k not in body and k not in required}, **body}
+
+    def own_filters(self, name, query):
+        """The list filters the deployment matches otherwise than the simulator (ignoring case): taken from the
+        query, to be applied to the simulator's unfiltered answer."""
+        rules = (known(self.profile, "filters") or {}).get(name) or {}
+        pairs = parse_qsl(query, keep_blank_values=True)
+        matching = {k: v for k, v in pairs if rules.get(k) == "ignores case"}
+        if not matching:
+            return query, None
+        return urlencode([(k, v) for k, v in pairs if k not in matching]), matching
+
+    def filtered(self, name, data, matching):
+        body, key = json_of(data), self.list_key(name)
+        if not isinstance(body, dict) or not isinstance(body.get(key), list):
+            return data
+        body[key] = [e for e in body[key] if isinstance(e, dict) and all(
+            str(e.get(field, "")).casefold() == wanted.casefold() for field, wanted in matching.items())]
+        return json.dumps(body).encode()
+
+    def query_names(self, name, query):
+        """The query in the simulator's parameter names; a simulator name the deployment does not have is, like
+        any parameter unknown to it, ignored."""
+        renames = (self.operations.get(name) or {}).get("parameters") or {}
+        if not renames:
+            return query
+        back = {theirs: mine for mine, theirs in renames.items()}
+        pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in renames or k in back]
+        return urlencode([(back.get(k, k), v) for k, v in pairs])
+
+    def out_of_bounds(self, name, environ):
+        """A query parameter beyond a bound the deployment sets and the simulator does not: refused as the
+        simulator refuses a parameter beyond its own."""
+        where = self.operations.get(name) or {}
+        renames = where.get("parameters") or {}
+        sent = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+        for mine, bound in (where.get("bounds") or {}).items():
+            theirs = renames.get(mine, mine)
+            value = sent.get(theirs, "")
+            if not re.fullmatch(r"-?\d+", value):
+                continue
+            low, high = bound.get("minimum"), bound.get("maximum")
+            if (high is not None and int(value) > high) or (low is not None and int(value) < low):
+                return self.problem(400, "invalid-parameter", f"Query parameter `{theirs}` is not valid: {value!r} "
+                                    f"(expected {'' if low is None else low}..{'' if high is None else high}).",
+                                    environ["PATH_INFO"], title=InvalidParameter.title, parameter=theirs)
+        return None
+
+    def reader_at(self, name):
+        """The GET of one record under a create's path (`/users/{id}` for POST /users)."""
+        path = self.sim_ops[name][1]
+        return next((n for n, (m, p, _) in self.sim_ops.items()
+                     if m == "GET" and re.fullmatch(re.escape(path) + r"/{[^}/]+}", p)), None)
+
+    def locates(self, name):
+        """Whether a create's answer names the new record in Location: as learned of it, else as every create
+        seen (with a record to read) did."""
+        told = known(self.profile, "locations") or {}
+        if self.sim_ops[name][0] != "POST" or self.reader_at(name) is None:
+            return False
+        if name in told:
+            return told[name]
+        seen = [v for op, v in told.items() if op in self.sim_ops and self.reader_at(op)]
+        return bool(seen) and all(seen) and any(s == "201" for s in self.sim_ops[name][2].get("responses", {}))
+
+    def location(self, name, body):
+        reader = self.reader_at(name)
+        template = (self.operations.get(reader) or {}).get("path") or self.sim_ops[reader][1]
+        return re.sub(r"{[^}]+}$", str(body.get("id")), template)
 
     # -- ids in the deployment's form -----------------------------------------------------------------------
     def path_ids(self, route, world, values, literals):
@@ -377,6 +478,24 @@ class ProfileLayer:
         paging = known(self.profile, "paging") or {}
         form = {"integer": "offset"}.get(paging.get("referenceForm"), paging.get("referenceForm"))
         return form, paging.get("firstPage", 1), paging.get("url")
+
+    def prefixes(self):
+        """The prefix the deployment writes before each kind of page reference (`next.`, `prev.`)."""
+        return (known(self.profile, "paging") or {}).get("prefixes") or {}
+
+    def unprefixed(self, name, query):
+        """The simulator's reference inside one of the deployment's prefixed ones. A reference without either
+        prefix is not one the deployment gave: it goes on marked, so the simulator refuses it as malformed."""
+        prefixes = tuple(self.prefixes().values())
+        if name not in PAGED or not prefixes:
+            return query
+        pairs = []
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            if key == "pageReference":
+                prefix = next((p for p in prefixes if value.startswith(p)), None)
+                value = value[len(prefix):] if prefix else "~" + value
+            pairs.append((key, value))
+        return urlencode(pairs)
 
     def page_request(self, name, sim_path, query, environ):
         """The simulator's reference for the one the client sent in the deployment's form: an offset or a page
@@ -453,7 +572,7 @@ class ProfileLayer:
             if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
                 return self.problem(deploy.get("status", 403), "deploy-token",
                                     "a deploy token creates child partners only", environ["PATH_INFO"])
-        put = known(self.profile, "put") or {}
+        put = self.put_for(name)
         if put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200) >= 400:
             body = json_of(raw) if raw else None
             fields = (self.operations.get(name) or {}).get("fields") or {}
@@ -478,7 +597,7 @@ class ProfileLayer:
         status, data = self.inner("GET", sim_path, {"Authorization": environ.get("HTTP_AUTHORIZATION", "")})
         return status, json_of(data)
 
-    def problem(self, status, situation, detail, instance=None):
+    def problem(self, status, situation, detail, instance=None, title=None, **members):
         """A refusal of the layer's own, typed as the deployment typed it in the same situation, else as it
         types the simulator's nearest kind of problem; with the members it had in that situation (else those
         of any)."""
@@ -487,16 +606,18 @@ class ProfileLayer:
         nearest = FALLBACK.get(situation, situation)
         kind = types.get(situation) or types.get(nearest) or (
             common_prefix(types) + nearest if common_prefix(types) else one_type(types) or SIM_TYPE + nearest)
-        body = {"type": kind, "title": detail, "status": status, "detail": detail}
+        body = {"type": kind, "title": title or detail, "status": status, "detail": detail, **members}
         if instance:
             body["instance"] = instance
         if self.trace is not None:
             body["traceId"] = self.trace()
         if problems.get("titles") == "reason":
             body["title"] = reason(status)
-        members = (problems.get("situations") or {}).get(situation) or problems.get("members")
-        if members:
-            body = {k: v for k, v in body.items() if k in members}
+        situations = problems.get("situations") or {}
+        if situations.get(situation):
+            body = {k: v for k, v in body.items() if k in situations[situation]}
+        elif problems.get("members"):   # the members every problem may carry, and this situation's own
+            body = {k: v for k, v in body.items() if k in problems["members"] or k not in COMMON_MEMBERS}
         return status, self.problem_media([("Content-Type", "application/problem+json")]), json.dumps(body).encode()
 
     def problem_media(self, headers):
@@ -515,6 +636,9 @@ class ProfileLayer:
             return status, headers, data
         new_status = self.status_for(name, status)
         body = json_of(data) if data else None
+        if isinstance(body, dict) and body.get("id") is not None and self.locates(name):
+            headers = [(k, v) for k, v in headers if k.lower() != "location"] + \
+                [("Location", self.location(name, body))]
         if body is None and before is not None and new_status != 204:
             body = before
             headers = [(k, v) for k, v in headers if k.lower() != "content-type"] + \
@@ -523,6 +647,10 @@ class ProfileLayer:
             return new_status, headers, data if new_status != 204 else b""
         if paging and isinstance(body, dict):
             body = self.page_answer(body, paging)
+        if name in PAGED and isinstance(body, dict):
+            for field, prefix in self.prefixes().items():
+                if body.get(field):
+                    body[field] = prefix + str(body[field])
         _, schema = self.response_schema(name)
         if before is not None and body is before:
             if self.delete_template(name) is not None:
@@ -561,6 +689,9 @@ class ProfileLayer:
         rate = (known(self.profile, "rateLimit") or {}) if status == 429 else {}
         if rate:
             headers = self.rate_headers(headers, body, rate["headers"])
+            if rate.get("retryAfter") == "http-date" and self.system_time is not None:
+                headers = [(k, v if k.lower() != "retry-after" or not v.isdigit() else
+                            formatdate(self.system_time() / 1e6 + int(v), usegmt=True)) for k, v in headers]
         if rate.get("members"):         # learned in this very situation: its extension members too
             body = {k: v for k, v in body.items() if k in rate["members"]}
         elif problems.get("members"):   # learned in other situations: the members every problem may carry
@@ -583,8 +714,11 @@ class ProfileLayer:
                        for name in learned if name in values and values[name] is not None]
 
     def reshape(self, name, schema, body):
-        body = self.rename(name, schema, body)
         key = self.list_key(name)
+        if self.list_order(name) == "by name" and key and isinstance(body, dict) and isinstance(body.get(key), list):
+            body[key] = sorted(body[key], key=lambda e: (str(e.get("name") or "").casefold(), str(e.get("id")))
+                               if isinstance(e, dict) else ("", ""))
+        body = self.rename(name, schema, body)
         if key and isinstance(body, dict) and isinstance(body.get(key), list):
             entries = body[key]
             summary = (known(self.profile, "listEntries") or {}).get(name)
@@ -598,6 +732,8 @@ class ProfileLayer:
                 return entries
             body = {(shape or {}).get("key", key) if k == key else k: (entries if k == key else v)
                     for k, v in body.items()}
+            if (shape or {}).get("count"):
+                body[shape["count"]] = len(entries)
         if name == "CreateUser" and known(self.profile, "userToken") == "string" and isinstance(body, dict):
             token = body.get("token")
             if isinstance(token, dict):
@@ -649,6 +785,13 @@ class ProfileLayer:
                         op = self.publish_operation(name, op, {})
                     paths.setdefault(path, {})[method] = op
         document["paths"] = paths
+        for name, shape in (known(self.profile, "lists") or {}).items():
+            component = (self.response_schema(name)[1] or {}).get("$ref", "").rsplit("/", 1)[-1] \
+                if name in self.sim_ops else None
+            schema = document.get("components", {}).get("schemas", {}).get(component)
+            if shape.get("count") and isinstance(schema, dict):
+                schema["properties"] = {**schema.get("properties", {}), **counted(shape)}
+                schema["required"] = [*schema.get("required", []), shape["count"]]
         return self.publish_problems(document)
 
     def publish_problems(self, document):
@@ -661,10 +804,17 @@ class ProfileLayer:
         constant = one_type(problems.get("types") or {})
         if constant and isinstance(schema, dict):
             schema.setdefault("properties", {})["type"] = {"type": "string", "enum": [constant], "default": constant}
+        rate = known(self.profile, "rateLimit") or {}
         for path, item in document["paths"].items():
             for op in (item.values() if not path.startswith("/_sandbox") else ()):
                 if not isinstance(op, dict) or "responses" not in op:
                     continue
+                limited = op["responses"].get("429")
+                if isinstance(limited, dict) and "retry-after" in rate.get("headers", []):
+                    op["responses"]["429"] = limited = copy.deepcopy(limited)
+                    limited.setdefault("headers", {})["Retry-After"] = {
+                        "description": "when to retry", "schema": {"type": "string", "format": "http-date"}
+                        if rate.get("retryAfter") == "http-date" else {"type": "integer", "minimum": 0}}
                 if not_json and op.get("requestBody") and str(not_json) not in op["responses"]:
                     op["responses"][str(not_json)] = {"description": "The request body is not JSON", "content": {
                         "application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}}}
@@ -683,6 +833,11 @@ class ProfileLayer:
         params = [p for p in op.get("parameters", []) if p.get("in") == "path"]
         for parameter, new in zip(params, names):
             parameter["name"] = new
+        for parameter in op.get("parameters", []):
+            if parameter.get("in") == "query":
+                bound = (where.get("bounds") or {}).get(parameter.get("name")) or {}
+                parameter["schema"] = {**(parameter.get("schema") or {}), **bound}
+                parameter["name"] = (where.get("parameters") or {}).get(parameter["name"], parameter["name"])
         fields = where.get("fields") or {}
         content = ((op.get("requestBody") or {}).get("content") or {}).get("application/json")
         if content and content.get("schema") and fields:
@@ -692,10 +847,12 @@ class ProfileLayer:
             schema.pop("example", None)
             content.pop("example", None)
             content["schema"] = schema
-        put = known(self.profile, "put") or {}
+        put = self.put_for(name)
         if op.get("operationId") and self.sim_ops[name][0] == "PUT" and put.get("mode") == "replace":
-            op["description"] = (op.get("description", "") + " PUT replaces the whole record: send every "
-                                 "property of the record, changed or not.").strip()
+            op["description"] = (op.get("description", "") + (
+                " PUT replaces the whole record: send every property of the record, changed or not."
+                if put.get("partialStatus", 200) >= 400 else
+                " PUT replaces the record: a property left out of the body is cleared.")).strip()
         responses = {}
         for status, response in (op.get("responses") or {}).items():
             code = int(status) if str(status).isdigit() else status
@@ -713,6 +870,10 @@ class ProfileLayer:
                     reader = self.response_schema(self.reader_of(name))[1]
                     response = {"description": "Success: the deleted record",
                                 "content": {"application/json": {"schema": self.publish_schema(name, reader)}}}
+                if self.locates(name) and new != 204:
+                    response = copy.deepcopy(response)
+                    response.setdefault("headers", {})["Location"] = {
+                        "description": "the address of the new record", "schema": {"type": "string"}}
                 if new == 204:      # No Content: nothing to describe but the answer itself
                     response = {"description": response.get("description", "Success")}
                 responses[str(new)] = response
@@ -764,8 +925,8 @@ class ProfileLayer:
                 if shape and shape["shape"] == "array":
                     return items
                 if shape:
-                    node["properties"] = {shape["key"]: items}
-                    node["required"] = [shape["key"]]
+                    node["properties"] = {shape["key"]: items, **counted(shape)}
+                    node["required"] = [shape["key"], *counted(shape)]
             if name == "CreateUser" and known(self.profile, "userToken") == "string" and \
                     "token" in node.get("properties", {}):
                 node["properties"]["token"] = {"type": "string", "description": "the first user token"}
