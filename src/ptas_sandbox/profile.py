@@ -144,6 +144,8 @@ _VALUES = {
     "records": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": _NAMES}},
     "ids": {"type": "object", "properties": {
         "format": {"type": "string"}, "malformedStatus": _STATUS, "sequence": {"type": "string"},
+        "checks": {"type": "object", "properties": {"beforeToken": {"type": "boolean"},
+                                                    "beforeScope": {"type": "boolean"}}},
         "kinds": {"type": "object", "additionalProperties": _ID_FORM}}},
     "userToken": {"enum": ["object", "string"]},
     "invalidBody": {"type": "object", "properties": {"status": _STATUS, "notJson": _STATUS}},
@@ -154,7 +156,7 @@ _VALUES = {
         "situations": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}}},
     "rateLimit": {"type": "object", "properties": {
         "status": _STATUS, "headers": {"type": "array", "items": {"type": "string"}},
-        "retryAfter": {"enum": ["seconds", "http-date", "other"]},
+        "retryAfter": {"enum": ["seconds", "http-date", "other"]}, "documented": {"type": "boolean"},
         "members": {"type": "array", "items": {"type": "string"}}}},
     "deployTokens": {"type": "object", "properties": {"createsChildTokens": {"type": "boolean"}, "status": _STATUS}},
     "paging": {"type": "object", "properties": {

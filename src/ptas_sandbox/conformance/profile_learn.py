@@ -410,9 +410,38 @@ class Learner:
         fmt = "uuid" if isinstance(record_id, str) and UUID.match(record_id) else "other"
         malformed, seen_bad = self.call("GetUser", params={"id": "not-an-id"})
         self.problem("malformed-id", malformed, seen_bad)
-        self.know("ids", {"format": fmt, "malformedStatus": malformed.status},
-                  f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}",
-                  seen, seen_bad)
+        value = {"format": fmt, "malformedStatus": malformed.status}
+        says = f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}"
+        order, seen_order = self.check_order(malformed.status) if malformed.status not in (401, 403, 404) else ({}, [])
+        if order:
+            value["checks"] = order
+            says += "; the id's form is checked " + ", ".join(
+                f"{'before' if first else 'after'} the {what}" for what, first in
+                (("token", order.get("beforeToken")), ("scope", order.get("beforeScope"))) if first is not None)
+        self.know("ids", value, says, seen, seen_bad, *seen_order)
+
+    def check_order(self, status):
+        """Which the deployment checks first, where a malformed id has an answer of its own: the id's form or
+        the token (a malformed id with no token), the id's form or the scope (with a token lacking GetUser's
+        scope)."""
+        order, seen = {}, []
+        method, path = self.ops.resolve("GetUser", {"id": "not-an-id"})
+        bare = self.client.request(method, path, operation="GetUser")
+        if bare.status in (status, 401):
+            order["beforeToken"] = bare.status == status
+            seen.append(evidence(bare))
+        narrow, _ = self.call("CreateOwnPartnerToken", build={"name": "ptas profile narrow", "scope": "partner:read",
+                                                              "expiresIn": 3600})
+        secret = narrow.body.get("accessToken") if narrow.ok and isinstance(narrow.body, dict) else None
+        if secret:
+            scoped = self.client.request(method, path, token=secret, operation="GetUser")
+            if scoped.status in (status, 403):
+                order["beforeScope"] = scoped.status == status
+                seen.append(evidence(scoped))
+            narrow_id = identifier(narrow.body)
+            if narrow_id is not None:
+                self.call("RevokePartnerOwnToken", params={"tokenId": narrow_id})
+        return order, seen
 
     def id_forms(self, renames):
         """The form of the ids of each kind of record the run saw (a record's id, and the ids it refers to):
@@ -849,11 +878,13 @@ class Learner:
             wait = limited.headers.get("retry-after", "").strip()
             if wait:        # RFC 9110 §10.2.3: seconds, or an HTTP date
                 value["retryAfter"] = "seconds" if wait.isdigit() else "http-date" if http_date(wait) else "other"
+            if self.documented_retry_after():
+                value["documented"] = True      # its document names the header on its 429s
             self.know("rateLimit", value, f"a 429 carries {', '.join(headers) or 'no rate-limit header'}" +
                       (f" (Retry-After in {value['retryAfter']})" if wait else ""), evidence(limited))
         elif self.documented_retry_after():
             form, where = self.documented_retry_after()
-            self.know("rateLimit", {"status": 429, "headers": ["retry-after"], "retryAfter": form},
+            self.know("rateLimit", {"status": 429, "headers": ["retry-after"], "retryAfter": form, "documented": True},
                       f"a 429 carries retry-after (in {form}, as its document says; the run met no 429)",
                       {"document": where})
         else:
@@ -889,6 +920,9 @@ def retry_after_form(header):
     return "seconds" if schema.get("type") in ("integer", "number") else None
 
 
+LATER_PAGE = re.compile(r'"previousPageReference"\s*:\s*"')
+
+
 class Recorder:
     """The run's own exchanges as it runs, for what the probes do not ask for: the first 429s and the pages of
     transactions the suites read (a few of each, so memory stays bounded on a long run)."""
@@ -908,9 +942,11 @@ class Recorder:
             status, response_headers, text = send(method, path, headers, data, query)
             operation = "GetTransactions" if method == "GET" and shape_of(path, transactions) else None
             kind = "429" if status == 429 else operation
-            if kind and sum(1 for r in self.replies if (r.operation or "429") == kind) < self.KEEP:
+            if operation and LATER_PAGE.search(text or ""):
+                kind = "later page"         # one with a previous page: the only place its reference is seen
+            if kind and sum(1 for r in self.replies if r.kind == kind) < self.KEEP:
                 reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
-                reply.query = dict(query or {})
+                reply.query, reply.kind = dict(query or {}), kind
                 self.replies.append(reply)
             return status, response_headers, text
         transport.send = recording

@@ -21,6 +21,8 @@ from werkzeug.test import Client, run_wsgi_app
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
+from ptas_sandbox.simulator import scopes
+from ptas_sandbox.simulator.operations import REGISTRY
 from ptas_sandbox.simulator.problems import InvalidParameter
 
 from .ids import MALFORMED, Ids, key_kind
@@ -564,7 +566,7 @@ class ProfileLayer:
         if ids.get("format") == "uuid" and ids.get("malformedStatus") not in (None, 404) and \
                 name not in NAMED_IDS and "{key}" not in self.sim_ops[name][1] and "{id}" in self.sim_ops[name][1]:
             first = values[self.sim_ops[name][1].split("{id}")[0].count("{")]
-            if first != "self" and not UUID.match(first):
+            if first != "self" and not UUID.match(first) and self.id_checked_now(name, ids, environ):
                 return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id",
                                     environ["PATH_INFO"])
         deploy = known(self.profile, "deployTokens") or {}
@@ -589,6 +591,19 @@ class ProfileLayer:
                                             f"PUT replaces the record: {', '.join(missing)} missing from the body",
                                             path)
         return None
+
+    def id_checked_now(self, name, ids, environ):
+        """Whether the id's form is checked before what the simulator checks first: where the deployment checks
+        the token (or the scope) first, a caller without one (or without the scope) meets that refusal."""
+        order = ids.get("checks") or {}
+        claims = self.claims(environ.get("HTTP_AUTHORIZATION", ""))
+        if not claims:
+            return order.get("beforeToken", True)
+        op = REGISTRY.get(name)
+        needed = op.scopes_for(claims.get("knd", "")) if op is not None else ()
+        if needed and not scopes.holds_any(str(claims.get("scope", "")).split(), needed):
+            return order.get("beforeScope", True)
+        return True
 
     def inner_get_record(self, name, path, values, environ):
         sim_path = self.sim_ops[name][1]
@@ -810,7 +825,7 @@ class ProfileLayer:
                 if not isinstance(op, dict) or "responses" not in op:
                     continue
                 limited = op["responses"].get("429")
-                if isinstance(limited, dict) and "retry-after" in rate.get("headers", []):
+                if isinstance(limited, dict) and rate.get("documented"):
                     op["responses"]["429"] = limited = copy.deepcopy(limited)
                     limited.setdefault("headers", {})["Retry-After"] = {
                         "description": "when to retry", "schema": {"type": "string", "format": "http-date"}
