@@ -8,6 +8,8 @@ secrets masked); a choice the run could not observe is listed under `unknown` wi
 
 import json
 
+import jsonschema
+
 FORMAT = "ptas-deployment-profile"
 VERSION = 1
 
@@ -17,7 +19,10 @@ CHOICES = {
     "createStatus": "the status of a successful create",
     "deleteStatus": "the status (and body) of a successful delete",
     "revokeStatus": "the status of a token revocation",
+    "testEventStatus": "the status of a test event sent",
+    "locations": "whether a create names the new record in a Location header",
     "put": "PUT: merge or replace",
+    "filters": "how a list's filters match",
     "lists": "the shape of list answers",
     "listOrder": "the order of list entries",
     "listEntries": "list entries: summaries or details",
@@ -76,17 +81,102 @@ def load(path):
         raise ProfileError(f"cannot read {path}: {error.strerror or error}") from None
     except ValueError as error:
         raise ProfileError(f"{path} is not JSON: {error}") from None
+    except RecursionError:
+        raise ProfileError(f"{path} is nested too deeply to be a deployment profile") from None
     return check(profile, path)
 
 
 def check(profile, where="the profile"):
+    """The profile, when it is one this version serves: every choice of the form the profile layer reads, and no
+    operation under `/_sandbox` (the sandbox's own control API is never a deployment's to move)."""
     if not isinstance(profile, dict) or profile.get("format") != FORMAT:
         raise ProfileError(f"{where} is not a deployment profile (no \"format\": \"{FORMAT}\")")
     if profile.get("version") != VERSION:
         raise ProfileError(f"{where} is version {profile.get('version')!r}; this ptas reads version {VERSION}")
-    if not isinstance(profile.get("choices"), dict) or not isinstance(profile.get("unknown", {}), dict):
-        raise ProfileError(f"{where}: `choices` and `unknown` must be objects")
+    try:
+        error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(profile))
+    except RecursionError:
+        raise ProfileError(f"{where} is nested too deeply to be a deployment profile") from None
+    if error is not None:
+        at = "/".join(str(part) for part in error.absolute_path) or "the top level"
+        raise ProfileError(f"{where}: {at}: {error.message}")
+    for name, where_it_is in (known(profile, "operations") or {}).items():
+        if where_it_is["path"].startswith("/_sandbox"):
+            raise ProfileError(f"{where}: operation {name} is placed under /_sandbox, the sandbox's control API, "
+                               "which a profile cannot move or replace")
     return profile
+
+
+# What the profile layer reads of each choice's value; other members are allowed (a newer learner may add notes).
+_STATUS = {"type": "integer", "minimum": 100, "maximum": 599}
+_STATUSES = {"type": "object", "additionalProperties": _STATUS}
+_NAMES = {"type": "object", "additionalProperties": {"type": "string"}}
+_ID_FORM = {"type": "object", "required": ["form"], "properties": {
+    "form": {"type": "string"}, "prefix": {"type": "string"}, "rest": {"type": "string"},
+    "alphabet": {"enum": list(ALPHABETS)}, "length": {"type": ["integer", "null"], "minimum": 0},
+    "json": {"type": "string"}}}
+_VALUES = {
+    "operations": {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["method", "path"], "properties": {
+            "method": {"enum": ["GET", "PUT", "POST", "PATCH", "DELETE"]},
+            "path": {"type": "string", "pattern": "^/"}, "operationId": {"type": ["string", "null"]},
+            "fields": _NAMES, "parameters": _NAMES, "bounds": {"type": "object", "additionalProperties": {
+                "type": "object", "properties": {"maximum": {"type": "integer"}, "minimum": {"type": "integer"}}}}}}},
+    "createStatus": _STATUSES,
+    "deleteStatus": {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["status"], "properties": {
+            "status": _STATUS, "body": {"type": "boolean"},
+            "answer": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"template": {}}}]}}}},
+    "revokeStatus": _STATUSES,
+    "testEventStatus": _STATUSES,
+    "locations": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    "put": {"type": "object", "properties": {"mode": {"type": "string"}, "partialStatus": _STATUS, "operations": {
+        "type": "object", "additionalProperties": {"type": "object", "properties": {
+            "mode": {"enum": ["merge", "replace"]}, "partialStatus": _STATUS}}}}},
+    "filters": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {
+        "enum": ["exact", "ignores case"]}}},
+    "lists": {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["shape"], "properties": {
+            "shape": {"enum": ["array", "object"]}, "key": {"type": "string"}, "count": {"type": "string"}}}},
+    "listOrder": _NAMES,
+    "listEntries": {"type": "object", "additionalProperties": {
+        "type": ["object", "null"], "properties": {"keys": {"type": "array", "items": {"type": "string"}}}}},
+    "records": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": _NAMES}},
+    "ids": {"type": "object", "properties": {
+        "format": {"type": "string"}, "malformedStatus": _STATUS, "sequence": {"type": "string"},
+        "checks": {"type": "object", "properties": {"beforeToken": {"type": "boolean"},
+                                                    "beforeScope": {"type": "boolean"}}},
+        "kinds": {"type": "object", "additionalProperties": _ID_FORM}}},
+    "userToken": {"enum": ["object", "string"]},
+    "invalidBody": {"type": "object", "properties": {"status": _STATUS, "notJson": _STATUS}},
+    "problems": {"type": "object", "properties": {
+        "mediaType": {"type": "string", "pattern": "^[a-z]+/[a-z0-9.+-]+$"}, "titles": {"enum": ["reason"]},
+        "members": {"type": "array", "items": {"type": "string"}},
+        "types": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
+        "situations": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}}},
+    "rateLimit": {"type": "object", "properties": {
+        "status": _STATUS, "headers": {"type": "array", "items": {"type": "string"}},
+        "retryAfter": {"enum": ["seconds", "http-date", "other"]}, "documented": {"type": "boolean"},
+        "members": {"type": "array", "items": {"type": "string"}}}},
+    "deployTokens": {"type": "object", "properties": {"createsChildTokens": {"type": "boolean"}, "status": _STATUS}},
+    "paging": {"type": "object", "properties": {
+        "pageSize": {"type": ["integer", "null"], "minimum": 1}, "referenceForm": {"type": "string"},
+        "firstPage": {"type": "integer"}, "url": {"type": ["object", "null"]}, "prefixes": {
+            "type": "object", "additionalProperties": False, "properties": {
+                "nextPageReference": {"type": "string"}, "previousPageReference": {"type": "string"}}}}},
+}
+_SCHEMA = {
+    "type": "object", "required": ["format", "version", "choices"],
+    "properties": {
+        "target": {"type": "string"},
+        "unknown": {"type": "object"},
+        "choices": {"type": "object", "properties": {
+            name: {"type": "object", "required": ["value"], "properties": {
+                "value": value, "says": {"type": ["string", "null"]}, "evidence": {"type": "array"}}}
+            for name, value in _VALUES.items()}},
+    },
+}
+_VALIDATOR = jsonschema.Draft202012Validator(_SCHEMA)
 
 
 def dump(profile, path):

@@ -219,7 +219,7 @@ def test_the_learned_choices_are_what_each_variant_chose(learned):
     assert value(DeleteWithBody, "deleteStatus")["DeleteUser"] == {"status": 200, "body": True, "answer": "record"}
     assert value(DeleteAcknowledged, "deleteStatus")["DeleteWebhook"]["answer"] == {
         "template": {"deleted": True, "id": "{id}"}}
-    assert value(Invalid422, "invalidBody") == {"status": 422}
+    assert value(Invalid422, "invalidBody") == {"status": 422, "notJson": 422}
     assert value(AbsoluteTypes, "problems")["types"]["not-found"] == "https://problems.partner-api.example/not-found"
     assert "traceId" not in value(AbsoluteTypes, "problems")["members"]
     assert set(value(NewestFirst, "listOrder").values()) == {"newest first"}
@@ -276,3 +276,20 @@ def test_a_file_that_is_not_a_profile_is_refused_in_one_line(tmp_path, capsys):
     assert exit.value.code == 2 and "not a deployment profile" in capsys.readouterr().err
     with pytest.raises(profiles.ProfileError):
         simulator(PROFILE=str(bad))
+
+
+@pytest.mark.parametrize("variant, without_token, without_scope", [
+    ("MalformedIds400", 400, 400), ("TokenFirstIds400", 401, 403)])
+def test_the_order_of_the_checks_is_learned_and_served(apps, learned, variant, without_token, without_scope):
+    """A malformed id answered before or after the token and its scope, as the deployment checks them."""
+    from tests.conformance import variants as matrix
+
+    from . import variants as more
+    deployment = getattr(matrix, variant, None) or getattr(more, variant)
+    profiled = apps(PROFILE=learned(deployment))
+    client, token = profiled.test_client(), world_token(profiled)
+    narrow = client.post("/partner/v2/partners/self/tokens", headers={"Authorization": f"Bearer {token}"},
+                         json={"name": "narrow", "scope": "partner:read", "expiresIn": 3600}).json["accessToken"]
+    answers = [client.get("/partner/v2/users/not-an-id", headers=headers).status_code
+               for headers in ({}, {"Authorization": f"Bearer {narrow}"}, {"Authorization": f"Bearer {token}"})]
+    assert answers == [without_token, without_scope, 400]

@@ -407,3 +407,20 @@ class LinkReferences(Variant):
 
 
 MORE = MORE + (PageNumbers, LinkReferences)
+
+
+class TokenFirstIds400(Variant):
+    """A path id that is not a UUID is a bad request (400), but only once the token and its scope are checked:
+    without a token it is 401, with a token lacking the scope 403 (the order of the checks is the spec's
+    silence; MalformedIds400 of the conformance matrix checks the id first)."""
+
+    name = "400 for malformed ids, after the token and its scope"
+
+    def response(self, operation, environ, status, headers, data):
+        path = environ["PATH_INFO"].split("/")
+        if operation == "GetUser" and len(path) == 5 and not UUID.match(path[4]) and path[4] != "self" \
+                and status.startswith("404"):
+            return "400 Bad Request", headers, json.dumps({
+                "type": SIM_TYPE + "invalid-parameter", "title": "Bad Request", "status": 400,
+                "detail": f"{path[4]!r} is not an id"}).encode()
+        return status, headers, data

@@ -11,13 +11,14 @@ not be observed goes under `unknown`, with why.
 import json
 import re
 import uuid
+from http import HTTPStatus
 from urllib.parse import parse_qsl, urlsplit
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
 
 from .bodies import Bodies, NoSchema, identifier, json_type, place
-from .client import Exchange, parse_json
+from .client import Exchange, http_date, parse_json
 from .redact import excerpt, redact
 from .resolver import NotOffered, shape
 from .steps.account_types import form_for
@@ -36,6 +37,9 @@ LISTS = {"GetUsers": "GetUser", "GetWebhooks": "GetWebhook", "GetPartners": "Get
 CREATES = ("CreateUser", "CreateWebhook", "CreatePartner", "CreateOwnPartnerToken", "CreatePartnerToken")
 DELETES = ("DeleteUser", "DeleteWebhook", "DeleteChildPartner")
 REVOKES = ("RevokePartnerOwnToken", "RevokePartnerToken")
+# The names of three records a probe makes, in this order: their name order (ignoring case) is neither the order
+# they were made in nor its reverse, nor the order of their code points.
+NAMES = ("ptas profile b", "ptas profile C", "ptas profile a")
 
 
 def simulator_document():
@@ -243,12 +247,35 @@ class Learner:
             fields = self.field_names(name, sim_op)
             if fields:
                 entry["fields"] = fields
+            entry.update(self.query_parameters(sim_op, spec))
             found[name] = entry
-        changed = {n: e for n, e in found.items()
-                   if e["operationId"] != n or e["path"] != self.sim_ops[n][1] or e.get("fields")}
+        changed = {n: e for n, e in found.items() if e["operationId"] != n or e["path"] != self.sim_ops[n][1]
+                   or e.get("fields") or e.get("parameters") or e.get("bounds")}
         says = (f"{len(found)} operations found in the target's document; {len(changed)} named or placed "
                 f"otherwise than the simulator's" + (f"; not in it: {', '.join(missing)}" if missing else ""))
         self.know("operations", found, says, {"document": "/openapi.json"})
+
+    def query_parameters(self, sim_op, spec):
+        """The query parameters the target's document names otherwise (`limit` for the simulator's `pageSize`: one
+        of the simulator's missing, one of the target's extra, of the same type) and the bounds it sets that the
+        simulator's do not (a smaller maximum)."""
+        def query(op, document):
+            return {p.get("name"): openapi_reading.deref(document, p.get("schema") or {}) for p in
+                    (openapi_reading.deref(document, p) for p in op.get("parameters") or [])
+                    if isinstance(p, dict) and p.get("in") == "query"}
+        mine, theirs = query(sim_op, self.sim), query(spec, self.ops.document)
+        missing = [n for n in mine if n not in theirs]
+        extra = [n for n in theirs if n not in mine]
+        renames = {}
+        if len(missing) == 1 and len(extra) == 1 and mine[missing[0]].get("type") == theirs[extra[0]].get("type"):
+            renames[missing[0]] = extra[0]
+        bounds = {}
+        for name, schema in mine.items():
+            other = theirs.get(renames.get(name, name)) or {}
+            for bound in ("maximum", "minimum"):
+                if isinstance(other.get(bound), int) and other.get(bound) != schema.get(bound):
+                    bounds.setdefault(name, {})[bound] = other[bound]
+        return {**({"parameters": renames} if renames else {}), **({"bounds": bounds} if bounds else {})}
 
     def field_names(self, name, sim_op):
         """The simulator's request property -> the target's, where they differ."""
@@ -291,8 +318,9 @@ class Learner:
 
     def users(self):
         made = []
-        for label in ("ptas profile A", "ptas profile B"):
-            reply, seen = self.call("CreateUser", build={"name": label})
+        for label in NAMES:
+            build = {"name": label, "email": "ptas-profile@example.test"} if not made else {"name": label}
+            reply, seen = self.call("CreateUser", build=build)
             if not reply.ok:
                 self.unknown("createStatus", f"CreateUser answered {reply.status}")
                 return
@@ -300,7 +328,7 @@ class Learner:
             made.append((user_id, reply, seen))
             if user_id is not None:
                 self.undo.append(lambda uid=user_id: self.delete("DeleteUser", {"id": uid}, record=True))
-        (first, created, seen), (second, _, _) = made
+        (first, created, seen), (second, _, _) = made[:2]
         self.status("createStatus", "CreateUser", created, seen)
         token = created.body.get("token") if isinstance(created.body, dict) else None
         if isinstance(token, str):
@@ -317,17 +345,103 @@ class Learner:
         listed, seen_list = self.call("GetUsers")
         self.list_shape("GetUsers", listed, seen_list)
         self.observe("GetUsers", listed, seen_list)
-        order = [identifier(e, *self.ops.hints("GetUser")) for e in entries_of(listed.body) or []]
-        self.order("GetUsers", order, first, second, seen_list)
-        self.user = first
+        self.named_order("GetUsers", listed, [m[0] for m in made], "GetUser", seen_list)
+        self.name_filter(NAMES[0])
+        self.user, self.made_users = first, [m[0] for m in made]
+        self.put_clearing(first)
+
+    def named_order(self, name, listed, made, reader, seen):
+        """Where three records a probe made, named so that their name order is neither their creation order nor
+        its reverse, stand in a list: oldest or newest first, or by name (ignoring case, as people sort)."""
+        ids = [identifier(e, *self.ops.hints(reader)) for e in entries_of(listed.body) or []]
+        if len(made) < 3 or not all(m in ids for m in made):
+            return
+        shown = sorted(range(3), key=lambda i: ids.index(made[i]))
+        way = {(0, 1, 2): "oldest first", (2, 1, 0): "newest first"}.get(tuple(shown))
+        if way is None and [NAMES[i] for i in shown] == sorted(NAMES, key=str.casefold):
+            way = "by name"
+        if way is None:
+            return
+        entry = self.profile["choices"].setdefault("listOrder", {"value": {}, "says": "", "evidence": []})
+        entry["value"][name] = way
+        entry["evidence"].append(seen)
+        entry["says"] = "; ".join(f"{op} shows the {way}" if "first" in way else f"{op} is sorted {way}"
+                                  for op, way in entry["value"].items())
+        self.profile["unknown"].pop("listOrder", None)
+
+    def name_filter(self, label):
+        """How GetUsers' `name` matches: the whole name exactly, or ignoring case."""
+        exact, _ = self.list_named(label)
+        other, seen = self.list_named(label.swapcase())
+        if not exact.ok or not other.ok or len(entries_of(exact.body) or []) != 1:
+            return
+        matching = "ignores case" if len(entries_of(other.body) or []) == 1 else "exact"
+        self.know("filters", {"GetUsers": {"name": matching}},
+                  f"GetUsers' name filter matches the whole name{' ignoring case' if matching != 'exact' else ''}",
+                  seen)
+
+    def list_named(self, label):
+        reply = self.client.call("GetUsers", token=self.token, query={"name": label})
+        return reply, evidence(reply)
+
+    def put_clearing(self, user):
+        """UpdateUser with the name only, on a user that has an email: kept (merge), cleared, or refused."""
+        before, _ = self.call("GetUser", params={"id": user})
+        email_key = self.bodies.placement("UpdateUser", "email") or "email"
+        if not before.ok or not isinstance(before.body, dict) or not before.body.get(email_key):
+            return
+        partial, seen = self.call("UpdateUser", params={"id": user}, build={"name": NAMES[0] + " again"})
+        entry = self.profile["choices"].get("put")
+        if entry is None:
+            return
+        if partial.ok:
+            after, _ = self.call("GetUser", params={"id": user})
+            kept = isinstance(after.body, dict) and after.body.get(email_key) == before.body.get(email_key)
+            value = {"mode": "merge" if kept else "replace", "partialStatus": partial.status}
+        else:
+            value = {"mode": "replace", "partialStatus": partial.status}
+        if value["mode"] != entry["value"].get("mode") or value["partialStatus"] != entry["value"].get("partialStatus"):
+            entry["value"].setdefault("operations", {})["UpdateUser"] = value      # its own rule, told apart
+            entry["evidence"].append(seen)
+            entry["says"] += ("; UpdateUser " + ("merges" if value["mode"] == "merge" else "clears what a body leaves "
+                              "out" if partial.ok else f"refuses a partial body ({partial.status})"))
 
     def ids(self, record_id, seen):
         fmt = "uuid" if isinstance(record_id, str) and UUID.match(record_id) else "other"
         malformed, seen_bad = self.call("GetUser", params={"id": "not-an-id"})
         self.problem("malformed-id", malformed, seen_bad)
-        self.know("ids", {"format": fmt, "malformedStatus": malformed.status},
-                  f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}",
-                  seen, seen_bad)
+        value = {"format": fmt, "malformedStatus": malformed.status}
+        says = f"ids are {'UUIDs' if fmt == 'uuid' else 'not UUIDs'}; a malformed id answers {malformed.status}"
+        order, seen_order = self.check_order(malformed.status) if malformed.status not in (401, 403, 404) else ({}, [])
+        if order:
+            value["checks"] = order
+            says += "; the id's form is checked " + ", ".join(
+                f"{'before' if first else 'after'} the {what}" for what, first in
+                (("token", order.get("beforeToken")), ("scope", order.get("beforeScope"))) if first is not None)
+        self.know("ids", value, says, seen, seen_bad, *seen_order)
+
+    def check_order(self, status):
+        """Which the deployment checks first, where a malformed id has an answer of its own: the id's form or
+        the token (a malformed id with no token), the id's form or the scope (with a token lacking GetUser's
+        scope)."""
+        order, seen = {}, []
+        method, path = self.ops.resolve("GetUser", {"id": "not-an-id"})
+        bare = self.client.request(method, path, operation="GetUser")
+        if bare.status in (status, 401):
+            order["beforeToken"] = bare.status == status
+            seen.append(evidence(bare))
+        narrow, _ = self.call("CreateOwnPartnerToken", build={"name": "ptas profile narrow", "scope": "partner:read",
+                                                              "expiresIn": 3600})
+        secret = narrow.body.get("accessToken") if narrow.ok and isinstance(narrow.body, dict) else None
+        if secret:
+            scoped = self.client.request(method, path, token=secret, operation="GetUser")
+            if scoped.status in (status, 403):
+                order["beforeScope"] = scoped.status == status
+                seen.append(evidence(scoped))
+            narrow_id = identifier(narrow.body)
+            if narrow_id is not None:
+                self.call("RevokePartnerOwnToken", params={"tokenId": narrow_id})
+        return order, seen
 
     def id_forms(self, renames):
         """The form of the ids of each kind of record the run saw (a record's id, and the ids it refers to):
@@ -381,8 +495,14 @@ class Learner:
         bad, seen_bad = self.call("CreateUser", json=self.invalid_user())
         self.problem("invalid-body", bad, seen_bad)
         if bad.status in (400, 422):
-            self.know("invalidBody", {"status": bad.status},
-                      f"an invalid request body answers {bad.status}", seen_bad)
+            value, says = {"status": bad.status}, f"an invalid request body answers {bad.status}"
+            method, path = self.ops.resolve("CreateUser")
+            garbled = self.client.request(method, path, token=self.token, data=b"{not json",
+                                          headers={"Content-Type": "application/json"}, operation="CreateUser")
+            if 400 <= garbled.status < 500 and garbled.status not in (401, 403, 404):
+                value["notJson"] = garbled.status
+                says += f", a body that is not JSON {garbled.status}"
+            self.know("invalidBody", value, says, seen_bad, evidence(garbled))
         else:
             self.unknown("invalidBody", f"an invalid CreateUser body answered {bad.status}")
         reply = self.client.request("GET", self.ops.resolve("GetOwnPartner")[1], token="not-a-token",
@@ -408,10 +528,19 @@ class Learner:
             types = {k: p["type"] for k, p in problems.items() if p.get("type") is not None}
             absolute = all(str(t).startswith(("http://", "https://")) for t in types.values())
             situations = {k: p["members"] for k, p in problems.items()}
-            self.know("problems", {"members": members, "types": types, "situations": situations},
-                      f"ProblemDetails carry {', '.join(members)}; type URIs are "
-                      f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})",
-                      *[p["evidence"] for p in problems.values()][:4])
+            value = {"members": members, "types": types, "situations": situations}
+            says = (f"ProblemDetails carry {', '.join(members)}; type URIs are "
+                    f"{'absolute URLs' if absolute else 'not URLs'} (e.g. {next(iter(types.values()), '-')})")
+            media = {p["media"] for p in problems.values()}
+            if len(media) == 1 and None not in media:
+                value["mediaType"] = media.pop()
+                says += f"; served as {value['mediaType']}"
+            # A title that is the status's HTTP reason in every situation (RFC 9457 §3.1.3 for about:blank) is
+            # the deployment's rule, where the simulator titles each situation in its own words.
+            if len(problems) >= 2 and all(p["title"] == reason(p["status"]) for p in problems.values()):
+                value["titles"] = "reason"
+                says += "; titled with the HTTP reason phrase"
+            self.know("problems", value, says, *[p["evidence"] for p in problems.values()][:4])
         self.profile.pop("_problems", None)
 
     def invalid_user(self):
@@ -423,8 +552,9 @@ class Learner:
         if reply.ok or body is None:
             return
         problems = self.profile.setdefault("_problems", {})
+        media = (reply.headers.get("content-type") or "").split(";")[0].strip().lower() or None
         problems[situation] = {"status": reply.status, "members": sorted(body), "type": body.get("type"),
-                               "evidence": seen}
+                               "title": body.get("title"), "media": media, "evidence": seen}
 
     def webhooks(self):
         made, seen = self.call("CreateWebhook", build={"callbackUrl": "https://partner.example/ptas-profile",
@@ -438,13 +568,19 @@ class Learner:
         listed, seen_list = self.call("GetWebhooks")
         self.list_shape("GetWebhooks", listed, seen_list)
         self.observe("GetWebhooks", listed, seen_list)
+        for name in sorted(n for n, (_, path, _) in self.sim_ops.items() if "/testevents/" in path):
+            try:
+                sent, seen_sent = self.call(name, json={})
+            except NotOffered:
+                continue
+            self.status("testEventStatus", name, sent, seen_sent)
         if hook is not None:
             one, seen_one = self.call("GetWebhook", params={"id": hook})
             self.observe("GetWebhook", one, seen_one)
             self.delete("DeleteWebhook", {"id": hook}, record=True)
 
     def partners(self):
-        child, seen = self.call("CreatePartner", build={"name": "ptas profile child",
+        child, seen = self.call("CreatePartner", build={"name": NAMES[0],
                                                         "email": "ptas-profile@example.test"})
         if not child.ok:
             self.unknown("deployTokens", f"CreatePartner answered {child.status} (the token lacks partner:create?)")
@@ -454,11 +590,19 @@ class Learner:
         child_id = identifier(child.body, *self.ops.hints("GetPartner"))
         if child_id is not None:
             self.undo.append(lambda: self.delete("DeleteChildPartner", {"id": child_id}, record=True))
+        children = [child_id]
+        for label in NAMES[1:]:
+            more, _ = self.call("CreatePartner", build={"name": label, "email": "ptas-profile@example.test"})
+            more_id = identifier(more.body, *self.ops.hints("GetPartner")) if more.ok else None
+            if more_id is not None:
+                children.append(more_id)
+                self.undo.append(lambda i=more_id: self.delete("DeleteChildPartner", {"id": i}))
         detail, seen_detail = self.call("GetPartner", params={"id": child_id})
         self.observe("GetPartner", detail, seen_detail)
         listed, seen_list = self.call("GetPartners")
         self.list_shape("GetPartners", listed, seen_list)
         self.observe("GetPartners", listed, seen_list)
+        self.named_order("GetPartners", listed, children, "GetPartner", seen_list)
         deploy, seen_deploy = self.call("CreateOwnPartnerToken",
                                         build={"name": "ptas profile deploy", "scope": "partner:create",
                                                "expiresIn": 7200})
@@ -479,6 +623,13 @@ class Learner:
             if child_token is not None:
                 revoked, seen_revoked = self.call("RevokePartnerToken", params={"id": child_id,
                                                                                 "tokenId": child_token})
+                self.status("revokeStatus", "RevokePartnerToken", revoked, seen_revoked)
+        if child_id is not None and "RevokePartnerToken" not in (profiles.known(self.profile, "revokeStatus") or {}):
+            made, _ = self.call("CreatePartnerToken", params={"id": child_id},
+                                build={"name": "ptas profile", "scope": "partner:read", "expiresIn": 7200})
+            made_id = identifier(made.body) if made.ok and isinstance(made.body, dict) else None
+            if made_id is not None:
+                revoked, seen_revoked = self.call("RevokePartnerToken", params={"id": child_id, "tokenId": made_id})
                 self.status("revokeStatus", "RevokePartnerToken", revoked, seen_revoked)
         if token_id is not None:
             revoked, seen_revoked = self.call("RevokePartnerOwnToken", params={"tokenId": token_id})
@@ -512,7 +663,7 @@ class Learner:
             return
         made, seen = self.call("CreateAccount", build={"accountTypeId": type_id, "userId": user,
                                                        "credentials": form_for(detail.body),
-                                                       "name": "ptas profile account"})
+                                                       "name": NAMES[0]})
         if not made.ok:
             self.profile.setdefault("notes", []).append(f"accounts: CreateAccount answered {made.status}")
             return
@@ -522,11 +673,20 @@ class Learner:
         if account is None:
             return
         self.undo.append(lambda: self.delete("DeleteAccount", {"id": account}, record=True))
+        accounts = [account]
+        for label, owner in zip(NAMES[1:], getattr(self, "made_users", [])[1:]):    # one account per user and type
+            more, _ = self.call("CreateAccount", build={"accountTypeId": type_id, "userId": owner,
+                                                        "credentials": form_for(detail.body), "name": label})
+            more_id = identifier(more.body, *self.ops.hints("GetAccount")) if more.ok else None
+            if more_id is not None:
+                accounts.append(more_id)
+                self.undo.append(lambda i=more_id: self.delete("DeleteAccount", {"id": i}))
         one, seen_one = self.call("GetAccount", params={"id": account})
         self.observe("GetAccount", one, seen_one)
         listed, seen_list = self.call("GetAccounts")
         self.list_shape("GetAccounts", listed, seen_list)
         self.observe("GetAccounts", listed, seen_list)
+        self.named_order("GetAccounts", listed, accounts, "GetAccount", seen_list)
         self.sessions(user, account)
 
     def sessions(self, user, account):
@@ -546,6 +706,7 @@ class Learner:
                 self.profile.setdefault("notes", []).append(f"sessions: {name}: {redact(error)}")
                 continue
             self.observe(name, made, seen)
+            self.location(name, made, seen)
             made_id = identifier(made.body, *self.ops.hints(reader)) if made.ok else None
             if made_id is not None:
                 try:
@@ -617,7 +778,23 @@ class Learner:
                 f"lists show the whole record ({', '.join(observed)})", *seen)
 
     # -- helpers --------------------------------------------------------------------------------------------
+    def location(self, name, reply, seen):
+        """Whether a create names the new record in a Location header (its address: the record's id in it)."""
+        made = identifier(reply.body) if reply.ok and isinstance(reply.body, dict) else None
+        if made is None:
+            return
+        where = reply.headers.get("location") or ""
+        entry = self.profile["choices"].setdefault("locations", {"value": {}, "says": "", "evidence": []})
+        entry["value"][name] = bool(where) and str(made) in where
+        entry["evidence"].append(seen)
+        named = [op for op, told in entry["value"].items() if told]
+        entry["says"] = (f"creates name the new record in Location ({', '.join(named)})" if named else
+                         "creates answer no Location")
+        self.profile["unknown"].pop("locations", None)
+
     def status(self, choice, name, reply, seen):
+        if choice == "createStatus":
+            self.location(name, reply, seen)
         if not reply.ok:
             return
         entry = self.profile["choices"].setdefault(choice, {"value": {}, "says": "", "evidence": []})
@@ -660,14 +837,35 @@ class Learner:
             if len(keys) != 1:
                 return
             shape = {"shape": "object", "key": keys[0]}
+            counts = [k for k, v in body.items() if type(v) is int and v == len(body[keys[0]])]
+            if len(counts) == 1:        # the number of entries beside them
+                shape["count"] = counts[0]
         else:
             return
         entry = self.profile["choices"].setdefault("lists", {"value": {}, "says": "", "evidence": []})
         entry["value"][name] = shape
         entry["evidence"].append(seen)
-        entry["says"] = "; ".join(f"{op} answers {'a bare array' if s['shape'] == 'array' else repr(s['key'])}"
+        entry["says"] = "; ".join(f"{op} answers {'a bare array' if s['shape'] == 'array' else repr(s['key'])}" +
+                                  (f" with {s['count']!r}" if s.get("count") else "")
                                   for op, s in entry["value"].items())
         self.profile["unknown"].pop("lists", None)
+
+    def documented_retry_after(self):
+        """(form, where) of the Retry-After the target's document gives its 429 answers, where one form is named
+        (a run stays under the limits on purpose, so the document is the evidence then)."""
+        forms = {}
+        for name in self.sim_ops:
+            try:
+                responses = self.ops.locate(name)[2].get("responses") or {}
+            except NotOffered:
+                continue
+            limited = openapi_reading.deref(self.ops.document, responses.get("429") or {})
+            headers = {k.lower(): v for k, v in (limited.get("headers") or {}).items()}
+            form = retry_after_form(openapi_reading.deref(self.ops.document, headers.get("retry-after") or {}))
+            if form:
+                forms.setdefault(form, self.ops.operation_id(name))
+        return (next(iter(forms)), f"/openapi.json, the 429 of {next(iter(forms.values()))}") \
+            if len(forms) == 1 else None
 
     def passive(self):
         """What the run met without asking for it (Recorder): a 429, pages of transactions."""
@@ -675,9 +873,20 @@ class Learner:
         limited = next((r for r in met + self.client.replies if r.status == 429), None)
         if limited is not None:
             headers = sorted(k for k in limited.headers if k in HEADERS and k != "content-type")
-            self.know("rateLimit", {"status": 429, "headers": headers,
-                                    "members": sorted(limited.body) if isinstance(limited.body, dict) else []},
-                      f"a 429 carries {', '.join(headers) or 'no rate-limit header'}", evidence(limited))
+            value = {"status": 429, "headers": headers,
+                     "members": sorted(limited.body) if isinstance(limited.body, dict) else []}
+            wait = limited.headers.get("retry-after", "").strip()
+            if wait:        # RFC 9110 §10.2.3: seconds, or an HTTP date
+                value["retryAfter"] = "seconds" if wait.isdigit() else "http-date" if http_date(wait) else "other"
+            if self.documented_retry_after():
+                value["documented"] = True      # its document names the header on its 429s
+            self.know("rateLimit", value, f"a 429 carries {', '.join(headers) or 'no rate-limit header'}" +
+                      (f" (Retry-After in {value['retryAfter']})" if wait else ""), evidence(limited))
+        elif self.documented_retry_after():
+            form, where = self.documented_retry_after()
+            self.know("rateLimit", {"status": 429, "headers": ["retry-after"], "retryAfter": form, "documented": True},
+                      f"a 429 carries retry-after (in {form}, as its document says; the run met no 429)",
+                      {"document": where})
         else:
             self.unknown("rateLimit", "the run met no 429 (the probes stay under the limit on purpose; the @slow "
                                       "§8 scenario, with --slow, spends a window and shows one)")
@@ -692,12 +901,26 @@ class Learner:
             reference = full.body["nextPageReference"]
             size = len(entries_of({k: v for k, v in full.body.items() if isinstance(v, list)}) or [])
             form = reference_form(reference, size, first="pageReference" not in full.query, sent=full.query)
+            prefixes = reference_prefixes(pages) if form["referenceForm"] == "opaque" and "url" not in form else {}
+            if prefixes:
+                form["prefixes"] = prefixes
             self.know("paging", {"pageSize": size, "reference": reference_kind(reference), **form},
                       f"a page holds {size} transactions when the client names no page size; page references "
                       f"are {reference_kind(reference)}" + describe_form(form), evidence(full))
         else:
             self.unknown("paging", "the run read no full page of transactions (a deployment's data arrives in its "
                                    "own time: run the transactions scenarios, with --slow, on a world with data)")
+
+
+def retry_after_form(header):
+    """The form of Retry-After a document's header object names: an HTTP date or seconds."""
+    schema = (header or {}).get("schema") or {}
+    if schema.get("format") in ("http-date", "date-time") or "date" in str(header.get("description", "")).lower():
+        return "http-date"
+    return "seconds" if schema.get("type") in ("integer", "number") else None
+
+
+LATER_PAGE = re.compile(r'"previousPageReference"\s*:\s*"')
 
 
 class Recorder:
@@ -719,9 +942,11 @@ class Recorder:
             status, response_headers, text = send(method, path, headers, data, query)
             operation = "GetTransactions" if method == "GET" and shape_of(path, transactions) else None
             kind = "429" if status == 429 else operation
-            if kind and sum(1 for r in self.replies if (r.operation or "429") == kind) < self.KEEP:
+            if operation and LATER_PAGE.search(text or ""):
+                kind = "later page"         # one with a previous page: the only place its reference is seen
+            if kind and sum(1 for r in self.replies if r.kind == kind) < self.KEEP:
                 reply = Exchange(method, path, status, response_headers, text, parse_json(text), operation)
-                reply.query = dict(query or {})
+                reply.query, reply.kind = dict(query or {}), kind
                 self.replies.append(reply)
             return status, response_headers, text
         transport.send = recording
@@ -750,6 +975,21 @@ def reference_form(reference, size, first=True, sent=()):
     if text.isdigit() and first and size > 2 and int(text) in (1, 2):
         return {"referenceForm": "page", "firstPage": int(text) - 1, **extra}
     return {"referenceForm": "offset" if text.isdigit() else "opaque", **extra}
+
+
+PREFIX = re.compile(r"^([A-Za-z]{1,12}[.:~])(?=.)")
+
+
+def reference_prefixes(pages):
+    """The prefix each kind of page reference starts with (`next.`, `prev.`), where every one seen of that kind
+    starts with the same one and the two kinds differ: a direction the deployment writes into its references."""
+    found = {}
+    for field in ("nextPageReference", "previousPageReference"):
+        seen = {(PREFIX.match(str(r.body[field])) or [None, None])[1] for r in pages
+                if r.ok and isinstance(r.body, dict) and r.body.get(field)}
+        if len(seen) == 1 and None not in seen:
+            found[field] = seen.pop()
+    return found if len(set(found.values())) == len(found) == 2 else {}
 
 
 def describe_form(form):
@@ -836,6 +1076,13 @@ def types_of(schema):
     kinds = set(kind) if isinstance(kind, list) else ({kind} if kind else {"string", "object", "array", "integer",
                                                                            "number", "boolean"})
     return kinds | ({"number"} if "integer" in kinds else set())
+
+
+def reason(status):
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return None
 
 
 def learn(target, token=None, recorder=None):

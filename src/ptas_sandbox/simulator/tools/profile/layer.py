@@ -13,20 +13,23 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from email.utils import formatdate
+from http import HTTPStatus
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from werkzeug.test import Client, run_wsgi_app
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
+from ptas_sandbox.simulator import scopes
+from ptas_sandbox.simulator.operations import REGISTRY
+from ptas_sandbox.simulator.problems import InvalidParameter
 
 from .ids import MALFORMED, Ids, key_kind
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 METHODS = ("get", "put", "post", "patch", "delete")
-REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "Bad Request", 403: "Forbidden",
-           404: "Not Found", 422: "Unprocessable Content"}
 # Ids that are not UUIDs on the simulator either: account types are named, hosted pages carry keys.
 NAMED_IDS = ("GetAccountType", "ValidateAccountCredentials", "SandboxSetAccountTypeState")
 # The simulator's kind of problem nearest to a refusal of the layer's own.
@@ -41,6 +44,14 @@ COMMON_MEMBERS = ("type", "title", "status", "detail", "instance", "traceId")
 OFFSETS_KEPT = 4096
 
 
+def reason(status):
+    """The HTTP reason phrase of a status (RFC 9110), as http.HTTPStatus knows them."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Status"
+
+
 def known(profile, name):
     entry = profile.get("choices", {}).get(name)
     return entry.get("value") if isinstance(entry, dict) else None
@@ -52,6 +63,26 @@ def common_prefix(types):
     named = [(slug, str(uri)) for slug, uri in types.items() if str(uri).endswith(slug)]
     prefixes = {uri[: len(uri) - len(slug)] for slug, uri in named}
     return prefixes.pop() if len(named) > 1 and len(prefixes) == 1 else None
+
+
+def counted(shape):
+    """The schema of a list's count beside its entries, where the deployment gives one."""
+    return {shape["count"]: {"type": "integer", "minimum": 0, "description": "the number of entries"}} \
+        if shape.get("count") else {}
+
+
+def one_type(types):
+    """The one type every learned situation has (`about:blank`), where there is one: then every problem has it."""
+    values = {str(uri) for uri in types.values()}
+    return values.pop() if len(types) > 1 and len(values) == 1 else None
+
+
+def parses(raw):
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
 
 
 def shape(path):
@@ -81,10 +112,12 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile, claims, store=None, trace=None):
+    def __init__(self, app, profile, claims, store=None, trace=None, system_time=None):
         """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none;
-        `trace()`: a trace id for a problem of the layer's own."""
+        `trace()`: a trace id for a problem of the layer's own; `system_time()`: the system clock in
+        microseconds, which a Retry-After given as a date counts from."""
         self.app, self.profile, self.claims, self.trace = app, profile, claims, trace
+        self.system_time = system_time
         self.ids = Ids(known(profile, "ids"), store)
         self.malformed = (known(profile, "ids") or {}).get("malformedStatus") or 404     # the answer to a bad id
         self.ready = False
@@ -105,7 +138,7 @@ class ProfileLayer:
         self.operations = known(self.profile, "operations") or {}
         routes = []
         for name, (method, path, _) in self.sim_ops.items():
-            where = self.operations.get(name)
+            where = self.operations.get(name) if not path.startswith("/_sandbox") else None   # never profiled
             if where:
                 routes.append(Route(where["method"], where["path"], name, path))
             elif path.startswith("/partner/v2"):
@@ -113,8 +146,9 @@ class ProfileLayer:
         self.routes = sorted(routes, key=lambda r: r.fixed, reverse=True)
         # Where the deployment serves an operation elsewhere, the simulator's own path is not there.
         self.moved = [Route(method, path, name, path) for name, (method, path, _) in self.sim_ops.items()
-                      if name in self.operations and (self.operations[name]["method"],
-                                                      shape(self.operations[name]["path"])) != (method, shape(path))]
+                      if name in self.operations and not path.startswith("/_sandbox")
+                      and (self.operations[name]["method"], shape(self.operations[name]["path"]))
+                      != (method, shape(path))]
         self.records = known(self.profile, "records") or {}
         self.defaults = self.default_renames()
         self.document = self.publish(copy.deepcopy(self.sim))
@@ -181,13 +215,13 @@ class ProfileLayer:
     def status_for(self, name, status):
         creates = known(self.profile, "createStatus") or {}
         deletes = known(self.profile, "deleteStatus") or {}
-        revokes = known(self.profile, "revokeStatus") or {}
+        others = {**(known(self.profile, "revokeStatus") or {}), **(known(self.profile, "testEventStatus") or {})}
         if name in creates:
             return creates[name]
         if name in deletes:
             return deletes[name]["status"]
-        if name in revokes:
-            return revokes[name]
+        if name in others:
+            return others[name]
         method = self.sim_ops[name][0]
         if status == 201 and creates and len(set(creates.values())) == 1:
             return next(iter(creates.values()))
@@ -234,6 +268,8 @@ class ProfileLayer:
         if not self.ready:
             self.prepare()
         path = environ.get("PATH_INFO", "")
+        if path.startswith("/_sandbox"):        # the sandbox's own control API answers as it always does
+            return self.app(environ, start_response)
         if path == "/openapi.json" and environ["REQUEST_METHOD"] == "GET":
             data = json.dumps(self.document).encode()
             return self.answer(start_response, 200, [("Content-Type", "application/json")], data)
@@ -252,7 +288,7 @@ class ProfileLayer:
             values = self.path_ids(route, world, values, literals)
             if values is None:
                 return self.answer(start_response, *self.problem(self.malformed, "malformed-id", "not an id", path))
-        refused = self.refuse(name, values, environ, raw)
+        refused = self.refuse(name, values, environ, raw) or self.out_of_bounds(name, environ)
         if refused:
             return self.answer(start_response, *refused)
         sim_path = route.sim_template
@@ -264,6 +300,9 @@ class ProfileLayer:
             back = {theirs: mine for mine, theirs in fields.items()}
             body = {back.get(k, k): v for k, v in body.items()}
             raw = json.dumps(body).encode()
+        if isinstance(body, dict) and self.clears(name):
+            body = self.clear_absent(name, body)
+            raw = json.dumps(body).encode()
         if self.ids.active and isinstance(body, dict):
             raw = json.dumps(self.ids.request(world, body, literals)).encode()
         authorization = environ.get("HTTP_AUTHORIZATION", "")
@@ -272,10 +311,12 @@ class ProfileLayer:
             template = self.delete_template(name)
             before = fill(template, shown_values[-1]) if template is not None else \
                 self.inner_json("GET", sim_path, {"Authorization": authorization})
-        query = self.query(name, environ.get("QUERY_STRING", ""))
+        query = self.query(name, self.query_names(name, environ.get("QUERY_STRING", "")))
         if self.ids.active:
             query = self.query_ids(world, query, literals)
+        query = self.unprefixed(name, query)
         query, paging = self.page_request(name, sim_path, query, environ)
+        query, matching = self.own_filters(name, query)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query}
         chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
@@ -285,8 +326,95 @@ class ProfileLayer:
             headers, data = self.answer_ids(name, world, headers, data, literals)
             if before is not None and self.delete_template(name) is None:
                 before = self.ids.answer(world, self.record_kind(name), before, literals)
-        status, headers, data = self.respond(name, status, headers, data, before, paging)
+        if matching and 200 <= status < 300:
+            data = self.filtered(name, data, matching)
+        status, headers, data = self.respond(name, status, headers, data, before, paging,
+                                             not_json=bool(raw.strip()) and not parses(raw))
         return self.answer(start_response, status, headers, data)
+
+    # -- what a request leaves out, and how a filter matches ------------------------------------------------
+    def put_for(self, name):
+        """How a PUT treats what its body leaves out: the operation's own rule, else the one learned of PUTs."""
+        put = known(self.profile, "put") or {}
+        return (put.get("operations") or {}).get(name) or put
+
+    def clears(self, name):
+        put = self.put_for(name) if self.sim_ops[name][0] == "PUT" else {}
+        return put.get("mode") == "replace" and put.get("partialStatus", 200) < 400
+
+    def clear_absent(self, name, body):
+        """A replacing PUT that accepts a partial body: every optional property it leaves out is cleared."""
+        schema = ((self.sim_ops[name][2].get("requestBody") or {}).get("content") or {}).get("application/json", {})
+        required = set(self.deref(schema.get("schema") or {}).get("required") or [])
+        return {**{k: None for k in self.request_properties(name) if k not in body and k not in required}, **body}
+
+    def own_filters(self, name, query):
+        """The list filters the deployment matches otherwise than the simulator (ignoring case): taken from the
+        query, to be applied to the simulator's unfiltered answer."""
+        rules = (known(self.profile, "filters") or {}).get(name) or {}
+        pairs = parse_qsl(query, keep_blank_values=True)
+        matching = {k: v for k, v in pairs if rules.get(k) == "ignores case"}
+        if not matching:
+            return query, None
+        return urlencode([(k, v) for k, v in pairs if k not in matching]), matching
+
+    def filtered(self, name, data, matching):
+        body, key = json_of(data), self.list_key(name)
+        if not isinstance(body, dict) or not isinstance(body.get(key), list):
+            return data
+        body[key] = [e for e in body[key] if isinstance(e, dict) and all(
+            str(e.get(field, "")).casefold() == wanted.casefold() for field, wanted in matching.items())]
+        return json.dumps(body).encode()
+
+    def query_names(self, name, query):
+        """The query in the simulator's parameter names; a simulator name the deployment does not have is, like
+        any parameter unknown to it, ignored."""
+        renames = (self.operations.get(name) or {}).get("parameters") or {}
+        if not renames:
+            return query
+        back = {theirs: mine for mine, theirs in renames.items()}
+        pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in renames or k in back]
+        return urlencode([(back.get(k, k), v) for k, v in pairs])
+
+    def out_of_bounds(self, name, environ):
+        """A query parameter beyond a bound the deployment sets and the simulator does not: refused as the
+        simulator refuses a parameter beyond its own."""
+        where = self.operations.get(name) or {}
+        renames = where.get("parameters") or {}
+        sent = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+        for mine, bound in (where.get("bounds") or {}).items():
+            theirs = renames.get(mine, mine)
+            value = sent.get(theirs, "")
+            if not re.fullmatch(r"-?\d+", value):
+                continue
+            low, high = bound.get("minimum"), bound.get("maximum")
+            if (high is not None and int(value) > high) or (low is not None and int(value) < low):
+                return self.problem(400, "invalid-parameter", f"Query parameter `{theirs}` is not valid: {value!r} "
+                                    f"(expected {'' if low is None else low}..{'' if high is None else high}).",
+                                    environ["PATH_INFO"], title=InvalidParameter.title, parameter=theirs)
+        return None
+
+    def reader_at(self, name):
+        """The GET of one record under a create's path (`/users/{id}` for POST /users)."""
+        path = self.sim_ops[name][1]
+        return next((n for n, (m, p, _) in self.sim_ops.items()
+                     if m == "GET" and re.fullmatch(re.escape(path) + r"/{[^}/]+}", p)), None)
+
+    def locates(self, name):
+        """Whether a create's answer names the new record in Location: as learned of it, else as every create
+        seen (with a record to read) did."""
+        told = known(self.profile, "locations") or {}
+        if self.sim_ops[name][0] != "POST" or self.reader_at(name) is None:
+            return False
+        if name in told:
+            return told[name]
+        seen = [v for op, v in told.items() if op in self.sim_ops and self.reader_at(op)]
+        return bool(seen) and all(seen) and any(s == "201" for s in self.sim_ops[name][2].get("responses", {}))
+
+    def location(self, name, body):
+        reader = self.reader_at(name)
+        template = (self.operations.get(reader) or {}).get("path") or self.sim_ops[reader][1]
+        return re.sub(r"{[^}]+}$", str(body.get("id")), template)
 
     # -- ids in the deployment's form -----------------------------------------------------------------------
     def path_ids(self, route, world, values, literals):
@@ -352,6 +480,24 @@ class ProfileLayer:
         paging = known(self.profile, "paging") or {}
         form = {"integer": "offset"}.get(paging.get("referenceForm"), paging.get("referenceForm"))
         return form, paging.get("firstPage", 1), paging.get("url")
+
+    def prefixes(self):
+        """The prefix the deployment writes before each kind of page reference (`next.`, `prev.`)."""
+        return (known(self.profile, "paging") or {}).get("prefixes") or {}
+
+    def unprefixed(self, name, query):
+        """The simulator's reference inside one of the deployment's prefixed ones. A reference without either
+        prefix is not one the deployment gave: it goes on marked, so the simulator refuses it as malformed."""
+        prefixes = tuple(self.prefixes().values())
+        if name not in PAGED or not prefixes:
+            return query
+        pairs = []
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            if key == "pageReference":
+                prefix = next((p for p in prefixes if value.startswith(p)), None)
+                value = value[len(prefix):] if prefix else "~" + value
+            pairs.append((key, value))
+        return urlencode(pairs)
 
     def page_request(self, name, sim_path, query, environ):
         """The simulator's reference for the one the client sent in the deployment's form: an offset or a page
@@ -420,7 +566,7 @@ class ProfileLayer:
         if ids.get("format") == "uuid" and ids.get("malformedStatus") not in (None, 404) and \
                 name not in NAMED_IDS and "{key}" not in self.sim_ops[name][1] and "{id}" in self.sim_ops[name][1]:
             first = values[self.sim_ops[name][1].split("{id}")[0].count("{")]
-            if first != "self" and not UUID.match(first):
+            if first != "self" and not UUID.match(first) and self.id_checked_now(name, ids, environ):
                 return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id",
                                     environ["PATH_INFO"])
         deploy = known(self.profile, "deployTokens") or {}
@@ -428,7 +574,7 @@ class ProfileLayer:
             if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
                 return self.problem(deploy.get("status", 403), "deploy-token",
                                     "a deploy token creates child partners only", environ["PATH_INFO"])
-        put = known(self.profile, "put") or {}
+        put = self.put_for(name)
         if put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200) >= 400:
             body = json_of(raw) if raw else None
             fields = (self.operations.get(name) or {}).get("fields") or {}
@@ -446,6 +592,19 @@ class ProfileLayer:
                                             path)
         return None
 
+    def id_checked_now(self, name, ids, environ):
+        """Whether the id's form is checked before what the simulator checks first: where the deployment checks
+        the token (or the scope) first, a caller without one (or without the scope) meets that refusal."""
+        order = ids.get("checks") or {}
+        claims = self.claims(environ.get("HTTP_AUTHORIZATION", ""))
+        if not claims:
+            return order.get("beforeToken", True)
+        op = REGISTRY.get(name)
+        needed = op.scopes_for(claims.get("knd", "")) if op is not None else ()
+        if needed and not scopes.holds_any(str(claims.get("scope", "")).split(), needed):
+            return order.get("beforeScope", True)
+        return True
+
     def inner_get_record(self, name, path, values, environ):
         sim_path = self.sim_ops[name][1]
         for value in values:
@@ -453,7 +612,7 @@ class ProfileLayer:
         status, data = self.inner("GET", sim_path, {"Authorization": environ.get("HTTP_AUTHORIZATION", "")})
         return status, json_of(data)
 
-    def problem(self, status, situation, detail, instance=None):
+    def problem(self, status, situation, detail, instance=None, title=None, **members):
         """A refusal of the layer's own, typed as the deployment typed it in the same situation, else as it
         types the simulator's nearest kind of problem; with the members it had in that situation (else those
         of any)."""
@@ -461,26 +620,40 @@ class ProfileLayer:
         types = problems.get("types") or {}
         nearest = FALLBACK.get(situation, situation)
         kind = types.get(situation) or types.get(nearest) or (
-            common_prefix(types) + nearest if common_prefix(types) else SIM_TYPE + nearest)
-        body = {"type": kind, "title": detail, "status": status, "detail": detail}
+            common_prefix(types) + nearest if common_prefix(types) else one_type(types) or SIM_TYPE + nearest)
+        body = {"type": kind, "title": title or detail, "status": status, "detail": detail, **members}
         if instance:
             body["instance"] = instance
         if self.trace is not None:
             body["traceId"] = self.trace()
-        members = (problems.get("situations") or {}).get(situation) or problems.get("members")
-        if members:
-            body = {k: v for k, v in body.items() if k in members}
-        return status, [("Content-Type", "application/problem+json")], json.dumps(body).encode()
+        if problems.get("titles") == "reason":
+            body["title"] = reason(status)
+        situations = problems.get("situations") or {}
+        if situations.get(situation):
+            body = {k: v for k, v in body.items() if k in situations[situation]}
+        elif problems.get("members"):   # the members every problem may carry, and this situation's own
+            body = {k: v for k, v in body.items() if k in problems["members"] or k not in COMMON_MEMBERS}
+        return status, self.problem_media([("Content-Type", "application/problem+json")]), json.dumps(body).encode()
+
+    def problem_media(self, headers):
+        """A problem's Content-Type as the deployment serves problems (application/json for some)."""
+        media = (known(self.profile, "problems") or {}).get("mediaType")
+        if not media:
+            return headers
+        return [(k, v) for k, v in headers if k.lower() != "content-type"] + [("Content-Type", media)]
 
     # -- an answer ------------------------------------------------------------------------------------------
-    def respond(self, name, status, headers, data, before, paging=None):
+    def respond(self, name, status, headers, data, before, paging=None, not_json=False):
         kind = next((v for k, v in headers if k.lower() == "content-type"), "")
         if "problem+json" in kind:
-            return self.restyle_problem(status, headers, data)
+            return self.restyle_problem(status, headers, data, not_json)
         if not 200 <= status < 300:
             return status, headers, data
         new_status = self.status_for(name, status)
         body = json_of(data) if data else None
+        if isinstance(body, dict) and body.get("id") is not None and self.locates(name):
+            headers = [(k, v) for k, v in headers if k.lower() != "location"] + \
+                [("Location", self.location(name, body))]
         if body is None and before is not None and new_status != 204:
             body = before
             headers = [(k, v) for k, v in headers if k.lower() != "content-type"] + \
@@ -489,6 +662,10 @@ class ProfileLayer:
             return new_status, headers, data if new_status != 204 else b""
         if paging and isinstance(body, dict):
             body = self.page_answer(body, paging)
+        if name in PAGED and isinstance(body, dict):
+            for field, prefix in self.prefixes().items():
+                if body.get(field):
+                    body[field] = prefix + str(body[field])
         _, schema = self.response_schema(name)
         if before is not None and body is before:
             if self.delete_template(name) is not None:
@@ -504,24 +681,32 @@ class ProfileLayer:
         path = self.sim_ops[name][1]
         return next((n for n, (m, p, _) in self.sim_ops.items() if m == "GET" and p == path), None)
 
-    def restyle_problem(self, status, headers, data):
+    def restyle_problem(self, status, headers, data, not_json=False):
         body = json_of(data)
         if not isinstance(body, dict):
             return status, headers, data
         problems = known(self.profile, "problems") or {}
         slug = str(body.get("type", ""))[len(SIM_TYPE):] if str(body.get("type", "")).startswith(SIM_TYPE) else None
         invalid = known(self.profile, "invalidBody") or {}
-        if slug == "invalid-body" and invalid.get("status"):
-            status = invalid["status"]
-            body["status"] = status
+        refused = invalid.get("notJson") if not_json and invalid.get("notJson") else invalid.get("status")
+        if slug == "invalid-body" and refused:
+            status = body["status"] = refused
         types = problems.get("types") or {}
         if slug and slug in types:
             body["type"] = types[slug]
         elif slug and common_prefix(types):
             body["type"] = common_prefix(types) + slug
+        elif slug and one_type(types):
+            body["type"] = one_type(types)
+        if problems.get("titles") == "reason":
+            body["title"] = reason(status)
+        headers = self.problem_media(headers)
         rate = (known(self.profile, "rateLimit") or {}) if status == 429 else {}
         if rate:
             headers = self.rate_headers(headers, body, rate["headers"])
+            if rate.get("retryAfter") == "http-date" and self.system_time is not None:
+                headers = [(k, v if k.lower() != "retry-after" or not v.isdigit() else
+                            formatdate(self.system_time() / 1e6 + int(v), usegmt=True)) for k, v in headers]
         if rate.get("members"):         # learned in this very situation: its extension members too
             body = {k: v for k, v in body.items() if k in rate["members"]}
         elif problems.get("members"):   # learned in other situations: the members every problem may carry
@@ -544,8 +729,11 @@ class ProfileLayer:
                        for name in learned if name in values and values[name] is not None]
 
     def reshape(self, name, schema, body):
-        body = self.rename(name, schema, body)
         key = self.list_key(name)
+        if self.list_order(name) == "by name" and key and isinstance(body, dict) and isinstance(body.get(key), list):
+            body[key] = sorted(body[key], key=lambda e: (str(e.get("name") or "").casefold(), str(e.get("id")))
+                               if isinstance(e, dict) else ("", ""))
+        body = self.rename(name, schema, body)
         if key and isinstance(body, dict) and isinstance(body.get(key), list):
             entries = body[key]
             summary = (known(self.profile, "listEntries") or {}).get(name)
@@ -559,6 +747,8 @@ class ProfileLayer:
                 return entries
             body = {(shape or {}).get("key", key) if k == key else k: (entries if k == key else v)
                     for k, v in body.items()}
+            if (shape or {}).get("count"):
+                body[shape["count"]] = len(entries)
         if name == "CreateUser" and known(self.profile, "userToken") == "string" and isinstance(body, dict):
             token = body.get("token")
             if isinstance(token, dict):
@@ -588,7 +778,7 @@ class ProfileLayer:
     @staticmethod
     def answer(start_response, status, headers, data):
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-        start_response(f"{status} {REASONS.get(status, 'Status')}", headers + [("Content-Length", str(len(data)))])
+        start_response(f"{status} {reason(status)}", headers + [("Content-Length", str(len(data)))])
         return [data]
 
     # -- the document ---------------------------------------------------------------------------------------
@@ -610,6 +800,44 @@ class ProfileLayer:
                         op = self.publish_operation(name, op, {})
                     paths.setdefault(path, {})[method] = op
         document["paths"] = paths
+        for name, shape in (known(self.profile, "lists") or {}).items():
+            component = (self.response_schema(name)[1] or {}).get("$ref", "").rsplit("/", 1)[-1] \
+                if name in self.sim_ops else None
+            schema = document.get("components", {}).get("schemas", {}).get(component)
+            if shape.get("count") and isinstance(schema, dict):
+                schema["properties"] = {**schema.get("properties", {}), **counted(shape)}
+                schema["required"] = [*schema.get("required", []), shape["count"]]
+        return self.publish_problems(document)
+
+    def publish_problems(self, document):
+        """Problems as the deployment documents them: their media type, their one type, the status of a body
+        that is not JSON. The control API under /_sandbox stays the simulator's."""
+        problems = known(self.profile, "problems") or {}
+        media = problems.get("mediaType") or "application/problem+json"
+        not_json = (known(self.profile, "invalidBody") or {}).get("notJson")
+        schema = document.get("components", {}).get("schemas", {}).get("ProblemDetails")
+        constant = one_type(problems.get("types") or {})
+        if constant and isinstance(schema, dict):
+            schema.setdefault("properties", {})["type"] = {"type": "string", "enum": [constant], "default": constant}
+        rate = known(self.profile, "rateLimit") or {}
+        for path, item in document["paths"].items():
+            for op in (item.values() if not path.startswith("/_sandbox") else ()):
+                if not isinstance(op, dict) or "responses" not in op:
+                    continue
+                limited = op["responses"].get("429")
+                if isinstance(limited, dict) and rate.get("documented"):
+                    op["responses"]["429"] = limited = copy.deepcopy(limited)
+                    limited.setdefault("headers", {})["Retry-After"] = {
+                        "description": "when to retry", "schema": {"type": "string", "format": "http-date"}
+                        if rate.get("retryAfter") == "http-date" else {"type": "integer", "minimum": 0}}
+                if not_json and op.get("requestBody") and str(not_json) not in op["responses"]:
+                    op["responses"][str(not_json)] = {"description": "The request body is not JSON", "content": {
+                        "application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}}}
+                for code, response in op["responses"].items():
+                    content = response.get("content") if isinstance(response, dict) else None
+                    if media != "application/problem+json" and content and "application/problem+json" in content:
+                        op["responses"][code] = response = copy.deepcopy(response)
+                        response["content"][media] = response["content"].pop("application/problem+json")
         return document
 
     def publish_operation(self, name, op, where):
@@ -620,6 +848,11 @@ class ProfileLayer:
         params = [p for p in op.get("parameters", []) if p.get("in") == "path"]
         for parameter, new in zip(params, names):
             parameter["name"] = new
+        for parameter in op.get("parameters", []):
+            if parameter.get("in") == "query":
+                bound = (where.get("bounds") or {}).get(parameter.get("name")) or {}
+                parameter["schema"] = {**(parameter.get("schema") or {}), **bound}
+                parameter["name"] = (where.get("parameters") or {}).get(parameter["name"], parameter["name"])
         fields = where.get("fields") or {}
         content = ((op.get("requestBody") or {}).get("content") or {}).get("application/json")
         if content and content.get("schema") and fields:
@@ -629,10 +862,12 @@ class ProfileLayer:
             schema.pop("example", None)
             content.pop("example", None)
             content["schema"] = schema
-        put = known(self.profile, "put") or {}
+        put = self.put_for(name)
         if op.get("operationId") and self.sim_ops[name][0] == "PUT" and put.get("mode") == "replace":
-            op["description"] = (op.get("description", "") + " PUT replaces the whole record: send every "
-                                 "property of the record, changed or not.").strip()
+            op["description"] = (op.get("description", "") + (
+                " PUT replaces the whole record: send every property of the record, changed or not."
+                if put.get("partialStatus", 200) >= 400 else
+                " PUT replaces the record: a property left out of the body is cleared.")).strip()
         responses = {}
         for status, response in (op.get("responses") or {}).items():
             code = int(status) if str(status).isdigit() else status
@@ -650,6 +885,12 @@ class ProfileLayer:
                     reader = self.response_schema(self.reader_of(name))[1]
                     response = {"description": "Success: the deleted record",
                                 "content": {"application/json": {"schema": self.publish_schema(name, reader)}}}
+                if self.locates(name) and new != 204:
+                    response = copy.deepcopy(response)
+                    response.setdefault("headers", {})["Location"] = {
+                        "description": "the address of the new record", "schema": {"type": "string"}}
+                if new == 204:      # No Content: nothing to describe but the answer itself
+                    response = {"description": response.get("description", "Success")}
                 responses[str(new)] = response
             else:
                 responses[str(status)] = response
@@ -699,8 +940,8 @@ class ProfileLayer:
                 if shape and shape["shape"] == "array":
                     return items
                 if shape:
-                    node["properties"] = {shape["key"]: items}
-                    node["required"] = [shape["key"]]
+                    node["properties"] = {shape["key"]: items, **counted(shape)}
+                    node["required"] = [shape["key"], *counted(shape)]
             if name == "CreateUser" and known(self.profile, "userToken") == "string" and \
                     "token" in node.get("properties", {}):
                 node["properties"]["token"] = {"type": "string", "description": "the first user token"}

@@ -20,7 +20,7 @@ def attach(app, sandbox):
             return sandbox.signer.verify(bearer(authorization))
         except Problem:
             return {}
-    layer = ProfileLayer(app.wsgi_app, profile, claims, sandbox.store, sandbox.trace_id)
+    layer = ProfileLayer(app.wsgi_app, profile, claims, sandbox.store, sandbox.trace_id, sandbox.system_time)
     app.wsgi_app = layer
     if layer.ids.active:       # webhook notifications name records as the API does
         sandbox.hooks.notification.append(lambda store, world, body: layer.ids.notification(world, body))
