@@ -8,21 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.integration.clients.blind36 import careful_asyncio, careful_threaded, naive
-from tests.integration.clients.harness import RUNS, Run, Sandbox
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    sandbox = Sandbox()
-    yield sandbox
-    sandbox.close()
-
-
-@pytest.fixture
-def run(request, sandbox):
-    run = Run(request.param, sandbox=sandbox)
-    yield run
-    run.close()
+from tests.integration.clients.harness import RUNS, Run
 
 
 @pytest.mark.parametrize("run", RUNS, indirect=True)

@@ -21,25 +21,11 @@ from tests.integration.clients.threaded import ThreadedClient
 
 
 @pytest.fixture(scope="module")
-def sandbox():
-    sandbox = Sandbox()
-    yield sandbox
-    sandbox.close()
-
-
-@pytest.fixture(scope="module")
 def tight_sandbox():
     """Spec §8's global limit at 5 requests a minute: a client meets it, not only the 429s a fault injects."""
     sandbox = Sandbox(rate_limit=5)
     yield sandbox
     sandbox.close()
-
-
-@pytest.fixture
-def run(request, sandbox):
-    run = Run(request.param, sandbox=sandbox)
-    yield run
-    run.close()
 
 
 @pytest.mark.parametrize("run", RUNS, indirect=True)
