@@ -6,6 +6,7 @@ in tests/support/broken_deployments.py: `change(environ, status, headers, body)`
 Every case is a `Case`: name, the statement it breaks (docstring / `statement`), and its form.
 """
 
+import dataclasses
 import io
 import json
 import re
@@ -405,11 +406,11 @@ def _expired_partner_accepted(app):
     from ptas_sandbox.simulator.auth import Principal
     from ptas_sandbox.simulator.problems import Unauthorized
     hooks = app.extensions["ptas"].hooks
-    authenticate, read_token = hooks.authenticate, hooks.read_token
+    authenticate, read_token = hooks.tokens.authenticate, hooks.tokens.read
 
     def lenient(ctx, claims, row=None):
         try:
-            return authenticate(ctx, claims) if row is None else authenticate(ctx, claims, row)
+            return authenticate(ctx, claims, row)
         except Unauthorized:
             found = row if row is not None else read_token(ctx, claims)
             if found is None or found["kind"] != "partner" or found["revoked_at"] is not None \
@@ -417,7 +418,7 @@ def _expired_partner_accepted(app):
                 raise
             return Principal(found["id"], found["kind"], found["partner_id"], found["user_id"],
                              frozenset(found["scope"].split()))
-    hooks.authenticate = lenient
+    hooks.tokens = dataclasses.replace(hooks.tokens, authenticate=lenient)
 
 
 expired_partner_token_accepted = Case(

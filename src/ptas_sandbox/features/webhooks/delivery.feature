@@ -46,6 +46,7 @@ Feature: Webhooks through the target's own document, notifications at a receiver
     Given a webhook for AccountTypeUpdated notifications sent to the receiver
     When I send a test AccountTypeUpdated notification
     Then the receiver gets a AccountTypeUpdated notification
+    And the AccountTypeUpdated notification carries what the spec gives it, with seven-digit date-times
 
   # Spec §6: when an event occurs (not only a test), the service notifies the webhooks subscribed to its kind.
   @contract
