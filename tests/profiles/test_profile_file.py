@@ -7,6 +7,7 @@ import pytest
 
 from ptas_sandbox import profile as profiles
 from ptas_sandbox.cli import main as ptas
+from ptas_sandbox.cli import serve as serve_command
 from ptas_sandbox.simulator import create_app
 
 
@@ -20,9 +21,13 @@ def profile_with(**choices):
     return made
 
 
-def refused_by_serve(tmp_path, capsys, text):
+def refused_by_serve(tmp_path, capsys, text, monkeypatch):
     path = tmp_path / "profile.json"
     path.write_text(text)
+
+    def served(*args):
+        raise AssertionError("the profile was accepted and the sandbox started")
+    monkeypatch.setattr(serve_command, "start", served)       # a profile let through must fail, not serve for ever
     with pytest.raises(SystemExit) as exit:
         ptas(["serve", "--state", ":memory:", "--port", "0", "--profile", str(path)])
     err = capsys.readouterr().err
@@ -39,29 +44,29 @@ def refused_by_serve(tmp_path, capsys, text):
     ({"paging": {"pageSize": 0}}, "choices/paging/value/pageSize"),
     ({"lists": {"GetUsers": {"shape": "table"}}}, "choices/lists/value/GetUsers/shape"),
 ])
-def test_a_mistyped_choice_is_refused_in_one_line_naming_where(tmp_path, capsys, choices, words):
-    err = refused_by_serve(tmp_path, capsys, json.dumps(profile_with(**choices)))
+def test_a_mistyped_choice_is_refused_in_one_line_naming_where(tmp_path, capsys, choices, words, monkeypatch):
+    err = refused_by_serve(tmp_path, capsys, json.dumps(profile_with(**choices)), monkeypatch)
     assert words in err
     with pytest.raises(profiles.ProfileError):
         simulator(PROFILE=profile_with(**choices))
 
 
-def test_a_deeply_nested_file_is_refused_in_one_line(tmp_path, capsys):
-    err = refused_by_serve(tmp_path, capsys, "[" * 100_000 + "]" * 100_000)
+def test_a_deeply_nested_file_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    err = refused_by_serve(tmp_path, capsys, "[" * 100_000 + "]" * 100_000, monkeypatch)
     assert "nested too deeply" in err
 
 
-def test_a_nested_value_where_a_name_belongs_is_refused_in_one_line(tmp_path, capsys):
+def test_a_nested_value_where_a_name_belongs_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
     deep = '{"x": ' * 200 + "{}" + "}" * 200
     text = json.dumps(profile_with()).replace(
         '"choices": {}', '"choices": {"records": {"value": {"GetUser": {"User": {"name": ' + deep + '}}}}}')
-    err = refused_by_serve(tmp_path, capsys, text)
+    err = refused_by_serve(tmp_path, capsys, text, monkeypatch)
     assert "choices/records/value/GetUser/User/name" in err
 
 
-def test_no_operation_can_be_placed_on_the_control_api(tmp_path, capsys):
+def test_no_operation_can_be_placed_on_the_control_api(tmp_path, capsys, monkeypatch):
     moved = profile_with(operations={"CreateUser": {"method": "POST", "path": "/_sandbox/reset"}})
-    err = refused_by_serve(tmp_path, capsys, json.dumps(moved))
+    err = refused_by_serve(tmp_path, capsys, json.dumps(moved), monkeypatch)
     assert "/_sandbox" in err and "CreateUser" in err
     with pytest.raises(profiles.ProfileError):
         simulator(PROFILE=moved)
