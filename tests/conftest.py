@@ -82,6 +82,24 @@ def pytest_addoption(parser):
                      help="the request state's strategy of the tests' apps (simulator/requeststate/)")
 
 
+# Each path once: the PostgreSQL pass (PTAS_TEST_STORE=postgresql) and the store-exact pass (--request-state exact)
+# run again only the tests whose fixtures take the store or the strategy they change; any other test would take the
+# same path as on the first pass.
+STORE_FIXTURES = {"store_location", "new_store_location", "durable_store", "pg_databases", "pg_cluster"}
+
+
+def pytest_collection_modifyitems(config, items):
+    takes = set(STORE_FIXTURES) if STORE_ENGINE == "postgresql" else set()
+    if config.getoption("request_state") == "exact":
+        takes.add("request_state")
+    if not takes:
+        return
+    kept = [item for item in items if takes & set(getattr(item, "fixturenames", ()))]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
 def pytest_generate_tests(metafunc):
     if "request_state" in metafunc.fixturenames:
         metafunc.parametrize("request_state", [metafunc.config.getoption("request_state")], scope="session")
