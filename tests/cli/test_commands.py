@@ -3,6 +3,7 @@ and `ptas --version`: what they print, and one-line errors instead of tracebacks
 
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -162,6 +163,19 @@ def test_listen_keeps_one_secret_per_world_and_stops_cleanly_on_sigterm(live, to
         receiver.close()
     assert secret_again == secret and other_secret != secret
     assert oct(os.stat(tmp_path / "ptas-sandbox" / "listen-secrets.json").st_mode & 0o777) == "0o600"
+
+
+def test_listen_stopped_by_ctrl_c_removes_its_webhook_and_says_it_was_interrupted(live, token, tmp_path):
+    """A stop is a request the loop honours after the call in hand (never an exception raised inside the HTTP
+    library); Ctrl-C ends as an interrupted command does."""
+    receiver = Receiver()
+    try:
+        process, _ = listener(live, token, receiver, tmp_path, "--interval", "0.01")
+        assert "ptas listen" in hooks_of(live, token)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 130 and "ptas listen" not in hooks_of(live, token)
+    finally:
+        receiver.close()
 
 
 def test_clock_advance_backwards_is_refused_in_words(capsys, live, token):
