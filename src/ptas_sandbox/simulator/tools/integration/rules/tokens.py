@@ -136,6 +136,43 @@ def expired_tokens(data):
                       count=sum(len(c) for _, c, _ in found))
 
 
+@judges(
+    Rule("superseded-user-token-used", "warning", "User tokens used after the client held a newer one for that user",
+         "Switch to the new user token as soon as CreateUserToken's answer arrives, in every worker, and stop "
+         "using the old one: spec §1 capability 2 makes a new one when the previous one is expired or about to "
+         "expire, so the old one is the next 401 (spec §5 rule 6)."),
+)
+def superseded_user_tokens(data):
+    """A call with a valid user token that arrived after the answer handing the client a newer user token for the
+    same user was written, and a round trip more: calls in flight when the new token came are not late, judged
+    by arrival as the in-flight rules are. Past the old token's expiry it is expired-user-token's, after its
+    revocation revoked-token-used's."""
+    by_seq = {c.seq: c for c in data.all_calls}
+    users = grouped([t for t in data.tokens.values() if t["kind"] == "user" and t["user_id"]],
+                    lambda t: t["user_id"])
+    late = []
+    for call in data.api_calls:
+        token = data.tokens.get(call.token_id)
+        if token is None or token["kind"] != "user" or call.at >= token["expires_at"] or revoked_after(data, call):
+            continue
+        for newer in users.get(token["user_id"], []):
+            held = delivered_seq(data, newer)
+            if held is None or held >= call.seq or newer["id"] == token["id"] or (
+                    newer["created_at"], data.handed.get(newer["id"], 0)) <= (
+                    token["created_at"], data.handed.get(token["id"], 0)):
+                continue
+            given = by_seq.get(held)
+            if given is not None and not call.in_flight_at(given):
+                late.append((call, newer))
+                break
+    if late:
+        call, newer = late[0]
+        yield finding("superseded-user-token-used", f"{len(late)} call(s) used a user token after the client held "
+                      f"a newer one for the same user: e.g. {call.operationId} at {call.entry['at']} with token "
+                      f"{call.token_id}, though token {newer['id']} had been handed over (spec §1 capability 2).",
+                      [c.evidence(tokenId=c.token_id, newerTokenId=n["id"]) for c, n in late])
+
+
 def revoked_after(data, call):
     """Whether the call's token had been revoked before it (whatever the answer: a fault may stand in)."""
     token = data.tokens.get(call.token_id)
