@@ -7,7 +7,7 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.tools.integration import rules as report_rules
-from ptas_sandbox.simulator.tools.integration.rules import retries
+from ptas_sandbox.simulator.tools.integration.rules import retries, tokens
 from tests.integration.test_report import harness, long_lived, report, rules
 from tests.support.accounts import imported, long_lived_user
 from tests.support.served import Served
@@ -125,6 +125,57 @@ def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
                              {}, report_rules.SLOW_MS)
     [finding] = retries.retry_after_ignored(traffic)
     assert finding["count"] == 1 and [e["requestId"] for e in finding["evidence"]] == [1, 3]
+
+
+def user_token(token_id, created_at):
+    return {"id": token_id, "kind": "user", "user_id": "u", "partner_id": "p", "name": None, "scope": "account:all",
+            "created_at": created_at, "expires_in": 86400, "expires_at": created_at + 86400 * 10**6,
+            "revoked_at": None}
+
+
+def test_an_old_user_token_is_late_only_once_it_arrived_a_round_trip_after_the_new_one_was_handed_over():
+    """Workers that had requests with the old token in flight when CreateUserToken's answer came are not late,
+    judged by arrival as the in-flight rules judge a refusal; one that arrived a round trip later is."""
+    ms = 1_000_000
+    made = call(2, "CreateUserToken", 10, 0, 10 * ms, status=201, arrival="http")
+    first = call(1, "GetAccounts", 0, 0, 1, arrival="http")
+    running = call(3, "GetAccounts", 10, 5 * ms, 12 * ms, path="/a", arrival="http")      # sent before the answer
+    crossing = call(4, "GetAccounts", 10, 300 * ms, 301 * ms, path="/b", arrival="http")  # within ROUND_TRIP_NS
+    late = call(5, "GetAccounts", 10, 900 * ms, 901 * ms, path="/c", arrival="http")
+    fresh = call(6, "GetAccounts", 10, 950 * ms, 951 * ms, path="/d", arrival="http")
+    for entry, token_id in ((first, "old"), (running, "old"), (crossing, "old"), (late, "old"), (fresh, "new")):
+        entry.token_id = token_id
+    calls = [first, made, running, crossing, late, fresh]
+    traffic = report_rules.Traffic(calls, calls, {}, {}, set(), {"old": user_token("old", 0),
+                                                                 "new": user_token("new", 10)},
+                                   None, [], [], [], {}, report_rules.SLOW_MS, made={2: "new"})
+    [finding] = tokens.superseded_user_tokens(traffic)
+    assert finding["rule"] == "superseded-user-token-used" and [e["requestId"] for e in finding["evidence"]] == [5]
+
+
+def test_a_user_token_kept_after_a_new_one_is_told_and_switching_at_once_is_not(world):
+    world = long_lived(world)
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    old = world.api.as_(user["token"]["accessToken"])
+    fresh = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400}).json
+    assert world.api.as_(fresh["accessToken"]).get("/accounts").status_code == 200
+    assert rules(world) == []
+    assert old.get("/accounts").status_code == 200                     # still valid, yet no longer the one to use
+    [finding] = found(world, "superseded-user-token-used")
+    assert finding["severity"] == "warning" and finding["count"] == 1 and "capability 2" in finding["message"]
+
+
+def test_a_retired_or_unknown_body_field_accepted_and_ignored_is_told_with_its_replacement(world):
+    world = long_lived(world)
+    api = world.api
+    assert api.put("/partners/self", json={"redirectUrls": ["https://app.example/done"]}).status_code == 200
+    assert rules(world) == []
+    assert api.put("/partners/self", json={"redirectUrl": "https://app.example/done"}).status_code == 200
+    assert api.put("/partners/self", json={"emial": "ops@app.example"}).status_code == 200
+    told = {f["field"]: f for f in found(world, "ignored-field")}
+    assert set(told) == {"redirectUrl", "emial"}
+    assert "`redirectUrls`" in told["redirectUrl"]["message"] and "spec §2" in told["redirectUrl"]["message"]
+    assert told["emial"]["severity"] == "warning"
 
 
 def test_polling_is_judged_against_the_webhooks_of_its_time(world):
