@@ -8,7 +8,7 @@ import requests
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.tools.integration import rules as report_rules
 from ptas_sandbox.simulator.tools.integration.rules import retries, tokens
-from tests.integration.test_report import harness, long_lived, report, rules
+from tests.integration.test_report import USER_TOKEN_LIFETIME, harness, long_lived, report, rules
 from tests.support.accounts import imported, long_lived_user
 from tests.support.served import Served
 
@@ -182,7 +182,7 @@ def test_polling_is_judged_against_the_webhooks_of_its_time(world):
     world = long_lived(world)
     hook = world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/imports",
                                              "events": ["TransactionsImported"]}).json
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = imported(world.api, user_api, seconds=5)
     for _ in range(5):
@@ -195,7 +195,7 @@ def test_polling_is_judged_against_the_webhooks_of_its_time(world):
 
 def test_polling_before_any_webhook_is_fine(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = imported(world.api, user_api, seconds=5)
     for _ in range(5):
@@ -327,7 +327,7 @@ def test_a_token_asking_for_every_scope(world):
 
 def test_accounts_made_without_reading_the_account_types(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     imported(world.api, user_api)
     [finding] = found(world, "account-types-hardcoded")
     assert finding["count"] == 1 and finding["evidence"][0]["operationId"] == "CreateAccount"
@@ -335,7 +335,7 @@ def test_accounts_made_without_reading_the_account_types(world):
 
 def test_metadata_read_again_and_again(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     for _ in range(5):
         user_api.get("/accounttypes")
     [finding] = found(world, "metadata-reread")
@@ -371,7 +371,7 @@ def test_an_unreachable_receiver_gets_a_fix_that_fits(world):
 
 def test_pages_not_followed_are_one_finding(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = imported(world.api, user_api, seconds=3600)
     for _ in range(2):
@@ -437,3 +437,27 @@ def test_the_first_late_use_of_a_user_token_is_not_excused_when_a_fresh_one_was_
     assert old.get("/accounts").status_code == 401
     [finding] = found(world, "expired-user-token")
     assert finding["count"] == 1
+
+
+def test_user_tokens_set_to_live_a_year_and_used_for_hours_are_risky(world):
+    world = long_lived(world)
+    assert world.api.put("/partners/self", json={"userTokenExpirySeconds": 365 * 86400}).status_code == 200
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    user_api = world.api.as_(user["token"]["accessToken"])
+    assert user_api.get("/accounts").status_code == 200
+    world.api.advance(3 * 3600)
+    assert user_api.get("/accounts").status_code == 200
+    [finding] = found(world, "lifetime-beyond-use")
+    assert finding["severity"] == "warning" and finding["count"] == 1
+    assert "userTokenExpirySeconds 31536000, set by UpdatePartner" in finding["message"]
+
+
+@pytest.mark.parametrize("lifetime, used_days", [(USER_TOKEN_LIFETIME, 0), (90 * 86400, 30)],
+                         ids=["a-lifetime-its-jumps-need", "a-long-lifetime-used-through"])
+def test_a_user_token_living_as_long_as_it_is_used_is_no_risk(world, lifetime, used_days):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world, lifetime=lifetime)
+    for _ in range(used_days):
+        world.api.advance(86400)
+        assert user_api.get("/accounts").status_code == 200
+    assert "lifetime-beyond-use" not in rules(world)
