@@ -9,7 +9,7 @@ from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.tools.integration import rules as report_rules
 from ptas_sandbox.simulator.tools.integration.rules import retries, tokens
 from tests.integration.test_report import USER_TOKEN_LIFETIME, harness, long_lived, report, rules
-from tests.support.accounts import imported, long_lived_user
+from tests.support.accounts import connect, imported, long_lived_user
 from tests.support.served import Served
 
 FAULTS = "/_sandbox/faults"
@@ -461,3 +461,18 @@ def test_a_user_token_living_as_long_as_it_is_used_is_no_risk(world, lifetime, u
         world.api.advance(86400)
         assert user_api.get("/accounts").status_code == 200
     assert "lifetime-beyond-use" not in rules(world)
+
+
+def test_an_id_a_failed_create_never_gave_used_as_if_it_had_succeeded(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
+    account = connect(user_api)
+    refused = user_api.post("/accounts", json={"accountTypeId": "dummy", "credentials": {"username": "j"}})
+    assert refused.status_code in (400, 409)
+    assert user_api.delete(f"/accounts/{account['id']}").status_code in (200, 204)
+    assert user_api.get(f"/accounts/{account['id']}").status_code == 404     # an id an answer gave: not this rule
+    assert "carried-on-after-failure" not in rules(world)
+    assert user_api.get("/accounts/None/transactions").status_code == 404    # what the failed create "returned"
+    [finding] = found(world, "carried-on-after-failure")
+    assert finding["severity"] == "warning" and finding["count"] == 1 and "None" in finding["message"]
+    assert [e["operationId"] for e in finding["evidence"]] == ["GetTransactions", "GetAccount"]

@@ -1,5 +1,8 @@
 """Refusals and failures: what a client does after a 429, a 4xx, a 5xx or a dropped connection."""
 
+import json
+import re
+
 from .base import UNROUTED, Rule, finding, grouped, judges, listing
 from .history import token_status
 
@@ -277,3 +280,60 @@ def stopped_after_failure(data):
         yield finding("stopped-after-failure", f"The client's last call ({call.operationId} at "
                       f"{call.entry['at']}) met {failure_of(data, call)}, and it never called again.",
                       [c.evidence() for c in stopped])
+
+
+def path_ids(call, operation):
+    """The values of the call's path parameters that name a resource (not `self`, not an account type or an
+    event kind, which the spec and the documentation name)."""
+    template = [s for s in operation.path.strip("/").split("/") if s]
+    actual = [s for s in call.path.strip("/").split("/") if s][-len(template):] if template else []
+    if len(actual) != len(template):
+        return []
+    return [value for name, value, before in zip(template, actual, [None, *template])
+            if name.startswith("{") and value != "self" and before not in ("accounttypes", "testevents")]
+
+
+def told_before(data, call, deliveries):
+    """Everything the client may have read before `call`: every answer the world's journal keeps (whoever asked:
+    a harness hands its clients what it made), every notification attempted to it, and what its tokens name."""
+    texts = [json.dumps(c.entry["response"].get("body")) for c in data.all_calls if c.seq < call.seq]
+    texts += [d["request_body"] for d in deliveries if d["attempted_at"] is not None and d["attempted_at"] <= call.at]
+    texts += [" ".join(t[k] for k in ("id", "user_id", "partner_id") if t.get(k)) for t in data.tokens.values()]
+    return "\n".join(texts)
+
+
+def named_in(value, text):
+    """Whether `value` occurs in `text` as a whole id (not inside a longer one)."""
+    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
+
+
+@judges(
+    Rule("carried-on-after-failure", "warning", "An id no answer had given used after a failed call",
+         "After a failed call, go on only with what an answer gave you: a create that failed made nothing to "
+         "read, update or delete. Handle the failure (retry, look the resource up in its list, or stop the task) "
+         "before using its result."),
+)
+def carried_on_after_failure(data):
+    """A call refused 404 or 400 whose path names an id that no answer the client could have read before it held
+    (the journal's answers, the notifications, its tokens), made after a failed call of the same partner: the
+    client used what the failed call would have returned. An id a client got from an answer is never judged."""
+    deliveries = data.deliveries
+    failed, found = {}, []
+    for call in data.api_calls:
+        operation = data.operations.get(call.operationId)
+        if operation is not None and call.status in (400, 404) and call.partner in failed:
+            ids = path_ids(call, operation)
+            if ids:
+                known = told_before(data, call, deliveries)
+                unknown = [i for i in ids if not named_in(i, known)]
+                if unknown:
+                    found.append((call, failed[call.partner], unknown))
+        if call.status is None or call.status >= 400 or call.answer_faulted:
+            failed[call.partner] = call
+    if found:
+        call, before, unknown = found[0]
+        yield finding("carried-on-after-failure", f"{len(found)} call(s) named an id no answer had given the "
+                      f"client, after a failed call: e.g. {call.method} {call.path} ({call.status}) names "
+                      f"{listing(unknown)}, after {before.operationId} at {before.entry['at']} "
+                      f"{'answered ' + str(before.status) if before.status is not None else 'was dropped'}.",
+                      [e for c, b, _ in found for e in (c.evidence(), b.evidence())], count=len(found))
