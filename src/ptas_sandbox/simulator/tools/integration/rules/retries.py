@@ -293,18 +293,34 @@ def path_ids(call, operation):
             if name.startswith("{") and value != "self" and before not in ("accounttypes", "testevents")]
 
 
-def told_before(data, call, deliveries):
-    """Everything the client may have read before `call`: every answer the world's journal keeps (whoever asked:
-    a harness hands its clients what it made), every notification attempted to it, and what its tokens name."""
-    texts = [json.dumps(c.entry["response"].get("body")) for c in data.all_calls if c.seq < call.seq]
-    texts += [d["request_body"] for d in deliveries if d["attempted_at"] is not None and d["attempted_at"] <= call.at]
-    texts += [" ".join(t[k] for k in ("id", "user_id", "partner_id") if t.get(k)) for t in data.tokens.values()]
-    return "\n".join(texts)
+WORD = re.compile(r"[\w.~-]+")
 
 
-def named_in(value, text):
-    """Whether `value` occurs in `text` as a whole id (not inside a longer one)."""
-    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
+def words(text):
+    return set(WORD.findall(text or ""))
+
+
+class Told:
+    """Every id-like word the client may have read up to a call: every answer the world's journal keeps (whoever
+    asked: a harness hands its clients what it made), every notification attempted by then, what its tokens
+    name. Read forward once, call by call."""
+
+    def __init__(self, data):
+        self.calls, self.next_call = data.all_calls, 0
+        self.deliveries = sorted((d for d in data.deliveries if d["attempted_at"] is not None),
+                                 key=lambda d: d["attempted_at"])
+        self.next_delivery = 0
+        self.known = {t[k] for t in data.tokens.values() for k in ("id", "user_id", "partner_id") if t.get(k)}
+
+    def before(self, call):
+        while self.next_call < len(self.calls) and self.calls[self.next_call].seq < call.seq:
+            self.known |= words(json.dumps(self.calls[self.next_call].entry["response"].get("body")))
+            self.next_call += 1
+        while self.next_delivery < len(self.deliveries) and \
+                self.deliveries[self.next_delivery]["attempted_at"] <= call.at:
+            self.known |= words(self.deliveries[self.next_delivery]["request_body"])
+            self.next_delivery += 1
+        return self.known
 
 
 @judges(
@@ -317,15 +333,14 @@ def carried_on_after_failure(data):
     """A call refused 404 or 400 whose path names an id that no answer the client could have read before it held
     (the journal's answers, the notifications, its tokens), made after a failed call of the same partner: the
     client used what the failed call would have returned. An id a client got from an answer is never judged."""
-    deliveries = data.deliveries
-    failed, found = {}, []
+    told, failed, found = Told(data), {}, []
     for call in data.api_calls:
         operation = data.operations.get(call.operationId)
         if operation is not None and call.status in (400, 404) and call.partner in failed:
             ids = path_ids(call, operation)
             if ids:
-                known = told_before(data, call, deliveries)
-                unknown = [i for i in ids if not named_in(i, known)]
+                known = told.before(call)
+                unknown = [i for i in ids if i not in known]
                 if unknown:
                     found.append((call, failed[call.partner], unknown))
         if call.status is None or call.status >= 400 or call.answer_faulted:
