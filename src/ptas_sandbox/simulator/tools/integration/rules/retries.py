@@ -302,15 +302,19 @@ def words(text):
 
 class Told:
     """Every id-like word the client may have read up to a call: every answer the world's journal keeps (whoever
-    asked: a harness hands its clients what it made), every notification attempted by then, what its tokens
-    name. Read forward once, call by call."""
+    asked: a harness hands its clients what it made), every notification attempted by then. Read forward once,
+    call by call."""
 
     def __init__(self, data):
         self.calls, self.next_call = data.all_calls, 0
         self.deliveries = sorted((d for d in data.deliveries if d["attempted_at"] is not None),
                                  key=lambda d: d["attempted_at"])
         self.next_delivery = 0
+        # and what the world holds that the journal, which keeps only its newest calls, may have let go: tokens
+        # and their users and partners, webhooks, the accounts and users events name
         self.known = {t[k] for t in data.tokens.values() for k in ("id", "user_id", "partner_id") if t.get(k)}
+        self.known |= {h["id"] for h in data.hooks} | {e[k] for e in data.events for k in ("account", "user")
+                                                      if isinstance(e.get(k), str)}
 
     def before(self, call):
         while self.next_call < len(self.calls) and self.calls[self.next_call].seq < call.seq:
