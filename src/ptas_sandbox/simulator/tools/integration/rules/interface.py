@@ -77,14 +77,19 @@ def body_fields(operation):
 
 
 @judges(
-    Rule("ignored-field", "warning", "Request fields the operation does not take, accepted and ignored",
-         "Send the fields the operation takes (the OpenAPI document's request schema); schemas have no "
-         "additionalProperties restriction (spec §9 rule 2), so an unknown or retired field is accepted and "
-         "ignored, and what it was meant to set stays as it was."),
+    Rule("ignored-field", "warning", "Retired request fields, accepted and ignored",
+         "Send the field that replaced it (spec §2 names both): schemas have no additionalProperties restriction "
+         "(spec §9 rule 2), so a retired field is accepted and ignored, and what it was meant to set stays as it "
+         "was."),
+    Rule("unknown-field", "info", "Request fields the operation's schema does not name, accepted and ignored",
+         "Send the fields the operation takes (the OpenAPI document's request schema): an unknown or misspelt "
+         "field is accepted and ignored (spec §9 rule 2). (Advice: the spec leaves some fields of the real "
+         "service unshown, so one it takes may be unknown here; it never fails a build at --fail-on warning.)"),
 )
 def ignored_fields(data):
     """A successful call whose JSON body carried a top-level field its operation's request schema does not name:
-    the service answered 2xx and did not do what that field asked (a retired name, a typo)."""
+    the service answered 2xx and did not do what that field asked. A field the spec retired is sure to be a
+    mistake; another may be a field of the real service the spec does not show."""
     by_field = {}
     for call in data.api_calls:
         operation, body = data.operations.get(call.operationId), call.body()
@@ -95,7 +100,11 @@ def ignored_fields(data):
             by_field.setdefault((call.operationId, name), []).append(call)
     for (op, name), calls in by_field.items():
         replacement, why = RETIRED_FIELDS.get((op, name), (None, None))
-        told = (f"; it was retired: send `{replacement}` ({why})" if replacement
-                else "; the operation's request schema has no such field")
-        yield finding("ignored-field", f"{op} was sent the field `{name}` {len(calls)} time(s) and ignored it"
-                      f"{told}.", [c.evidence() for c in calls], operationId=op, field=name)
+        if replacement:
+            yield finding("ignored-field", f"{op} was sent the retired field `{name}` {len(calls)} time(s) and "
+                          f"ignored it: send `{replacement}` ({why}).", [c.evidence() for c in calls],
+                          operationId=op, field=name)
+        else:
+            yield finding("unknown-field", f"{op} was sent the field `{name}` {len(calls)} time(s), which its "
+                          "request schema does not name, and ignored it.", [c.evidence() for c in calls],
+                          operationId=op, field=name)
