@@ -5,6 +5,7 @@ partner token, made through the control API exactly as a partner developer would
 fixtures live in `tests/support/` (client, worlds, problems, accounts, receivers).
 """
 
+import gc
 import os
 import threading
 
@@ -67,6 +68,13 @@ def new_store_location(request):
 def durable_store(request, tmp_path):
     """A store that outlives its app (restart tests, several processes): a SQLite file or a PostgreSQL database."""
     return _pg_database(request) if STORE_ENGINE == "postgresql" else str(tmp_path / "sandbox.db")
+
+
+def pytest_configure(config):
+    """What is loaded by now (the package, pytest, its plugins) lives to the end: the collector stops walking it
+    again at every full collection, which a run of thousands of apps triggers often."""
+    gc.collect()
+    gc.freeze()
 
 
 # The request state's strategy (simulator/requeststate/) of every app a test makes through these fixtures: in
