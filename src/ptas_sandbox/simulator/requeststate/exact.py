@@ -88,9 +88,6 @@ class StoreState:
     def settle(self) -> None:
         """Write what waits to be written behind (nothing here)."""
 
-    def wake(self) -> None:
-        """Something waits to be written behind (nothing ever does here)."""
-
     def close(self) -> None:
         """Write what waits and stop writing behind."""
 

@@ -82,8 +82,9 @@ class MemoryState(StoreState):
     def __init__(self, store, background: bool = True) -> None:
         super().__init__(store)
         # Remembered reads, each under the generation of its world it was read at: a write transaction that
-        # took a world's lock moves that world's generation when it ends (`Engine.ended`), one that took none
-        # (a world made, every world wiped, a hosted page's write, the webhook dispatcher) moves every world's.
+        # changed rows under a world's lock moves that world's generation when it ends (`Engine.ended`), one that
+        # took none (a world made, every world wiped, a hosted page's write, the webhook dispatcher) moves every
+        # world's.
         self.generations: dict[str, int] = defaultdict(int)
         self.everything = 0
         self.cached: dict[Any, tuple[tuple[int, int], Any]] = {}
@@ -124,8 +125,8 @@ class MemoryState(StoreState):
         return value
 
     def ended(self, locks: frozenset[str]) -> None:
-        """A write transaction ended (committed or rolled back: its own reads may have seen its writes): what
-        was remembered of the worlds it locked is stale, or of every world when it locked none."""
+        """A write transaction that changed rows ended (committed or rolled back: its own reads may have seen its
+        writes): what was remembered of the worlds it locked is stale, or of every world when it locked none."""
         if getattr(self._batch, "on", False):
             return
         worlds = [key[6:] for key in locks if key.startswith("world/")]
