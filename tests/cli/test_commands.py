@@ -307,3 +307,16 @@ def test_a_forward_nothing_answers_is_tried_again_then_said_with_a_hint(monkeypa
     assert len(tries) == 3
     assert said.startswith("failed after 3 tries (ConnectionError): nothing answered at http://127.0.0.1:9/hooks")
     assert "is your server running" in said
+
+
+def test_serve_starts_without_importing_jsonschema():
+    # jsonschema's import is costly at start-up: ptas serve builds its app and answers health without it (the
+    # first body or profile to check imports it).
+    done = subprocess.run([sys.executable, "-c", "import sys\n"
+                           "import ptas_sandbox.cli.serve, ptas_sandbox.simulator.serving\n"
+                           "from ptas_sandbox.simulator import create_app\n"
+                           "app = create_app({'START_SERVICES': False})\n"
+                           "assert app.test_client().get('/_sandbox/health').status_code == 200\n"
+                           "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jsonschema'))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
