@@ -481,15 +481,33 @@ def test_every_guarding_scenario_passes_against_the_unbroken_deployment(capsys):
     assert passed >= {s for _, _, s in DEPLOYMENT}, sorted({s for _, _, s in DEPLOYMENT} - passed)
 
 
+class Counted:
+    """Counts the requests that reach the target (`around`: wraps the target's app)."""
+
+    def __init__(self):
+        self.app, self.requests = None, 0
+
+    def around(self, app):
+        self.app = app
+        return self
+
+    def __call__(self, environ, start_response):
+        self.requests += 1
+        return self.app(environ, start_response)
+
+
 def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     """A default `ptas conform --target URL --token T --receiver-listen ...` against the simulator with /_sandbox
-    hidden: no false failure, @slow and delivery scenarios included (on the app's clock, no real waiting)."""
+    hidden: no false failure, @slow and delivery scenarios included (on the app's clock, no real waiting), in at
+    most 800 requests (about 9 minutes at a pace of 90 per 60 s)."""
+    counted = Counted()
     deployment = Deployment(START_SERVICES=True).with_history()
     try:
-        status, output = deployment.run("contract", capsys=capsys, **RECEIVER)
+        status, output = deployment.run("contract", capsys=capsys, wrap=counted.around, **RECEIVER)
     finally:
         deployment.close()
     assert status == 0, output[-4000:]
+    assert counted.requests <= 800, counted.requests
     assert "(in-process deployment, token " in output
     assert not re.search(r"\] SKIPPED +\w+ +.*\n +.*(needs a simulator|only a simulator)", output)
 

@@ -204,11 +204,11 @@ def test_a_paced_run_gives_an_estimate_before_it_starts(capsys):
     Session.items = [type("Item", (), {"nodeid": str(n)})() for n in range(100)]
     reporter.pytest_collection_finish(Session)
     line = capsys.readouterr().out.splitlines()[-1]
-    assert line.startswith("estimate: about 500 requests (100 scenarios × ~5) at 90 per 60 s: about ")
+    assert line.startswith("estimate: about 300 requests (100 scenarios × ~3) at 90 per 60 s: about ")
     assert "min of paced requests" in line and "plus up to 10 min of waiting" in line
     Paced.state = type("State", (), {"sent": 42})()
     reporter.waiting_said(30, "the pace")
-    assert "0/100 scenarios done, 42 of ~500 requests" in capsys.readouterr().out
+    assert "0/100 scenarios done, 42 of ~300 requests" in capsys.readouterr().out
 
 
 def test_pace_is_read_as_requests_per_seconds():

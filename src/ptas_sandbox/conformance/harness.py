@@ -9,7 +9,7 @@ import pytest
 
 from . import steplookup, steps, tags
 from .resolver import NotOffered
-from .scene import Scene
+from .scene import STEP_TEXTS, Scene
 from .targets import open_target
 
 # Every module of conformance/steps/ (one per spec area): found, never listed by hand.
@@ -97,6 +97,13 @@ def conform_target(pytestconfig):
     plugin = chosen(pytestconfig)
     yield plugin.target
     plugin.release()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_bdd_before_scenario(request, feature, scenario):
+    """Keep the scenario's step texts as pytest-bdd renders them (its Background's included, an outline's example
+    filled in) for Scene.step_texts: which shared records a scenario may use depends on all of its steps."""
+    request.node.stash[STEP_TEXTS] = [step.name for step in scenario.steps]
 
 
 @pytest.fixture

@@ -24,6 +24,9 @@ WAITS_OR_SETS = re.compile(r"\bpass(es)?\b|\bseconds\b|\blast\b|\bwait", re.I)
 CHANGES_ITSELF = re.compile(r"revok|delet|renam|expir|lifetime|last used|refresh|issues|token of|own token", re.I)
 
 
+STEP_TEXTS = pytest.StashKey[list]()      # the rendered step texts of the scenario an item runs
+
+
 class Precondition(AssertionError):
     """A Given step could not set the stage: the target refused what the scenario needs."""
 
@@ -215,14 +218,9 @@ class Scene:
 
     @property
     def step_texts(self):
-        """The texts of this scenario's steps (its Background's included), as the feature renders them."""
-        from pytest_bdd.scenario import scenario_wrapper_template_registry
-        function = getattr(self.node, "function", None)
-        template = scenario_wrapper_template_registry.get(function)
-        if template is None:
-            return None
-        example = getattr(getattr(self.node, "callspec", None), "params", {}).get("_pytest_bdd_example", {})
-        return [step.name for step in template.render(example).steps]
+        """The texts of this scenario's steps (its Background's included), as the feature renders them; None
+        outside a scenario (harness.pytest_bdd_before_scenario keeps them)."""
+        return None if self.node is None else self.node.stash.get(STEP_TEXTS, None)
 
     def only_acts(self, label, given):
         """Whether every step of the scenario that names `label` (but its Given, `given`) has it call as an actor
@@ -241,15 +239,17 @@ class Scene:
                 return False
         return True
 
-    def pooled(self, key, make):
+    def pooled(self, key, make, lasting=None):
         """What `make()` makes, shared by every scenario of a deployment run that asks for `key` and does not change
         it (a token of a scope, a user, an account, an account type): made once, undone once at the run's end. On a
-        simulator each scenario has its own world, so `make()` runs each time."""
+        simulator each scenario has its own world, so `make()` runs each time. What lasts `lasting` seconds is made
+        again once half of that has passed (a slowly paced run outlives a short token)."""
         if self.target.simulator:
             return make()
         pool = self.target.held.pool
-        spent = self.target.budget.spent
-        if key not in pool or pool[key][0] != spent:    # after a wait, tokens made before it may have expired
+        spent, now = self.target.budget.spent, self.target.monotonic()
+        if (key not in pool or pool[key][0] != spent    # after a wait, tokens made before it may have expired
+                or (lasting is not None and now - pool[key][2] > lasting / 2)):
             before = len(self.undo)
             made = make()
             moved = self.undo[before:]
@@ -257,7 +257,7 @@ class Scene:
             for k in [k for k, action in self.undo_keys.items() if action in moved]:
                 del self.undo_keys[k]
             self.target.held.leftovers.extend(moved)
-            pool[key] = (spent, made)
+            pool[key] = (spent, made, now)
         return pool[key][1]
 
     def on_close(self, action, key=None):

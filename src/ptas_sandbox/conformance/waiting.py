@@ -52,6 +52,7 @@ class Held:
         self.abandoned = False      # a second Ctrl-C: no more clean-up
         self.contradicted = {}      # (account type, kind of data) -> how the target's signals of it disagree
         self.pool = {}              # what scenarios that do not change it share (Scene.pooled): made once a run
+        self.settings = None        # the partner's settings as the run found them: put back once, at its end
 
     def clean_up(self):
         self.undo(list(reversed(self.leftovers)))

@@ -156,8 +156,8 @@ def set_styling(scene, colour):
 @when(phrase('I rename myself to "{new}"'), target_fixture="settings_before")
 def rename_self(scene, new):
     """Spec §2: the partner's name is changeable (UpdatePartner, §1 capability 1), its own as a child's."""
-    before = keep_settings(scene) or scene.must(scene.client.call("GetOwnPartner", token=scene.token),
-                                                "read the partner settings").body
+    keep_settings(scene)        # the settings as they are now, which earlier scenarios may have changed
+    before = scene.must(scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body
     scene.update("GetOwnPartner", "UpdatePartner", {}, {"name": scene.name(new)}, record=dict(before))
     return before
 
@@ -208,22 +208,29 @@ def settings_styling(scene, colour):
     check(styling.get("primaryColor") == colour, f"uiSettings.styling: got {styling!r}")
 
 
-def keep_settings(scene):
-    """On a deployment, put the partner's settings back as they were once the scenario ends. Every scenario puts
-    them back, so the run reads them once (Scene.pooled) and gives the first change of a scenario that record
+def keep_settings(scene, until_scenario_end=False):
+    """On a deployment, put the partner's settings back as the run found them: once, at the run's end, since a
+    changed name, e-mail address, redirect URL or styling changes no other scenario's outcome; also when the
+    scenario ends for a setting that does (`until_scenario_end`: the user token lifetime, which users made later
+    would get). The run reads them once. Gives the first change of a scenario the settings as the run found them
     (a copy): None when the scenario changed them already, or on a simulator."""
     if scene.target.simulator or scene.settings_kept:
         return None
-    body = scene.pooled(("partner settings",), lambda: scene.must(
-        scene.client.call("GetOwnPartner", token=scene.token), "read the partner settings").body)
-    original = scene.bodies.writable("UpdatePartner", body, nulls=True)
-    scene.settings_kept = True
+    held = scene.target.held
+    client, token = scene.client, scene.token
 
-    def put_back():     # a target that refuses them back keeps what the scenario set: read again next time
-        if not scene.client.call("UpdatePartner", token=scene.token, json=original).ok:
-            scene.target.held.pool.pop(("partner settings",), None)
-    scene.undo.append(put_back)
-    return copy.deepcopy(body)
+    def put_back():
+        if not client.call("UpdatePartner", token=token, json=original).ok:
+            held.left["partner settings the target refused to put back"] += 1
+    if held.settings is None:
+        held.settings = scene.must(scene.client.call("GetOwnPartner", token=scene.token),
+                                   "read the partner settings").body
+        held.leftovers.insert(0, put_back)      # undone newest first: the settings go back last
+    original = scene.bodies.writable("UpdatePartner", held.settings, nulls=True)
+    scene.settings_kept = True
+    if until_scenario_end:
+        scene.undo.append(put_back)
+    return copy.deepcopy(held.settings)
 
 
 @then("the partner record lists its redirect URLs under redirectUrls")
