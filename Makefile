@@ -62,7 +62,9 @@ openapi-lint: $(TEST_STAMP) $(SPECTRAL)
 	  .get("/openapi.json").get_data(as_text=True))' > .spectral/openapi.json
 	$(SPECTRAL) lint --quiet --fail-severity=warn --ruleset .spectral.yaml .spectral/openapi.json
 
-# The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE).
+# The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE). In these folders
+# and in EXACT_TESTS, a second pass runs only the tests whose fixtures take the store or the request state's
+# strategy it changes (tests/conftest.py); the rest would take the same path again.
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo \
 	tests/snapshots

@@ -5,6 +5,7 @@ partner token, made through the control API exactly as a partner developer would
 fixtures live in `tests/support/` (client, worlds, problems, accounts, receivers).
 """
 
+import gc
 import os
 import threading
 
@@ -69,6 +70,13 @@ def durable_store(request, tmp_path):
     return _pg_database(request) if STORE_ENGINE == "postgresql" else str(tmp_path / "sandbox.db")
 
 
+def pytest_configure(config):
+    """What is loaded by now (the package, pytest, its plugins) lives to the end: the collector stops walking it
+    again at every full collection, which a run of thousands of apps triggers often."""
+    gc.collect()
+    gc.freeze()
+
+
 # The request state's strategy (simulator/requeststate/) of every app a test makes through these fixtures: in
 # memory (a SQLite store this process owns: the default), or straight in the store as several workers and
 # PostgreSQL run it. `--request-state exact` runs the tests on the second: `make test-exact` runs the folders that
@@ -80,6 +88,24 @@ STRATEGIES = ("memory", "exact")
 def pytest_addoption(parser):
     parser.addoption("--request-state", choices=STRATEGIES, default="memory",
                      help="the request state's strategy of the tests' apps (simulator/requeststate/)")
+
+
+# Each path once: the PostgreSQL pass (PTAS_TEST_STORE=postgresql) and the store-exact pass (--request-state exact)
+# run again only the tests whose fixtures take the store or the strategy they change; any other test would take the
+# same path as on the first pass.
+STORE_FIXTURES = {"store_location", "new_store_location", "durable_store", "pg_databases", "pg_cluster"}
+
+
+def pytest_collection_modifyitems(config, items):
+    takes = set(STORE_FIXTURES) if STORE_ENGINE == "postgresql" else set()
+    if config.getoption("request_state") == "exact":
+        takes.add("request_state")
+    if not takes:
+        return
+    kept = [item for item in items if takes & set(getattr(item, "fixturenames", ()))]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 def pytest_generate_tests(metafunc):

@@ -6,9 +6,8 @@ sentence saying it in plain words and its evidence (the request and response it 
 secrets masked); a choice the run could not observe is listed under `unknown` with why. docs/profiles.md.
 """
 
+import functools
 import json
-
-import jsonschema
 
 FORMAT = "ptas-deployment-profile"
 VERSION = 1
@@ -93,8 +92,9 @@ def check(profile, where="the profile"):
         raise ProfileError(f"{where} is not a deployment profile (no \"format\": \"{FORMAT}\")")
     if profile.get("version") != VERSION:
         raise ProfileError(f"{where} is version {profile.get('version')!r}; this ptas reads version {VERSION}")
+    from jsonschema.exceptions import best_match
     try:
-        error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(profile))
+        error = best_match(_validator().iter_errors(profile))
     except RecursionError:
         raise ProfileError(f"{where} is nested too deeply to be a deployment profile") from None
     if error is not None:
@@ -176,7 +176,14 @@ _SCHEMA = {
             for name, value in _VALUES.items()}},
     },
 }
-_VALIDATOR = jsonschema.Draft202012Validator(_SCHEMA)
+
+
+@functools.cache
+def _validator():
+    """Made when a profile is first checked: jsonschema's import is costly at start-up, and most starts check
+    no profile."""
+    from jsonschema import Draft202012Validator
+    return Draft202012Validator(_SCHEMA)
 
 
 def dump(profile, path):

@@ -3,6 +3,7 @@ and `ptas --version`: what they print, and one-line errors instead of tracebacks
 
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -164,6 +165,19 @@ def test_listen_keeps_one_secret_per_world_and_stops_cleanly_on_sigterm(live, to
     assert oct(os.stat(tmp_path / "ptas-sandbox" / "listen-secrets.json").st_mode & 0o777) == "0o600"
 
 
+def test_listen_stopped_by_ctrl_c_removes_its_webhook_and_says_it_was_interrupted(live, token, tmp_path):
+    """A stop is a request the loop honours after the call in hand (never an exception raised inside the HTTP
+    library); Ctrl-C ends as an interrupted command does."""
+    receiver = Receiver()
+    try:
+        process, _ = listener(live, token, receiver, tmp_path, "--interval", "0.01")
+        assert "ptas listen" in hooks_of(live, token)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 130 and "ptas listen" not in hooks_of(live, token)
+    finally:
+        receiver.close()
+
+
 def test_clock_advance_backwards_is_refused_in_words(capsys, live, token):
     status, _, err = ptas(capsys, "clock", "advance", "-1h", "--url", live, "--token", token)
     assert status == 2 and err.count("\n") == 1 and "never runs backwards" in err
@@ -293,3 +307,16 @@ def test_a_forward_nothing_answers_is_tried_again_then_said_with_a_hint(monkeypa
     assert len(tries) == 3
     assert said.startswith("failed after 3 tries (ConnectionError): nothing answered at http://127.0.0.1:9/hooks")
     assert "is your server running" in said
+
+
+def test_serve_starts_without_importing_jsonschema():
+    # jsonschema's import is costly at start-up: ptas serve builds its app and answers health without it (the
+    # first body or profile to check imports it).
+    done = subprocess.run([sys.executable, "-c", "import sys\n"
+                           "import ptas_sandbox.cli.serve, ptas_sandbox.simulator.serving\n"
+                           "from ptas_sandbox.simulator import create_app\n"
+                           "app = create_app({'START_SERVICES': False})\n"
+                           "assert app.test_client().get('/_sandbox/health').status_code == 200\n"
+                           "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jsonschema'))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -51,7 +51,7 @@ TOOLS_READING_ACROSS = {
     "tools/snapshots": "exports and loads every table of a world",
 }
 # Reads of another area's table by a spec area, each where the other area's helper is out of reach (it sits
-# above in the layers) or one JOIN keeps a hot read to one statement.
+# above in the layers) or one JOIN keeps a read every request makes to one statement.
 FOREIGN_READS_ALLOWED = {
     ("account_types/models.py", "partners"): "AccountTypeUpdated goes to every live partner; partners sit above",
     ("accounts/models.py", "users"): "the due polls and their users' deletion in one statement, every request",

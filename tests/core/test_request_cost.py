@@ -70,6 +70,14 @@ def test_a_remembered_row_is_read_again_once_it_changed(traced):
     assert (statements == []) == (mode == "owned")
 
 
+def test_a_write_that_changed_no_row_leaves_what_was_remembered(traced):
+    mode, _, world, statements = traced
+    assert world.api.delete("/users/00000000-0000-0000-0000-000000000000").status_code == 404
+    statements.clear()
+    assert world.api.get("/partners/self").status_code == 200
+    assert (statements == []) == (mode == "owned"), "the refused delete changed nothing: nothing is read again"
+
+
 def test_an_api_write_is_one_transaction_when_the_process_owns_the_store(traced):
     mode, _, world, statements = traced
     assert world.api.post("/users", json={"name": "Jane"}).status_code == 201

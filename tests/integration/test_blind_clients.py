@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.integration.clients.blind36 import careful_asyncio, careful_threaded, naive
+from tests.integration.clients.blind36b import careful
+from tests.integration.clients.blind36b import naive as second_naive
 from tests.integration.clients.harness import RUNS, Run
 
 
@@ -78,5 +80,73 @@ def test_the_naive_client_written_blind_is_told_each_mistake_by_a_fitting_rule(s
             "initial-token-in-use",         # M3's call: the initial token used once the long-lived one was held
             "pagination-ignored",           # M14's call: the deprecated operation's next page never read
             "webhook-receiver-unreachable"}     # it closes its receiver and leaves its webhooks active: true too
+    finally:
+        run.close()
+
+
+# The second blind pair (tests/integration/clients/blind36b/), counted before any rule was changed for it.
+@pytest.mark.parametrize("run", RUNS, indirect=True)
+def test_a_careful_daemon_written_blind_that_restarts_from_its_state_gets_no_warning_or_error(run, tmp_path):
+    daemon = careful.SyncDaemon(run, state_path=str(tmp_path / "state.json"))
+    assert daemon.main(run.token)                           # it stored the transactions it was told of
+    report = run.report()
+    serious = [(f["rule"], f["message"]) for f in report["findings"] if f["severity"] != "info"]
+    assert serious == []
+    assert report["judged"]["requests"] >= 15
+
+
+# Mistake -> (rule, operationId, status) of the request that shows it; N6, N7 and N8 show in observations and
+# deliveries (rule only).
+TOLD_B = {
+    "N1": ("credentials-misplaced", "GetUsers", 401),
+    "N2": ("refusal-avoidable", "UpdatePartner", 415),
+    "N3": ("initial-token-in-use", "GetOwnPartner", 200),
+    "N4": ("refused-repeated", "GetOwnPartnerTokens", 403),
+    "N5": ("refusal-avoidable", "RevokePartnerOwnToken", 409),
+    "N6": ("partner-token-exposed", None, None),
+    "N7": ("webhook-receiver-redirected", None, None),
+    "N8": ("webhook-receiver-slow", None, None),
+    "N9": ("ignored-field", "UpdatePartner", 200),
+    "N10": ("unknown-path", "MethodNotAllowed", 405),
+    "N11": ("removed-path", "RemovedPath", 404),
+    "N12": ("deprecated-operation", "GetTransactionsDeprecated", 200),
+    "N13": ("refusal-avoidable", "CreateAccount", 400),
+    "N14": ("refusal-avoidable", "CreateAccount", 409),
+    "N15": ("superseded-user-token-used", "GetAccount", 200),
+    "N16": ("refusal-avoidable", "CreateUser", 400),
+    "N20": ("refusal-avoidable", "GetOwnPartner", 403),
+}
+WITH_FAULTS_B = {
+    "N17": ("retry-after-ignored", "GetAccounts", None),
+    "N18": ("blind-retry", "CreateWebhook", 500),
+    "N19": ("stopped-after-failure", "GetUser", 502),
+}
+NAIVE_FAULTS_B = [
+    {"match": {"operationId": "CreateWebhook"}, "effect": {"type": "success-then-500"}, "times": 1},
+    {"match": {"operationId": "GetAccounts"}, "effect": {"type": "status", "status": 503, "retryAfter": 30},
+     "times": 1},
+    {"match": {"operationId": "GetUser"}, "effect": {"type": "status", "status": 502}, "times": 1}]
+
+
+def told_b(findings, rule, operation, status):
+    return [f for f in findings if f["rule"] == rule and (operation is None or any(
+        e.get("operationId") == operation and status in (None, e.get("status")) for e in f["evidence"]))]
+
+
+@pytest.mark.parametrize("faults", [False, True], ids=["no-faults", "naive-faults"])
+def test_the_second_naive_client_written_blind_is_told_each_mistake_by_a_fitting_rule(sandbox, faults):
+    run = Run(sandbox=sandbox)
+    try:
+        for fault in NAIVE_FAULTS_B if faults else []:
+            run.control("POST", "/_sandbox/faults", json=fault)
+        assert second_naive.MerchantPortal(run).main(run.token) == (-1 if faults else 1)   # N19: it gave up
+        run.sleep(0)
+        findings = run.report()["findings"]
+        expected = {**TOLD_B, **(WITH_FAULTS_B if faults else {})}
+        missed = {m for m, (rule, op, status) in expected.items() if len(told_b(findings, rule, op, status)) != 1}
+        assert missed == set(), [(f["rule"], f["message"]) for f in findings]
+        assert {f["rule"] for f in findings} <= {rule for rule, _, _ in expected.values()} | {
+            "initial-token-not-revoked",    # N5 failed, so the initial token stays valid: true too
+            "pagination-ignored"}           # N12's call: the deprecated operation's next page never read
     finally:
         run.close()

@@ -7,9 +7,9 @@ import requests
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.tools.integration import rules as report_rules
-from ptas_sandbox.simulator.tools.integration.rules import retries
-from tests.integration.test_report import harness, long_lived, report, rules
-from tests.support.accounts import imported, long_lived_user
+from ptas_sandbox.simulator.tools.integration.rules import retries, tokens
+from tests.integration.test_report import USER_TOKEN_LIFETIME, harness, long_lived, report, rules
+from tests.support.accounts import connect, imported, long_lived_user
 from tests.support.served import Served
 
 FAULTS = "/_sandbox/faults"
@@ -127,11 +127,63 @@ def test_calls_in_flight_and_real_waits_on_a_frozen_world_clock():
     assert finding["count"] == 1 and [e["requestId"] for e in finding["evidence"]] == [1, 3]
 
 
+def user_token(token_id, created_at):
+    return {"id": token_id, "kind": "user", "user_id": "u", "partner_id": "p", "name": None, "scope": "account:all",
+            "created_at": created_at, "expires_in": 86400, "expires_at": created_at + 86400 * 10**6,
+            "revoked_at": None}
+
+
+def test_an_old_user_token_is_late_only_once_it_arrived_a_round_trip_after_the_new_one_was_handed_over():
+    """Workers that had requests with the old token in flight when CreateUserToken's answer came are not late,
+    judged by arrival as the in-flight rules judge a refusal; one that arrived a round trip later is."""
+    ms = 1_000_000
+    made = call(2, "CreateUserToken", 10, 0, 10 * ms, status=201, arrival="http")
+    first = call(1, "GetAccounts", 0, 0, 1, arrival="http")
+    running = call(3, "GetAccounts", 10, 5 * ms, 12 * ms, path="/a", arrival="http")      # sent before the answer
+    crossing = call(4, "GetAccounts", 10, 300 * ms, 301 * ms, path="/b", arrival="http")  # within ROUND_TRIP_NS
+    late = call(5, "GetAccounts", 10, 900 * ms, 901 * ms, path="/c", arrival="http")
+    fresh = call(6, "GetAccounts", 10, 950 * ms, 951 * ms, path="/d", arrival="http")
+    for entry, token_id in ((first, "old"), (running, "old"), (crossing, "old"), (late, "old"), (fresh, "new")):
+        entry.token_id = token_id
+    calls = [first, made, running, crossing, late, fresh]
+    traffic = report_rules.Traffic(calls, calls, {}, {}, set(), {"old": user_token("old", 0),
+                                                                 "new": user_token("new", 10)},
+                                   None, [], [], [], {}, report_rules.SLOW_MS, made={2: "new"})
+    [finding] = tokens.superseded_user_tokens(traffic)
+    assert finding["rule"] == "superseded-user-token-used" and [e["requestId"] for e in finding["evidence"]] == [5]
+
+
+def test_a_user_token_kept_after_a_new_one_is_told_and_switching_at_once_is_not(world):
+    world = long_lived(world)
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    old = world.api.as_(user["token"]["accessToken"])
+    fresh = world.api.post(f"/users/{user['id']}/tokens", json={"expiresIn": 86400}).json
+    assert world.api.as_(fresh["accessToken"]).get("/accounts").status_code == 200
+    assert rules(world) == []
+    assert old.get("/accounts").status_code == 200                     # still valid, yet no longer the one to use
+    [finding] = found(world, "superseded-user-token-used")
+    assert finding["severity"] == "warning" and finding["count"] == 1 and "capability 2" in finding["message"]
+
+
+def test_a_retired_or_unknown_body_field_accepted_and_ignored_is_told_with_its_replacement(world):
+    world = long_lived(world)
+    api = world.api
+    assert api.put("/partners/self", json={"redirectUrls": ["https://app.example/done"]}).status_code == 200
+    assert rules(world) == []
+    assert api.put("/partners/self", json={"redirectUrl": "https://app.example/done"}).status_code == 200
+    assert api.put("/partners/self", json={"emial": "ops@app.example"}).status_code == 200
+    [retired] = found(world, "ignored-field")
+    assert retired["field"] == "redirectUrl" and retired["severity"] == "warning"
+    assert "`redirectUrls`" in retired["message"] and "spec §2" in retired["message"]
+    [unknown] = found(world, "unknown-field")       # perhaps a field of the real service the spec does not show
+    assert unknown["field"] == "emial" and unknown["severity"] == "info"
+
+
 def test_polling_is_judged_against_the_webhooks_of_its_time(world):
     world = long_lived(world)
     hook = world.api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/imports",
                                              "events": ["TransactionsImported"]}).json
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = imported(world.api, user_api, seconds=5)
     for _ in range(5):
@@ -144,7 +196,7 @@ def test_polling_is_judged_against_the_webhooks_of_its_time(world):
 
 def test_polling_before_any_webhook_is_fine(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = imported(world.api, user_api, seconds=5)
     for _ in range(5):
@@ -276,7 +328,7 @@ def test_a_token_asking_for_every_scope(world):
 
 def test_accounts_made_without_reading_the_account_types(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     imported(world.api, user_api)
     [finding] = found(world, "account-types-hardcoded")
     assert finding["count"] == 1 and finding["evidence"][0]["operationId"] == "CreateAccount"
@@ -284,7 +336,7 @@ def test_accounts_made_without_reading_the_account_types(world):
 
 def test_metadata_read_again_and_again(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     for _ in range(5):
         user_api.get("/accounttypes")
     [finding] = found(world, "metadata-reread")
@@ -320,7 +372,7 @@ def test_an_unreachable_receiver_gets_a_fix_that_fits(world):
 
 def test_pages_not_followed_are_one_finding(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = imported(world.api, user_api, seconds=3600)
     for _ in range(2):
@@ -386,3 +438,42 @@ def test_the_first_late_use_of_a_user_token_is_not_excused_when_a_fresh_one_was_
     assert old.get("/accounts").status_code == 401
     [finding] = found(world, "expired-user-token")
     assert finding["count"] == 1
+
+
+def test_user_tokens_set_to_live_a_year_and_used_for_hours_are_risky(world):
+    world = long_lived(world)
+    assert world.api.put("/partners/self", json={"userTokenExpirySeconds": 365 * 86400}).status_code == 200
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    user_api = world.api.as_(user["token"]["accessToken"])
+    assert user_api.get("/accounts").status_code == 200
+    world.api.advance(3 * 3600)
+    assert user_api.get("/accounts").status_code == 200
+    [finding] = found(world, "lifetime-beyond-use")
+    assert finding["severity"] == "warning" and finding["count"] == 1
+    assert "userTokenExpirySeconds 31536000, set by UpdatePartner" in finding["message"]
+
+
+@pytest.mark.parametrize("lifetime, used_days", [(USER_TOKEN_LIFETIME, 0), (90 * 86400, 30)],
+                         ids=["a-lifetime-its-jumps-need", "a-long-lifetime-used-through"])
+def test_a_user_token_living_as_long_as_it_is_used_is_no_risk(world, lifetime, used_days):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world, lifetime=lifetime)
+    for _ in range(used_days):
+        world.api.advance(86400)
+        assert user_api.get("/accounts").status_code == 200
+    assert "lifetime-beyond-use" not in rules(world)
+
+
+def test_an_id_a_failed_create_never_gave_used_as_if_it_had_succeeded(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
+    account = connect(user_api)
+    refused = user_api.post("/accounts", json={"accountTypeId": "dummy", "credentials": {"username": "j"}})
+    assert refused.status_code in (400, 409)
+    assert user_api.delete(f"/accounts/{account['id']}").status_code in (200, 204)
+    assert user_api.get(f"/accounts/{account['id']}").status_code == 404     # an id an answer gave: not this rule
+    assert "carried-on-after-failure" not in rules(world)
+    assert user_api.get("/accounts/None/transactions").status_code == 404    # what the failed create "returned"
+    [finding] = found(world, "carried-on-after-failure")
+    assert finding["severity"] == "warning" and finding["count"] == 1 and "None" in finding["message"]
+    assert [e["operationId"] for e in finding["evidence"]] == ["GetTransactions", "GetAccount"]

@@ -12,6 +12,10 @@ from ptas_sandbox.simulator.tools.integration.rules import webhooks
 from tests.support.accounts import connect, imported, long_lived_user
 from tests.support.problems import assert_problem
 
+# The user tokens of these tests live as long as their clock jumps need (a day and a bit at most), as a careful
+# client's do: the report tells a user token that far outlives its use (lifetime-beyond-use).
+USER_TOKEN_LIFETIME = 2 * 86400
+
 
 def harness(world):
     """The world as its harness steers it: with the world key, whatever became of the partner's tokens."""
@@ -69,7 +73,7 @@ def test_removed_paths_and_deprecated_operations(world):
     world = long_lived(world)
     api = world.api
     assert_problem(api.get("/users/someone/token"), 404)
-    user, user_api = long_lived_user(world)
+    user, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     account = connect(user_api)
     user_api.get(f"/transactions/{account['id']}")
     found = {f["rule"]: f for f in report(world)["findings"]}
@@ -79,7 +83,7 @@ def test_removed_paths_and_deprecated_operations(world):
 
 def test_deprecated_fields_and_their_replacement(world):
     world = long_lived(world)
-    user, user_api = long_lived_user(world)
+    user, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     assert user_api.post("/accountui", json={"accountTypeId": "dummy"}).status_code == 201
     assert user_api.post("/accountui", json={"accountTypeIds": ["dummy"]}).status_code == 201
     [found] = report(world)["findings"]
@@ -142,7 +146,7 @@ def test_a_create_repeated_after_checking_is_no_finding(world):
 def test_a_partner_token_in_an_end_user_page_url(world, client):
     world = long_lived(world, "partner:all user:all user.token:all account:all")
     api = world.api
-    user, _ = long_lived_user(world)
+    user, _ = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     session = api.post("/accountui", json={"userId": user["id"], "accountTypeIds": ["dummy"],
                                            "redirectUrl": f"https://app.example/done?token={world.token}"}).json
     client.get(session["url"] + f"?token={world.token}")
@@ -153,7 +157,7 @@ def test_a_partner_token_in_an_end_user_page_url(world, client):
 def test_the_report_never_repeats_the_token_it_finds_exposed(world, client):
     """A finding quotes what the client sent; a token in it is masked, or the report CI keeps is a second leak."""
     world = long_lived(world, "partner:all user:all user.token:all account:all")
-    user, _ = long_lived_user(world)
+    user, _ = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     session = world.api.post("/accountui", json={"userId": user["id"], "accountTypeIds": ["dummy"],
                                                  "redirectUrl": f"https://app.example/done?token={world.token}"}).json
     client.get(session["url"] + f"?token={world.token}")
@@ -170,7 +174,7 @@ def test_the_report_never_repeats_the_token_it_finds_exposed(world, client):
 def test_a_user_token_in_the_page_is_fine(world, client):
     world = long_lived(world)
     api = world.api
-    user, user_api = long_lived_user(world)
+    user, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     session = user_api.post("/accountui", json={"accountTypeIds": ["dummy"]}).json
     client.get(session["url"] + f"?token={user_api.token}")
     assert "partner-token-exposed" not in rules(world)
@@ -231,7 +235,7 @@ def test_polling_transactions_while_a_webhook_says_when(world):
     api = world.api
     api.post("/webhooks", json={"callbackUrl": "http://localhost/_sandbox/echo/imports",
                                 "events": ["TransactionsImported"]})
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     account = imported(world.api, user_api, seconds=5)
     poll(world, user_api, f"/accounts/{account['id']}/transactions?pageSize=1000", times=6, every=60)
     found = [f for f in report(world)["findings"] if f["rule"] == "polling-instead-of-webhook"]
@@ -260,7 +264,7 @@ def test_polling_an_accounts_statistics_while_transactions_imported_says_when(wo
     webhook says when they changed, so reading them on a timer is polling."""
     world = long_lived(world)
     hooked(world, "TransactionsImported")
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     account = imported(world.api, user_api, seconds=5)
     poll(world, user_api, f"/accounts/{account['id']}", times=12, every=600)
     [found] = polled(world)
@@ -270,7 +274,7 @@ def test_polling_an_accounts_statistics_while_transactions_imported_says_when(wo
 def test_reading_an_account_once_per_transactions_imported_is_no_polling(world):
     world = long_lived(world)
     hooked(world, "TransactionsImported", "AccountUpdated")
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     account = connect(user_api)
     for _ in range(5):                  # an import an hour: one read of the statistics per notification
         world.api.advance(3600)
@@ -282,7 +286,7 @@ def test_other_accounts_imports_do_not_excuse_polling_one_account(world):
     """Only changes to what the read shows count: the account in its path, not the world's other accounts."""
     world = long_lived(world)
     hooked(world, "TransactionsImported")
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     accounts = [connect(user_api)] + [connect(world.user(name=f"Shop {n}")[1]) for n in range(3)]
     world.api.advance(5)
     poll(world, user_api, f"/accounts/{accounts[0]['id']}/transactions?pageSize=1000", times=10, every=1200)
@@ -293,7 +297,7 @@ def test_other_accounts_imports_do_not_excuse_polling_one_account(world):
 def test_a_list_filtered_to_one_user_is_polled_whatever_other_users_accounts_do(world):
     world = long_lived(world, "partner:all user:all user.token:all account:all")
     hooked(world, "TransactionsImported", "AccountCreated", "AccountUpdated", "AccountDeleted")
-    jane, jane_api = long_lived_user(world)
+    jane, jane_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     connect(jane_api)
     for n in range(3):
         connect(world.user(name=f"Shop {n}")[1])
@@ -326,7 +330,7 @@ def test_another_partners_webhook_does_not_make_polling_of_a_child_partner(world
 
 def test_pagination_ignored(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     account = imported(world.api, user_api, seconds=3600)
     assert user_api.get(f"/accounts/{account['id']}/transactions?pageSize=1").json["nextPageReference"]
     [found] = [f for f in report(world)["findings"] if f["rule"] == "pagination-ignored"]
@@ -335,7 +339,7 @@ def test_pagination_ignored(world):
 
 def test_pagination_followed_to_the_end_is_fine(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     assert user_api.get("/accounttypes/dummy").status_code == 200       # its fields, not hard-coded
     account = imported(world.api, user_api, seconds=3600)
     reference, pages = "", 0
@@ -442,7 +446,7 @@ def test_refusals_the_spec_tells_how_to_avoid_are_told_once_per_cause_with_what_
         "name": "settings", "expiresIn": 31536000, "scope": "partner:update"}).json["accessToken"])
     assert_problem(narrow.get("/partners/self/tokens"), 403)                 # no partner:read
     assert_problem(narrow.get("/partners/self/tokens?pageSize=5"), 403)      # the same cause, another request
-    jane, jane_api = long_lived_user(world)
+    jane, jane_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     _, joe_api = long_lived_user(world, name="Joe")
     account = connect(jane_api)
     assert_problem(joe_api.get(f"/accounts/{account['id']}"), 404)          # Jane's account, Joe's token
@@ -519,7 +523,7 @@ def test_a_partner_token_and_a_child_partner_created_and_never_used(world):
 
 def test_an_account_deleted_and_created_again_instead_of_refreshed(world):
     world = long_lived(world)
-    _, user_api = long_lived_user(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
     user_api.get("/accounttypes")
     account = connect(user_api)
     assert user_api.delete(f"/accounts/{account['id']}").status_code in (200, 204)

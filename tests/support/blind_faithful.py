@@ -134,3 +134,31 @@ links_everywhere = Case(
 
 
 CASES = [value for value in list(globals().values()) if isinstance(value, Case)]
+
+
+def every_choice_at_once(cases=None):
+    """One deployment making every choice of `cases` (all by default) at once: their changes of the answers in
+    turn, their wraps one over another, their engine changes and settings together. Each choice's path is taken
+    in one run (each path once); none of them touches what another one changes."""
+    cases = CASES if cases is None else cases
+    changes = [case.change for case in cases if case.change]
+    wraps = [case.wrap for case in cases if case.wrap]
+    applies = [case.apply for case in cases if case.apply]
+    config = {key: value for case in cases for key, value in case.config.items()}
+
+    def change(environ, status, headers, body):
+        for one in changes:
+            status, headers, body = one(environ, status, headers, body) or (status, headers, body)
+        return status, headers, body
+
+    def wrap(app):
+        for one in wraps:
+            app = one(app)
+        return app
+
+    def apply(app):
+        for one in applies:
+            one(app)
+    return Case("every_choice_at_once", "; ".join(case.statement for case in cases), change=change,
+                wrap=wrap if wraps else None, config=config, apply=apply if applies else None)
+

@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 import signal
-import sys
+import threading
 import time
 
 from ._client import Failed, add_target, run
@@ -94,6 +94,39 @@ def event_of(capture):
         return "?", "?"
 
 
+class Stop:
+    """SIGTERM (a process manager, `kill`) and Ctrl-C ask the loop to stop after the call in hand; the webhook is
+    then removed (`finally`). Raising from the signal handler instead could land inside the HTTP library while it
+    holds its connection pool's lock, and the removal then waited on that lock for ever. A second signal stops
+    at once (KeyboardInterrupt)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self):
+        self.asked = threading.Event()
+        self.by = None
+        self._previous = {}
+
+    def __enter__(self):
+        for number in self.SIGNALS:
+            self._previous[number] = signal.signal(number, self._ask)
+        return self
+
+    def _ask(self, number, _frame):
+        if self.asked.is_set():
+            raise KeyboardInterrupt
+        self.by = number
+        self.asked.set()
+
+    def __exit__(self, *_):
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def status(self):
+        """Ctrl-C ends as an interrupted command does (130); SIGTERM, a managed stop, with 0."""
+        return 130 if self.by == signal.SIGINT else 0
+
+
 def listen(sandbox, args):
     kinds = [event_kind(k) for k in args.events.split(",")] if args.events else list(EVENTS)
     if args.interval <= 0:
@@ -107,44 +140,49 @@ def listen(sandbox, args):
         if stale.get("name") == NAME and stale.get("callbackUrl", "").startswith(bins):
             sandbox.call("DELETE", f"/webhooks/{stale['id']}", expect=(200, 204))
     bin_ = f"listen-{secrets.token_hex(6)}"
-    # SIGTERM (a process manager, `kill`) stops as Ctrl-C does: through `finally`, which removes the webhook. Set
-    # before the webhook exists and "Ready" is said, so a manager stopping the command at once leaves nothing.
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    subscription = {"name": NAME, "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds,
-                    "secret": secret}
-    hook = sandbox.call("POST", "/webhooks", expect=(201,), json=subscription)
-    seen, forwarded, polls = 0, 0, 0
-    try:
-        print(f"Ready: forwarding {', '.join(kinds)} of this world to {args.forward_to}\n"
-              f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
-              "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier accepts "
-              "it after the world clock moved.", flush=True)
-        while args.max_events is None or forwarded < args.max_events:
-            polls += 1
-            if polls % CHECK_EVERY == 0 and gone(sandbox, hook):
-                hook = sandbox.call("POST", "/webhooks", expect=(201,), json=subscription)
-                print("ptas listen: the world's subscription was gone (a `ptas reset` removes every webhook, or "
-                      "someone deleted it): subscribed again, forwarding as before", flush=True)
-            sandbox.call("POST", "/_sandbox/webhooks/flush")
-            captures = sandbox.call("GET", f"/_sandbox/echo/{bin_}")["captures"]
-            for capture in captures:
-                if capture["id"] <= seen:
-                    continue
-                seen = capture["id"]
-                kind, event_id = event_of(capture)
-                print(f"{capture['receivedAt'][:23]}  {kind} {event_id}  -> {args.forward_to}  "
-                      f"{forward(capture, args.forward_to, secret)}", flush=True)
-                forwarded += 1
-                if args.max_events is not None and forwarded >= args.max_events:
-                    break
-            else:
-                time.sleep(args.interval)   # polling a remote sandbox: nothing else tells us a delivery is due
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # Set before the webhook exists and "Ready" is said, so a manager stopping the command at once leaves nothing.
+    with Stop() as stop:
+        subscription = {"name": NAME, "callbackUrl": f"{sandbox.url}/_sandbox/echo/{bin_}", "events": kinds,
+                        "secret": secret}
+        hook = sandbox.call("POST", "/webhooks", expect=(201,), json=subscription)
         try:
-            sandbox.call("DELETE", f"/webhooks/{hook['id']}", expect=(200, 204))
-        except Failed:
-            pass
+            print(f"Ready: forwarding {', '.join(kinds)} of this world to {args.forward_to}\n"
+                  f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
+                  "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier "
+                  "accepts it after the world clock moved.", flush=True)
+            hook = poll(sandbox, args, hook, subscription, bin_, secret, stop.asked)
+        finally:
+            try:
+                sandbox.call("DELETE", f"/webhooks/{hook['id']}", expect=(200, 204))
+            except Failed:
+                pass
+    return stop.status()
+
+
+def poll(sandbox, args, hook, subscription, bin_, secret, stopped):
+    """Forward what the bin receives until `stopped` (or --max-events); the subscription it ends with."""
+    seen, forwarded, polls = 0, 0, 0
+    while not stopped.is_set() and (args.max_events is None or forwarded < args.max_events):
+        polls += 1
+        if polls % CHECK_EVERY == 0 and gone(sandbox, hook):
+            hook = sandbox.call("POST", "/webhooks", expect=(201,), json=subscription)
+            print("ptas listen: the world's subscription was gone (a `ptas reset` removes every webhook, or "
+                  "someone deleted it): subscribed again, forwarding as before", flush=True)
+        sandbox.call("POST", "/_sandbox/webhooks/flush")
+        captures = sandbox.call("GET", f"/_sandbox/echo/{bin_}")["captures"]
+        for capture in captures:
+            if capture["id"] <= seen:
+                continue
+            seen = capture["id"]
+            kind, event_id = event_of(capture)
+            print(f"{capture['receivedAt'][:23]}  {kind} {event_id}  -> {args.forward_to}  "
+                  f"{forward(capture, args.forward_to, secret)}", flush=True)
+            forwarded += 1
+            if args.max_events is not None and forwarded >= args.max_events:
+                break
+        else:
+            stopped.wait(args.interval)     # polling a remote sandbox: nothing else tells us a delivery is due
+    return hook
 
 
 def add(commands):

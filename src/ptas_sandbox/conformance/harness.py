@@ -7,7 +7,7 @@ test run, which gets only the fixtures of `ptas_sandbox.testing.plugin`.
 
 import pytest
 
-from . import steps, tags
+from . import steplookup, steps, tags
 from .resolver import NotOffered
 from .scene import Scene
 from .targets import open_target
@@ -22,6 +22,7 @@ def pytest_configure(config):
     """The feature tags as markers (`--strict-markers`), registered only where the suites run."""
     for line in tags.markers():
         config.addinivalue_line("markers", line)
+    steplookup.install()
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

@@ -14,8 +14,11 @@ import tempfile
 from dataclasses import dataclass, field
 
 import pytest
+import pytest_bdd.plugin as bdd_plugin
 
-from . import FEATURES, tags
+from ptas_sandbox.testing import plugin as testing_plugin
+
+from . import FEATURES, harness, tags
 from .harness import ChosenTarget
 from .profile_learn import Recorder
 from .profile_learn import write as write_profile
@@ -177,12 +180,14 @@ def run_suites(options, chosen, receiver, note, reporter):
         suite = os.path.join(work, "test_conformance_suite.py")
         with open(suite, "w", encoding="utf-8") as handle:
             handle.write(SUITE)
-        # Only the plugins the suites need (pytest-bdd, the tag markers, the harness): whatever else is installed
-        # (schemathesis, playwright, ...) is not loaded, which spares seconds at every start.
-        arguments = [suite, "-p", "pytest_bdd.plugin", "-p", "ptas_sandbox.testing.plugin",
-                     "-p", "ptas_sandbox.conformance.harness", "-p", "no:terminal",
-                     "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", work, "--confcutdir", work,
+        # Only the plugins the suites need (pytest-bdd, the tag markers, the harness), given as modules: whatever
+        # else is installed (schemathesis, playwright, ...) is not loaded, and no `-p NAME` makes pytest search
+        # every installed package's entry points. pytest's unraisable-exception plugin is left out: it reports
+        # nothing here and collects the garbage of the whole process twice at the end of every run.
+        arguments = [suite, "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+                     "-c", os.devnull, "--rootdir", work, "--confcutdir", work,
                      "--import-mode=importlib", "-o", "addopts=", "--strict-markers"]
+        plugins = [bdd_plugin, testing_plugin, harness, ChosenTarget(chosen, quick=quick), reporter]
         if options.tags_expression:
             arguments += ["-m", options.tags_expression.replace("@", "")]
         if options.report_dir:
@@ -205,7 +210,7 @@ def run_suites(options, chosen, receiver, note, reporter):
         try:
             recorder = Recorder(chosen) if options.profile_out else None
             with plugins_not_autoloaded():
-                status = pytest.main(arguments, plugins=[ChosenTarget(chosen, quick=quick), reporter])
+                status = pytest.main(arguments, plugins=plugins)
             if options.profile_out and not reporter.stopped:
                 write_profile(chosen, options.token, options.profile_out, out, recorder)
         except KeyboardInterrupt:           # a second Ctrl-C, during pytest's own clean-up: the reports still follow

@@ -87,15 +87,22 @@ def finish(result, injection):
 
 def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation, params):
     """An API write: admitted by the request state (`RequestState.admitted`, which owns the write's transaction
-    and says what the operation's failure undoes), then the operation inside it. A deadlock the store broke runs
-    the whole of it again (Store.retrying): it is not the operation's refusal."""
+    and says what the operation's failure undoes), its input parsed once it is admitted, then the operation
+    inside the transaction. A deadlock the store broke runs the whole of it again (Store.retrying): it is not
+    the operation's refusal."""
+    def call(principal: Principal) -> Call | Principal:
+        if sandbox.hooks.refuse:    # a refusal once admitted comes before the input is parsed, in the transaction
+            return principal
+        return Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
+
     def once():
-        with sandbox.state.admitted(sandbox, ctx, claims, op) as principal:
-            if sandbox.hooks.refuse:
-                instead = refusal(sandbox, "admitted", op, Call(sandbox, ctx, principal, params, {}, None, request))
-                if instead is not None:
-                    return instead
-            return op.handler(Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request))
+        with sandbox.state.admitted(sandbox, ctx, claims, op, call) as prepared:
+            if isinstance(prepared, Call):
+                return op.handler(prepared)
+            instead = refusal(sandbox, "admitted", op, Call(sandbox, ctx, prepared, params, {}, None, request))
+            if instead is not None:
+                return instead
+            return op.handler(Call(sandbox, ctx, prepared, params, parse_query(op), parse_body(op), request))
     return sandbox.store.retrying(once)
 
 

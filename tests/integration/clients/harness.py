@@ -70,14 +70,19 @@ class Run:
             self.control("POST", "/_sandbox/clock", json={"advance": seconds})
         self.control("POST", "/_sandbox/webhooks/flush")
 
-    def report(self):
-        return self.control("GET", "/_sandbox/report")
+    def clock(self):
+        """The world clock's instant, as the sandbox renders it."""
+        return self.control("GET", "/_sandbox/clock")["now"]
+
+    def report(self, **params):
+        return self.control("GET", "/_sandbox/report", params=params)
 
     def rules(self):
         return {f["rule"] for f in self.report()["findings"]}
 
     def receiver(self, handle):
-        """A webhook receiver of the partner on 127.0.0.1: `handle(headers, body) -> status`."""
+        """A webhook receiver of the partner on 127.0.0.1: `handle(headers, body) -> status` or
+        `(status, headers)` (a redirect names its Location)."""
         receiver = Receiver(handle)
         self.receivers.append(receiver)
         return receiver
@@ -114,7 +119,9 @@ class Receiver:
 
     def app(self, environ, start_response):
         request = Request(environ)
-        return Response(status=self.handle(request.headers, request.get_data()))(environ, start_response)
+        answer = self.handle(request.headers, request.get_data())
+        status, headers = answer if isinstance(answer, tuple) else (answer, {})
+        return Response(status=status, headers=headers)(environ, start_response)
 
     def close(self):
         self.server.shutdown()

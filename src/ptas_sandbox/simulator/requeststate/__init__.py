@@ -4,7 +4,8 @@ the §8 windows, the journal entry, reads of the world, its token, its faults, i
 The pipeline has one path for every request and asks its `RequestState` (docs/durability.md):
 
 - `admit` a read (authenticate, authorize, count toward §8), and `admitted` for an API write: a context
-  manager that owns the write's transaction, the operation runs inside it;
+  manager that admits, prepares the call (parses its input: a 400 still counts) and owns the write's
+  transaction, the operation runs inside it;
 - `remember` a read nearly every request makes, `write_behind` what may wait, `reads_behind` before an
   operation that reads what waits (`Operation.reads_behind`).
 
@@ -20,12 +21,14 @@ Each holds its half of the rate limiter (`rate_windows`): the store's sliding lo
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .exact import StoreState
 from .memory import Behind, MemoryState
 
 __all__ = ["Behind", "MemoryState", "RequestState", "StoreState", "open_state", "owns_store"]
+
+T = TypeVar("T")
 
 
 class RequestState(Protocol):
@@ -35,7 +38,8 @@ class RequestState(Protocol):
 
     def admit(self, sandbox: Any, ctx: Any, claims: Mapping[str, Any], op: Any) -> Any: ...
 
-    def admitted(self, sandbox: Any, ctx: Any, claims: Mapping[str, Any], op: Any) -> AbstractContextManager[Any]: ...
+    def admitted(self, sandbox: Any, ctx: Any, claims: Mapping[str, Any], op: Any,
+                 prepare: Callable[[Any], T]) -> AbstractContextManager[T]: ...
 
     def remember(self, key: Any, world_id: str, read: Callable[[], Any]) -> Any: ...
 

@@ -7,10 +7,12 @@ is admitted, caught up and run in the same transaction: one writer's turn per wr
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from ..auth import Principal, authorize
 from ..ratelimit import count
+
+T = TypeVar("T")
 
 
 class StoreState:
@@ -37,10 +39,11 @@ class StoreState:
         return principal
 
     @contextmanager
-    def admitted(self, sandbox, ctx, claims: Mapping[str, Any], op) -> Iterator[Principal]:
-        """An API write in one write transaction: the world's lock, the admission, the catch-up, then the
-        operation (the `with` body) in a savepoint, so bad input or a refused change undoes only the operation and
-        the request still counts (as `lastUsedAt` and the §8 budget saw it before). The operation's failure is
+    def admitted(self, sandbox, ctx, claims: Mapping[str, Any], op, prepare: Callable[[Principal], T]) -> Iterator[T]:
+        """An API write in one write transaction: the world's lock, the admission, the catch-up, then what
+        `prepare(principal)` gives (the parsed call) and the operation (the `with` body) in a savepoint, so bad
+        input or a refused change undoes only the operation and the request still counts (as `lastUsedAt` and
+        the §8 budget saw it before). The operation's failure is
         raised after the commit; a deadlock the store broke is raised at once, for `Store.retrying` to run the
         whole transaction again."""
         store = self.store
@@ -51,7 +54,7 @@ class StoreState:
             sandbox.catch_up(ctx.world)
             try:
                 with store.savepoint():
-                    yield principal
+                    yield prepare(principal)
             except Exception as error:
                 if store.transient(error):
                     raise
@@ -84,9 +87,6 @@ class StoreState:
 
     def settle(self) -> None:
         """Write what waits to be written behind (nothing here)."""
-
-    def wake(self) -> None:
-        """Something waits to be written behind (nothing ever does here)."""
 
     def close(self) -> None:
         """Write what waits and stop writing behind."""

@@ -27,7 +27,7 @@ import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from ..auth import Principal, authorize, remembered_token
 from ..ratelimit import log_in_store, refusal, write_hits
@@ -40,6 +40,7 @@ PENDING_BYTES = 16 << 20    # ... or bytes they hold (what `add` is told: the jo
 CACHED_MAX = 20_000         # remembered reads; more and the oldest is forgotten (bounded, never stale)
 
 log = logging.getLogger("ptas")
+T = TypeVar("T")
 
 
 class Behind:
@@ -81,8 +82,9 @@ class MemoryState(StoreState):
     def __init__(self, store, background: bool = True) -> None:
         super().__init__(store)
         # Remembered reads, each under the generation of its world it was read at: a write transaction that
-        # took a world's lock moves that world's generation when it ends (`Engine.ended`), one that took none
-        # (a world made, every world wiped, a hosted page's write, the webhook dispatcher) moves every world's.
+        # changed rows under a world's lock moves that world's generation when it ends (`Engine.ended`), one that
+        # took none (a world made, every world wiped, a hosted page's write, the webhook dispatcher) moves every
+        # world's.
         self.generations: dict[str, int] = defaultdict(int)
         self.everything = 0
         self.cached: dict[Any, tuple[tuple[int, int], Any]] = {}
@@ -123,8 +125,8 @@ class MemoryState(StoreState):
         return value
 
     def ended(self, locks: frozenset[str]) -> None:
-        """A write transaction ended (committed or rolled back: its own reads may have seen its writes): what
-        was remembered of the worlds it locked is stale, or of every world when it locked none."""
+        """A write transaction that changed rows ended (committed or rolled back: its own reads may have seen its
+        writes): what was remembered of the worlds it locked is stale, or of every world when it locked none."""
         if getattr(self._batch, "on", False):
             return
         worlds = [key[6:] for key in locks if key.startswith("world/")]
@@ -163,15 +165,18 @@ class MemoryState(StoreState):
         return principal
 
     @contextmanager
-    def admitted(self, sandbox, ctx, claims, op) -> Iterator[Principal]:
-        """An API write: admitted and caught up first (the request counts whatever the operation does), then
-        the operation's transaction alone, under the world's lock."""
+    def admitted(self, sandbox, ctx, claims, op, prepare: Callable[[Principal], T]) -> Iterator[T]:
+        """An API write: admitted and caught up first (the request counts whatever the operation does), its
+        call prepared (the body parsed and validated), then the operation's transaction alone, under the world's
+        lock: the writers' turn is held for the operation only, not for the parsing other threads could do
+        meanwhile."""
         principal = self.admit(sandbox, ctx, claims, op)
         self.store.retrying(lambda: sandbox.catch_up(ctx.world))
         self.reads_behind(op)
+        call = prepare(principal)
         with self.store.transaction():
             sandbox.worlds.lock(ctx.world.id)
-            yield principal
+            yield call
 
     def rate_windows(self) -> Any:
         return Windows(self.store, self)

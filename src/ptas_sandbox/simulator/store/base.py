@@ -60,8 +60,9 @@ class Engine:
 
     engine: str = ""
     location: str = ""
-    # Told when a write transaction ends, committed or rolled back, with the keys of the locks it took (a world's
-    # `world/<id>`): the request state forgets what it remembered of those worlds (requeststate.memory).
+    # Told when a write transaction that changed a row ends, committed or rolled back, with the keys of the locks
+    # it took (a world's `world/<id>`): the request state forgets what it remembered of those worlds
+    # (requeststate.memory).
     ended: Callable[[frozenset[str]], None] | None = None
     _outage = None      # the platform failure logged and not yet over (Engine.outage)
 
@@ -91,10 +92,20 @@ class Engine:
         """SQLite's write transactions are serial already."""
 
     def _ended(self, local):
-        """A transaction ended (committed, rolled back, or lost): tell `ended` of a write transaction's locks."""
+        """A transaction ended (committed, rolled back, or lost): tell `ended` of a write transaction's locks,
+        unless it changed no row (a control API read, a refused write): what was remembered is still so."""
         locks, local.locks = local.locks, set()
-        if self.ended is not None and not local.reading:
+        if self.ended is not None and not local.reading and self._changed(local):
             self.ended(frozenset(locks))
+
+    def _changed(self, local):
+        began = local.began_changes
+        if began is None:
+            return True
+        try:
+            return self._changes(local.db) != began
+        except Exception:       # the connection is gone: it may have changed anything
+            return True
 
     # --- the interface ------------------------------------------------------------------------------------
 
@@ -109,6 +120,7 @@ class Engine:
             if outer:
                 self._begin(local.db, read_only)
                 local.reading, local.locks = read_only, set()
+                local.began_changes = self._changes(local.db) if self.ended is not None else None
                 changes = self._changes(local.db) if self._outage is not None else None
             local.depth += 1
             try:

@@ -68,6 +68,25 @@ class SqliteStore(Engine):
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
             return local.db.executemany(sql, rows)
 
+    # A statement on a file, without the context manager of `_held` around it: every statement of every request
+    # passes here, and SQLite takes the SQL and the values as they are.
+    def execute(self, sql, params=()):
+        return super().execute(sql, params) if self.memory else self._statement(sql, params)
+
+    def one(self, sql, params=()):
+        return super().one(sql, params) if self.memory else self._statement(sql, params).fetchone()
+
+    def all(self, sql, params=()):
+        return super().all(sql, params) if self.memory else self._statement(sql, params).fetchall()
+
+    def _statement(self, sql, params):
+        local = Engine._local(self)
+        if getattr(local, "begin_pending", False):     # a read's first statement (reading)
+            local.begin_pending = False
+            local.db.execute("BEGIN")
+            local.snapshot = True
+        return local.db.execute(sql, params)
+
     def tables_with_column(self, column):
         return [r["name"] for r in self.all(
             "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' "

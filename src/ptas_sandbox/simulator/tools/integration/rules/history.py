@@ -110,14 +110,28 @@ def tokens_made(calls, tokens):
         if not answer:                  # a garbled or cut answer handed no token over
             continue
         kind = "user" if call.operationId in USER_TOKEN_MAKERS else "partner"
+        # Tokens made at one world instant by one token differ by their user and their name (a user's first
+        # token and a new one for it made in the same frozen instant are told apart so).
+        user = user_of(call, answer) if kind == "user" else None
         found = tokens.get(answer["id"]) if answer.get("id") else next(
             (t for t in sorted(tokens.values(), key=lambda t: t["id"]) if t["id"] not in taken
              and t["kind"] == kind and t["created_at"] == created_at(answer, call) and t["name"] != "initial token"
-             and t["created_by"] in (call.token_id, None) and t["expires_in"] == answer.get("expiresIn")), None)
+             and t["created_by"] in (call.token_id, None) and t["expires_in"] == answer.get("expiresIn")
+             and (user is None or t["user_id"] == user) and t["name"] == answer.get("name", t["name"])), None)
         if found is not None:
             made[call.seq] = found["id"]
             taken.add(found["id"])
     return made
+
+
+def user_of(call, answer):
+    """The user a user-token-making call made a token for, when the call names it: CreateUser's answer, the
+    path of CreateUserToken; None when the caller is the user itself (CreateOwnUserToken)."""
+    if call.operationId == "CreateUser":
+        user = call.answer().get("id")
+        return user if isinstance(user, str) else None
+    parts = call.path.rstrip("/").split("/")
+    return parts[-2] if call.operationId == "CreateUserToken" and len(parts) >= 3 else None
 
 
 def created_at(answer, call):

@@ -1,5 +1,8 @@
 """Refusals and failures: what a client does after a 429, a 4xx, a 5xx or a dropped connection."""
 
+import json
+import re
+
 from .base import UNROUTED, Rule, finding, grouped, judges, listing
 from .history import token_status
 
@@ -277,3 +280,79 @@ def stopped_after_failure(data):
         yield finding("stopped-after-failure", f"The client's last call ({call.operationId} at "
                       f"{call.entry['at']}) met {failure_of(data, call)}, and it never called again.",
                       [c.evidence() for c in stopped])
+
+
+def path_ids(call, operation):
+    """The values of the call's path parameters that name a resource (not `self`, not an account type or an
+    event kind, which the spec and the documentation name)."""
+    template = [s for s in operation.path.strip("/").split("/") if s]
+    actual = [s for s in call.path.strip("/").split("/") if s][-len(template):] if template else []
+    if len(actual) != len(template):
+        return []
+    return [value for name, value, before in zip(template, actual, [None, *template])
+            if name.startswith("{") and value != "self" and before not in ("accounttypes", "testevents")]
+
+
+WORD = re.compile(r"[\w.~-]+")
+
+
+def words(text):
+    return set(WORD.findall(text or ""))
+
+
+class Told:
+    """Every id-like word the client may have read up to a call: every answer the world's journal keeps (whoever
+    asked: a harness hands its clients what it made), every notification attempted by then. Read forward once,
+    call by call."""
+
+    def __init__(self, data):
+        self.calls, self.next_call = data.all_calls, 0
+        self.deliveries = sorted((d for d in data.deliveries if d["attempted_at"] is not None),
+                                 key=lambda d: d["attempted_at"])
+        self.next_delivery = 0
+        # and what the world holds that the journal, which keeps only its newest calls, may have let go: tokens
+        # and their users and partners, webhooks, the accounts and users events name
+        self.known = {t[k] for t in data.tokens.values() for k in ("id", "user_id", "partner_id") if t.get(k)}
+        self.known |= {h["id"] for h in data.hooks} | {e[k] for e in data.events for k in ("account", "user")
+                                                      if isinstance(e.get(k), str)}
+
+    def before(self, call):
+        while self.next_call < len(self.calls) and self.calls[self.next_call].seq < call.seq:
+            self.known |= words(json.dumps(self.calls[self.next_call].entry["response"].get("body")))
+            self.next_call += 1
+        while self.next_delivery < len(self.deliveries) and \
+                self.deliveries[self.next_delivery]["attempted_at"] <= call.at:
+            self.known |= words(self.deliveries[self.next_delivery]["request_body"])
+            self.next_delivery += 1
+        return self.known
+
+
+@judges(
+    Rule("carried-on-after-failure", "warning", "An id no answer had given used after a failed call",
+         "After a failed call, go on only with what an answer gave you: a create that failed made nothing to "
+         "read, update or delete. Handle the failure (retry, look the resource up in its list, or stop the task) "
+         "before using its result."),
+)
+def carried_on_after_failure(data):
+    """A call refused 404 or 400 whose path names an id that no answer the client could have read before it held
+    (the journal's answers, the notifications, its tokens), made after a failed call of the same partner: the
+    client used what the failed call would have returned. An id a client got from an answer is never judged."""
+    told, failed, found = Told(data), {}, []
+    for call in data.api_calls:
+        operation = data.operations.get(call.operationId)
+        if operation is not None and call.status in (400, 404) and call.partner in failed:
+            ids = path_ids(call, operation)
+            if ids:
+                known = told.before(call)
+                unknown = [i for i in ids if i not in known]
+                if unknown:
+                    found.append((call, failed[call.partner], unknown))
+        if call.status is None or call.status >= 400 or call.answer_faulted:
+            failed[call.partner] = call
+    if found:
+        call, before, unknown = found[0]
+        yield finding("carried-on-after-failure", f"{len(found)} call(s) named an id no answer had given the "
+                      f"client, after a failed call: e.g. {call.method} {call.path} ({call.status}) names "
+                      f"{listing(unknown)}, after {before.operationId} at {before.entry['at']} "
+                      f"{'answered ' + str(before.status) if before.status is not None else 'was dropped'}.",
+                      [e for c, b, _ in found for e in (c.evidence(), b.evidence())], count=len(found))

@@ -6,6 +6,10 @@ from .history import TOKEN_MAKERS, delivered_seq, live_at
 
 UNUSED_RESOURCES = 3            # scope families a token holds and never uses before it is "every scope"
 TOKENS_PER_SUBJECT = 3          # tokens made for one subject while an earlier one was still valid
+# A user token may be handed to the end user (spec §5 rule 6): one valid for longer than this, and for over
+# LIFETIME_SHARE times the world time the client used it, is a bearer secret that outlives its purpose.
+LONG_USER_TOKEN_SECONDS = 30 * 86400
+LIFETIME_SHARE = 10
 SHORT_USE = 2                   # requests a token made "per request" serves before the next one is made
 # A token's last stretch, in which a new one for the same subject is a renewal (spec §1 capability 2: a new token
 # "when the previous one is expired or about to expire"): a quarter of its life, or 15 minutes if that is more,
@@ -136,6 +140,43 @@ def expired_tokens(data):
                       count=sum(len(c) for _, c, _ in found))
 
 
+@judges(
+    Rule("superseded-user-token-used", "warning", "User tokens used after the client held a newer one for that user",
+         "Switch to the new user token as soon as CreateUserToken's answer arrives, in every worker, and stop "
+         "using the old one: spec §1 capability 2 makes a new one when the previous one is expired or about to "
+         "expire, so the old one is the next 401 (spec §5 rule 6)."),
+)
+def superseded_user_tokens(data):
+    """A call with a valid user token that arrived after the answer handing the client a newer user token for the
+    same user was written, and a round trip more: calls in flight when the new token came are not late, judged
+    by arrival as the in-flight rules are. Past the old token's expiry it is expired-user-token's, after its
+    revocation revoked-token-used's."""
+    by_seq = {c.seq: c for c in data.all_calls}
+    users = grouped([t for t in data.tokens.values() if t["kind"] == "user" and t["user_id"]],
+                    lambda t: t["user_id"])
+    late = []
+    for call in data.api_calls:
+        token = data.tokens.get(call.token_id)
+        if token is None or token["kind"] != "user" or call.at >= token["expires_at"] or revoked_after(data, call):
+            continue
+        for newer in users.get(token["user_id"], []):
+            held = delivered_seq(data, newer)
+            if held is None or held >= call.seq or newer["id"] == token["id"] or (
+                    newer["created_at"], data.handed.get(newer["id"], 0)) <= (
+                    token["created_at"], data.handed.get(token["id"], 0)):
+                continue
+            given = by_seq.get(held)
+            if given is not None and not call.in_flight_at(given):
+                late.append((call, newer))
+                break
+    if late:
+        call, newer = late[0]
+        yield finding("superseded-user-token-used", f"{len(late)} call(s) used a user token after the client held "
+                      f"a newer one for the same user: e.g. {call.operationId} at {call.entry['at']} with token "
+                      f"{call.token_id}, though token {newer['id']} had been handed over (spec §1 capability 2).",
+                      [c.evidence(tokenId=c.token_id, newerTokenId=n["id"]) for c, n in late])
+
+
 def revoked_after(data, call):
     """Whether the call's token had been revoked before it (whatever the answer: a fault may stand in)."""
     token = data.tokens.get(call.token_id)
@@ -215,3 +256,55 @@ def scope_too_wide(data):
         yield finding("scope-too-wide", f"{len(wide)} token(s) hold scopes they never used: token {token['id']} "
                       f"holds `{token['scope']}` and used none of {listing(unused)}.",
                       [maker.evidence(tokenId=t["id"], unused=sorted(u)) for t, maker, u in wide])
+
+
+def setting_calls(data):
+    """The partner's userTokenExpirySeconds settings the client made (UpdatePartner, CreatePartner) that a user
+    token's lifetime may have come from: partner id -> [(call, seconds)]."""
+    found = {}
+    for call in data.api_calls:
+        body = call.body()
+        seconds = body.get("userTokenExpirySeconds") if isinstance(body, dict) else None
+        if call.operationId in ("UpdatePartner", "CreatePartner") and call.ok() and isinstance(seconds, int):
+            partner = call.partner if call.operationId == "UpdatePartner" else call.answer().get("id")
+            found.setdefault(partner, []).append((call, seconds))
+    return found
+
+
+@judges(
+    Rule("lifetime-beyond-use", "warning", "User tokens valid far longer than the client used them",
+         "Give a user token the lifetime its use needs and renew it with CreateUserToken when it is about to "
+         "expire (spec §1 capability 2): a user token may be handed to the end user (spec §5 rule 6), and one "
+         "valid for months is a secret that outlives its purpose. Keep userTokenExpirySeconds (UpdatePartner, "
+         "spec §2 Partner) to the session length your users need."),
+)
+def lifetime_beyond_use(data):
+    """A user token the client got, valid for over LONG_USER_TOKEN_SECONDS and over LIFETIME_SHARE times the world
+    time from its making to its last use in the window. Partner tokens are not judged: spec §5 rule 2 asks for a
+    long-lived one."""
+    last_use = {}
+    for call in data.api_calls:
+        if call.token_id:
+            last_use[call.token_id] = max(last_use.get(call.token_id, call.at), call.at)
+    settings = setting_calls(data)
+    long = []
+    for token in data.tokens.values():
+        life = token["expires_at"] - token["created_at"]
+        if token["kind"] != "user" or delivered_seq(data, token) is None or \
+                life <= LONG_USER_TOKEN_SECONDS * SECOND_US:
+            continue
+        used = last_use.get(token["id"], token["created_at"]) - token["created_at"]
+        if life > LIFETIME_SHARE * used:
+            long.append((token, used))
+    if not long:
+        return
+    token, used = long[0]
+    evidence = [{"at": render(t["created_at"]), "tokenId": t["id"], "lifetimeSeconds": t["expires_in"],
+                 "usedSeconds": u // SECOND_US} for t, u in long]
+    causes = [(c, v) for c, v in settings.get(token["partner_id"], []) if v > LONG_USER_TOKEN_SECONDS]
+    setting = (f"; they take their lifetime from userTokenExpirySeconds {causes[-1][1]}, set by "
+               f"{causes[-1][0].operationId} at {causes[-1][0].entry['at']}" if causes else "")
+    yield finding("lifetime-beyond-use", f"{len(long)} user token(s) valid far longer than they were used: e.g. "
+                  f"token {token['id']} lives {token['expires_in'] // 86400} day(s) and was used for "
+                  f"{used // SECOND_US // 3600} hour(s) of world time{setting}.",
+                  evidence + [c.evidence(userTokenExpirySeconds=v) for c, v in causes], count=len(long))
