@@ -118,6 +118,8 @@ class Plan:
     shape: dict | None          # its list's shape
     order: str | None           # its list's order
     token_field: str | None     # the member of its answer that holds a new user token given as a string
+    statuses: dict              # the deployment's status for each of the simulator's success statuses
+    locates: bool               # its answer names the new record in Location
 
 
 class Route:
@@ -195,7 +197,11 @@ class ProfileLayer:
             reader=self.find_reader_of(name), creates_reader=self.find_reader_at(name),
             record_kind=self.find_record_kind(name), delete_template=self.find_delete_template(name),
             delete_body=self.find_delete_body(name), put=self.find_put_for(name), shape=self.find_list_shape(name),
-            order=self.find_list_order(name), token_field=self.find_token_field(name))
+            order=self.find_list_order(name), token_field=self.find_token_field(name),
+            statuses={int(code): self.find_status_for(name, int(code))
+                      for code in self.sim_ops[name][2].get("responses", {}) if str(code).isdigit()
+                      and 200 <= int(code) < 300},
+            locates=self.find_locates(name))
 
     # what the plan of an operation says (before the plans are made: found)
     def list_key(self, name):
@@ -225,6 +231,16 @@ class ProfileLayer:
     def put_for(self, name):
         plan = self.plans.get(name)
         return plan.put if plan is not None else self.find_put_for(name)
+
+    def status_for(self, name, status):
+        plan = self.plans.get(name)
+        if plan is not None and status in plan.statuses:
+            return plan.statuses[status]
+        return self.find_status_for(name, status)      # a status the operation does not document
+
+    def locates(self, name):
+        plan = self.plans.get(name)
+        return plan.locates if plan is not None else self.find_locates(name)
 
     def list_shape(self, name):
         plan = self.plans.get(name)
@@ -296,7 +312,7 @@ class ProfileLayer:
             return self.records[name][component]
         return self.defaults.get(component, {})
 
-    def status_for(self, name, status):
+    def find_status_for(self, name, status):
         creates = self.known("createStatus") or {}
         deletes = self.known("deleteStatus") or {}
         others = {**(self.known("revokeStatus") or {}), **(self.known("testEventStatus") or {})}
@@ -489,7 +505,7 @@ class ProfileLayer:
         return next((n for n, (m, p, _) in self.sim_ops.items()
                      if m == "GET" and re.fullmatch(re.escape(path) + r"/{[^}/]+}", p)), None)
 
-    def locates(self, name):
+    def find_locates(self, name):
         """Whether a create's answer names the new record in Location: as learned of it, else as every create
         seen (with a record to read) did."""
         told = self.known("locations") or {}
