@@ -129,13 +129,22 @@ def create_app(config=None):
 
 
 def install_hooks(app, hooks):
-    """The request stages Flask runs around the pipeline, in the order hooks.py states: `before`, then (the
-    pipeline), then `after` and last `record`, each stage's hooks in the order they were added. One Flask hook
+    """The request stages around the pipeline, in the order hooks.py states: `outermost` around the app, `before`
+    (and a `refuse` before routing), then (the pipeline), then `after` and last `record`, each stage's hooks in
+    the order they were added. One Flask hook
     each way, so no order depends on which module registered first."""
+    for wrap in hooks.outermost:        # first in, last out: around every other stage
+        app.wsgi_app = wrap(app.wsgi_app)
+
     @app.before_request
     def before():
         for hook in hooks.before:
             hook()
+        for refuse in hooks.refuse:     # before routing: after the journal opened its entry, so it is filed
+            instead = refuse("route", None, None)
+            if instead is not None:
+                return instead
+        return None
 
     @app.after_request
     def after(response):

@@ -5,6 +5,11 @@ The core (pipeline.py, app.py, the webhook outbox) calls the stages; areas and s
 `Simulator`): nothing is shared between apps of one process. The stages of one API request, in the order it
 meets them:
 
+    outermost     app.wsgi_app         first in, last out: a deployment profile takes the request in the
+                                       deployment's words and gives the answer back in them (the stages inside
+                                       see the simulator's words; the journal files the partner's own method,
+                                       path and operationId, which the stage leaves in the environ as
+                                       PARTNER_REQUEST)
     before        app.before_request   every request, before routing's handler: the journal opens its entry,
                                        a snapshot load raises its body limit
     tokens        RequestState.admit   the bearer's verified claims become a Principal (`TokenRules`, the
@@ -15,6 +20,11 @@ meets them:
                                        answer (faults); before the request counts toward its rate limit
     catch_up      Simulator.catch_up   the world's due work reaches its clock before the operation (imports,
                                        retention), each with a cheap `due` read so an idle world writes nothing
+    refuse        pipeline.handle      an answer the outermost stage chose instead of the operation, at the point
+                                       of the request where the deployment gives it: before routing ("route"),
+                                       before the token ("token"), before its scope ("scope"), or once the
+                                       request is admitted and counted ("admitted": inside the operation's
+                                       transaction, where it may read the store, as a partial PUT's check does)
     after         app.after_request    every answer: the integration report's notes, the dispatcher's wake
     record        app.after_request    last, so it holds what `after` noted: the journal writes its entry
 
@@ -40,6 +50,12 @@ if TYPE_CHECKING:       # annotations only: the hooks sit below every module tha
     from .store import Store
 
 Row = Mapping[str, Any]
+# The request as the partner sent it, where the outermost stage translated it: {"method", "path", "query",
+# "operationId", "body"} (the operationId None where the partner's path is no operation of the deployment's).
+# A stage inside that files the answer leaves `answered(status, content type, bytes)` in it, for the outermost
+# stage to call with the answer as the partner gets it.
+PARTNER_REQUEST = "ptas.partner"
+REFUSAL_POINTS = ("route", "token", "scope", "admitted")
 Claims = Mapping[str, Any]
 
 
@@ -92,6 +108,11 @@ class TokenRules:
 
 @dataclass
 class Hooks:
+    # f(the WSGI app inside) -> the WSGI app around it; the first added is the innermost
+    outermost: "list[Callable[[Any], Any]]" = field(default_factory=list)
+    # f(point, operation, call or None) -> an answer instead of the operation, or None; the call (and the store
+    # in its transaction) only at "admitted"
+    refuse: "list[Callable[[str, Operation | None, Any], Response | None]]" = field(default_factory=list)
     before: "list[Callable[[], None]]" = field(default_factory=list)
     tokens: TokenRules = field(default_factory=TokenRules)
     intercept: "list[Callable[[Simulator, Ctx, Operation, Mapping[str, Any], Request], Injection | None]]" = \

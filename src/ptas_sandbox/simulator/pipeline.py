@@ -42,8 +42,12 @@ def handle(op, params):
     injection = None
     if op.needs_admin(request):
         require_admin(sandbox, request.headers)
+    if (instead := refusal(sandbox, "token", op)) is not None:
+        return instead
     if op.tokens != NO_AUTH:
         claims, ctx = bearer_world(sandbox, request.headers)
+        if (instead := refusal(sandbox, "scope", op)) is not None:
+            return instead
         if op.tokens == WORLD_AUTH:
             principal = sandbox.hooks.tokens.control(ctx, claims)
         else:
@@ -55,6 +59,10 @@ def handle(op, params):
             principal = state.admit(sandbox, ctx, claims, op)
             store.retrying(lambda: sandbox.catch_up(ctx.world))
     state.reads_behind(op)      # it reads what is written behind (its own use too): write it first
+    if sandbox.hooks.refuse:    # a refusal once admitted is judged before the input is (hooks.py: refuse)
+        instead = refusal(sandbox, "admitted", op, Call(sandbox, ctx, principal, params, {}, None, request))
+        if instead is not None:
+            return finish(instead, injection)
     call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
     if op.atomic:
         # An API read (GET with a token) needs one consistent view (a snapshot: store.reading), neither a writer's
@@ -82,13 +90,30 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
     and says what the operation's failure undoes), its input parsed once it is admitted, then the operation
     inside the transaction. A deadlock the store broke runs the whole of it again (Store.retrying): it is not
     the operation's refusal."""
-    def call(principal: Principal) -> Call:
+    def call(principal: Principal) -> Call | Principal:
+        if sandbox.hooks.refuse:    # a refusal once admitted comes before the input is parsed, in the transaction
+            return principal
         return Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
 
     def once():
         with sandbox.state.admitted(sandbox, ctx, claims, op, call) as prepared:
-            return op.handler(prepared)
+            if isinstance(prepared, Call):
+                return op.handler(prepared)
+            instead = refusal(sandbox, "admitted", op, Call(sandbox, ctx, prepared, params, {}, None, request))
+            if instead is not None:
+                return instead
+            return op.handler(Call(sandbox, ctx, prepared, params, parse_query(op), parse_body(op), request))
     return sandbox.store.retrying(once)
+
+
+def refusal(sandbox: Simulator, point: str, op: Operation | None, call: Call | None = None) -> Any:
+    """The refuse stage (hooks.py): an answer the outermost stage gives instead of the operation at this point
+    of the request, or None."""
+    for hook in sandbox.hooks.refuse:
+        instead = hook(point, op, call)
+        if instead is not None:
+            return instead
+    return None
 
 
 def intercept(sandbox, ctx, op, claims):

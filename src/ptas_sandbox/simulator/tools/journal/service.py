@@ -25,6 +25,7 @@ from flask import g, request
 from ptas_sandbox.jwt_text import JWT
 
 from ...auth import WORLD_KEY
+from ...hooks import PARTNER_REQUEST
 from ...operations import NO_AUTH, REGISTRY
 from ...pipeline import bearer_claims, request_world
 from ...problems import Problem
@@ -144,9 +145,11 @@ def next_page_mark(content_type, raw):
     return {}
 
 
-def operation_of(entry, response):
-    """The operationId of the call, or what an unrouted call was."""
-    if entry["op"] is not None:
+def operation_of(entry, response, partner=None):
+    """The operationId of the call (the deployment's, where a profile named it), or what an unrouted call was."""
+    if partner is not None and partner["operationId"]:
+        return partner["operationId"]
+    if entry["op"] is not None and partner is None:
         return entry["op"].id
     if response.status_code in (404, 405) and response.mimetype == "application/problem+json" \
             and b'problem:removed"' in response.get_data()[:400]:
@@ -166,6 +169,10 @@ def request_bytes(config, limit):
     if config.get("MAX_CONTENT_LENGTH") and int(length) > config["MAX_CONTENT_LENGTH"]:
         return content_type, None, int(length)
     return kept(content_type, request.get_data(cache=True), limit)
+
+
+def request_body_type():
+    return request.environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
 
 
 def kept(content_type, raw, limit):
@@ -231,15 +238,33 @@ def write(sandbox, config, entry, response, entries):
         status = 0
     # Bodies as they are: the batch writing them redacts them and searches the page (record_batch), off the
     # request's path.
-    request_body = request_bytes(config, limit)
+    # A profiled request is filed as the partner sent it (hooks.py: outermost), not in the simulator's words.
+    partner = request.environ.get(PARTNER_REQUEST)
+    request_body = request_bytes(config, limit) if partner is None else \
+        kept(request_body_type(), partner["body"], limit)
+    if partner is not None and op is not None:      # what the simulator made of it: the report judges by that
+        marks["simulator"] = {"operationId": op.id, "method": request.method, "path": request.path}
     arrived = request.environ.get(REQUEST_COMPLETE_NS)
     if arrived is not None:
         marks["arrival"] = "http"           # started_ns is when the request arrived whole, not when it was handled
-    entries.add((world.id, dict(
-        at=at, wall=entry["wall"], operation=operation_of(entry, response),
-        method=request.method, path=request.path, query=request.query_string.decode("latin-1"), status=status,
+    fields = dict(
+        at=at, wall=entry["wall"], operation=operation_of(entry, response, partner),
+        method=partner["method"] if partner else request.method, path=partner["path"] if partner else request.path,
+        query=partner["query"] if partner else request.query_string.decode("latin-1"), status=status,
         latency_us=(time.perf_counter_ns() - entry["started"]) // 1000, token_id=entry.get("token"),
         token_kind=entry.get("kind"), request=request_body, response=response_body, marks=marks,
         limit=config["JOURNAL_LIMIT"], retention_seconds=config["JOURNAL_RETENTION_SECONDS"],
-        started_ns=arrived or entry["started"], answered_ns=time.perf_counter_ns()), limit, page),
-        size=len(request_body[1] or b"") + len(response_body[1] or b""))
+        started_ns=arrived or entry["started"], answered_ns=time.perf_counter_ns())
+    if partner is None:
+        entries.add((world.id, fields, limit, page), size=len(request_body[1] or b"") + len(response_body[1] or b""))
+        return
+
+    def answered(status, content_type, raw):
+        """The answer as the outermost stage gave it to the partner (hooks.py: PARTNER_REQUEST)."""
+        answer = kept(content_type, raw, limit)
+        fields.update(status=status if fields["status"] else 0, response=answer,
+                      latency_us=(time.perf_counter_ns() - entry["started"]) // 1000,
+                      answered_ns=time.perf_counter_ns())
+        entries.add((world.id, fields, limit, page and status == 200),
+                    size=len(request_body[1] or b"") + len(answer[1] or b""))
+    partner["answered"] = answered

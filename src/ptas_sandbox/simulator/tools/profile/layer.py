@@ -1,8 +1,10 @@
 """The profile layer: the simulator's answers rewritten to follow a deployment profile (docs/profiles.md).
 
-A WSGI layer in front of the simulator's routes: a request is taken in the deployment's words (its paths,
-field names, id rules), handed to the simulator in the simulator's, and the answer given back in the
-deployment's shapes, statuses and problem types; `/openapi.json` says the same. What the profile does not
+The outermost stage of a request (hooks.py), compiled once at start-up into a plan per operation: a request
+is taken in the deployment's words (its paths, field names, id rules), handed to the simulator in the
+simulator's, and the answer given back in the deployment's shapes, statuses and problem types;
+`/openapi.json` says the same. Its own refusals are answered inside, at the point of the request where the
+deployment gives them (hooks.py: refuse), and it makes no request of its own. What the profile does not
 know stays the simulator's own choice. State, rules and scope checks remain the simulator's: the layer only
 changes what the spec leaves open.
 """
@@ -11,37 +13,34 @@ import copy
 import io
 import json
 import re
-import threading
-from collections import OrderedDict
+from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from werkzeug.test import Client, run_wsgi_app
+from flask import Response, request
+from werkzeug.test import run_wsgi_app
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
-from ptas_sandbox.simulator import scopes
-from ptas_sandbox.simulator.operations import REGISTRY
-from ptas_sandbox.simulator.problems import InvalidParameter
+from ptas_sandbox.simulator.hooks import PARTNER_REQUEST
+from ptas_sandbox.simulator.openapi import document
+from ptas_sandbox.simulator.operations import REGISTRY, Answer
+from ptas_sandbox.simulator.problems import InvalidParameter, Problem
 
 from .ids import MALFORMED, Ids, key_kind
+from .models import page_at, remember_page
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SIM_TYPE = "urn:ptas-sandbox:problem:"
 METHODS = ("get", "put", "post", "patch", "delete")
-# Ids that are not UUIDs on the simulator either: account types are named, hosted pages carry keys.
-NAMED_IDS = ("GetAccountType", "ValidateAccountCredentials", "SandboxSetAccountTypeState")
 # The simulator's kind of problem nearest to a refusal of the layer's own.
 FALLBACK = {"partial-put": "invalid-body", "deploy-token": "forbidden", "malformed-id": "not-found"}
-PAGED = ("GetTransactions", "GetTransactionsDeprecated")
-# Unpaged lists of what a partner creates: their order is by creation (the account type catalogue has its own).
-UNPAGED = ("GetUsers", "GetWebhooks", "GetPartners", "GetOwnPartnerTokens", "GetPartnerTokens", "GetAccounts",
-           "GetDataImports", "GetReports")
 # The members any problem may carry; a situation's own extension members (`parameter`, `limit`) are not these.
 COMMON_MEMBERS = ("type", "title", "status", "detail", "instance", "traceId")
-# Page references given as offsets or page numbers, each standing for the simulator's own reference.
-OFFSETS_KEPT = 4096
+# What the stage tells the app of a request it translated (its refusal, its reads), in the request's environ.
+STAGE = "ptas.profile"
 
 
 def reason(status):
@@ -100,6 +99,29 @@ def json_of(data):
         return None
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What the profile makes of one of the simulator's operations, compiled once at start-up."""
+    method: str
+    path: str                   # the simulator's
+    list_key: str | None        # the member its list answer holds the entries in
+    paged: bool                 # its answers are pages (a `pageReference` parameter)
+    created_list: bool          # a list of records a partner makes, by creation (the account types are a catalogue)
+    record_id: bool             # its `{id}` is a record's (not an account type's name, not a page key)
+    id_check: str | None        # where the form of that id is checked (hooks.py: refuse), where it is
+    reader: str | None          # the GET at its path (the record a DELETE answers, a partial PUT is judged against)
+    creates_reader: str | None  # the GET of one record under its path (a create's Location)
+    record_kind: str | None     # the kind of record it answers with
+    delete_template: Any        # the acknowledgement a DELETE answers ({id} for the id)
+    delete_body: bool
+    put: dict                   # how a PUT treats what its body leaves out
+    shape: dict | None          # its list's shape
+    order: str | None           # its list's order
+    token_field: str | None     # the member of its answer that holds a new user token given as a string
+    statuses: dict              # the deployment's status for each of the simulator's success statuses
+    locates: bool               # its answer names the new record in Location
+
+
 class Route:
     def __init__(self, method, template, name, sim_template):
         self.method, self.template, self.name, self.sim_template = method, template, name, sim_template
@@ -112,36 +134,40 @@ class Route:
 
 
 class ProfileLayer:
-    def __init__(self, app, profile, claims, store=None, trace=None, system_time=None):
+    def __init__(self, app, profile, claims, store=None, trace=None, system_time=None, prefix="/partner/v2"):
         """`claims(authorization header)`: the verified claims of the caller's token, {} when it has none;
         `trace()`: a trace id for a problem of the layer's own; `system_time()`: the system clock in
         microseconds, which a Retry-After given as a date counts from."""
-        self.app, self.profile, self.claims, self.trace = app, profile, claims, trace
-        self.system_time = system_time
-        self.ids = Ids(known(profile, "ids"), store)
-        self.malformed = (known(profile, "ids") or {}).get("malformedStatus") or 404     # the answer to a bad id
-        self.ready = False
-        self.lock = threading.Lock()
-        self.offsets, self.offsets_lock = OrderedDict(), threading.Lock()
+        self.app, self.claims, self.trace = app, claims, trace
+        self.choices = {name: known(profile, name) for name in profile.get("choices", {})}   # read once
+        self.system_time, self.prefix = system_time, prefix
+        self.ids = Ids(self.known("ids"), store)
+        self.malformed = (self.known("ids") or {}).get("malformedStatus") or 404     # the answer to a bad id
+        self.store = store
 
-    def prepare(self):
-        """Read the simulator's own document once, at the first request (the app is complete by then)."""
-        with self.lock:
-            if not self.ready:
-                self.learn_routes()
-                self.ready = True
+    def wrap(self, app):
+        """The outermost stage (hooks.py) around the app, compiled now that the app is complete."""
+        self.app = app
+        self.compile()
+        return self
 
-    def learn_routes(self):
-        self.sim = self.inner_json("GET", "/openapi.json")
+    def known(self, name):
+        """What the profile learned of a choice, or None."""
+        return self.choices.get(name)
+
+    def compile(self):
+        """The profile against the simulator's operations, once, at start-up: its document, the routes, and a
+        plan per operation (what every request of it needs: no request reads the profile again)."""
+        self.sim = document(self.prefix, "http://localhost")
         self.number_ids(self.sim)
         self.sim_ops = openapi_reading.operations(self.sim)
-        self.operations = known(self.profile, "operations") or {}
+        self.operations = self.known("operations") or {}
         routes = []
         for name, (method, path, _) in self.sim_ops.items():
             where = self.operations.get(name) if not path.startswith("/_sandbox") else None   # never profiled
             if where:
                 routes.append(Route(where["method"], where["path"], name, path))
-            elif path.startswith("/partner/v2"):
+            elif path.startswith(self.prefix):
                 routes.append(Route(method, path, name, path))
         self.routes = sorted(routes, key=lambda r: r.fixed, reverse=True)
         # Where the deployment serves an operation elsewhere, the simulator's own path is not there.
@@ -149,9 +175,93 @@ class ProfileLayer:
                       if name in self.operations and not path.startswith("/_sandbox")
                       and (self.operations[name]["method"], shape(self.operations[name]["path"]))
                       != (method, shape(path))]
-        self.records = known(self.profile, "records") or {}
+        self.records = self.known("records") or {}
         self.defaults = self.default_renames()
+        self.plans = {}         # while they are made, a plan's parts are found (the lookups below)
+        self.plans = {name: self.plan(name) for name in self.sim_ops}
         self.document = self.publish(copy.deepcopy(self.sim))
+
+    def plan(self, name):
+        """What the profile makes of one operation."""
+        method, path, _ = self.sim_ops[name]
+        list_key = self.find_list_key(name)
+        kind = SEGMENT_KIND.get(path.rstrip("/").rsplit("/", 1)[-1])
+        before_id = path.split("{id}")[0].rstrip("/").rsplit("/", 1)[-1] if "{id}" in path else None
+        record_id = before_id is not None and before_id in SEGMENT_KIND
+        ids = self.known("ids") or {}
+        checks_form = ids.get("format") == "uuid" and ids.get("malformedStatus") not in (None, 404)
+        return Plan(
+            method=method, path=path, list_key=list_key, paged="pageReference" in REGISTRY[name].query,
+            created_list=bool(list_key) and kind is not None and "pageReference" not in REGISTRY[name].query,
+            record_id=record_id, id_check=self.id_checked_at(ids) if record_id and checks_form else None,
+            reader=self.find_reader_of(name), creates_reader=self.find_reader_at(name),
+            record_kind=self.find_record_kind(name), delete_template=self.find_delete_template(name),
+            delete_body=self.find_delete_body(name), put=self.find_put_for(name), shape=self.find_list_shape(name),
+            order=self.find_list_order(name), token_field=self.find_token_field(name),
+            statuses={int(code): self.find_status_for(name, int(code))
+                      for code in self.sim_ops[name][2].get("responses", {}) if str(code).isdigit()
+                      and 200 <= int(code) < 300},
+            locates=self.find_locates(name))
+
+    # what the plan of an operation says (before the plans are made: found)
+    def list_key(self, name):
+        plan = self.plans.get(name)
+        return plan.list_key if plan is not None else self.find_list_key(name)
+
+    def reader_of(self, name):
+        plan = self.plans.get(name)
+        return plan.reader if plan is not None else self.find_reader_of(name)
+
+    def reader_at(self, name):
+        plan = self.plans.get(name)
+        return plan.creates_reader if plan is not None else self.find_reader_at(name)
+
+    def record_kind(self, name):
+        plan = self.plans.get(name)
+        return plan.record_kind if plan is not None else self.find_record_kind(name)
+
+    def delete_template(self, name):
+        plan = self.plans.get(name)
+        return plan.delete_template if plan is not None else self.find_delete_template(name)
+
+    def delete_body(self, name):
+        plan = self.plans.get(name)
+        return plan.delete_body if plan is not None else self.find_delete_body(name)
+
+    def put_for(self, name):
+        plan = self.plans.get(name)
+        return plan.put if plan is not None else self.find_put_for(name)
+
+    def status_for(self, name, status):
+        plan = self.plans.get(name)
+        if plan is not None and status in plan.statuses:
+            return plan.statuses[status]
+        return self.find_status_for(name, status)      # a status the operation does not document
+
+    def locates(self, name):
+        plan = self.plans.get(name)
+        return plan.locates if plan is not None else self.find_locates(name)
+
+    def list_shape(self, name):
+        plan = self.plans.get(name)
+        return plan.shape if plan is not None else self.find_list_shape(name)
+
+    def list_order(self, name):
+        plan = self.plans.get(name)
+        return plan.order if plan is not None else self.find_list_order(name)
+
+    def find_token_field(self, name):
+        """The property of an operation's answer that holds a new user token, where the deployment gives the
+        token itself there (`userToken`: a string) instead of the simulator's token record."""
+        if self.known("userToken") != "string":
+            return None
+        _, schema = self.response_schema(name)
+        for part in [self.deref(schema or {})] + self.deref(schema or {}).get("allOf", []):
+            properties = self.deref(part).get("properties") or {}
+            for key, prop in properties.items():
+                if str(prop.get("$ref", "")).endswith("/Token"):
+                    return key
+        return None
 
     def number_ids(self, document):
         """Records whose ids the deployment shows as JSON numbers say so in the document: their `id`, and the
@@ -168,16 +278,6 @@ class ProfileLayer:
                     prop.pop("pattern", None)
 
     # -- the simulator's side -------------------------------------------------------------------------------
-    def inner(self, method, path, headers=None, data=None):
-        response = Client(self.app).open(path, method=method, headers=headers or {}, data=data)
-        try:
-            return response.status_code, response.get_data()
-        finally:
-            response.close()
-
-    def inner_json(self, method, path, headers=None):
-        return json_of(self.inner(method, path, headers)[1])
-
     def deref(self, node):
         return openapi_reading.deref(self.sim, node)
 
@@ -189,7 +289,7 @@ class ProfileLayer:
         schema = ((body.get("content") or {}).get("application/json") or {}).get("schema")
         return self.deref(schema or {}).get("properties") or {}
 
-    def list_key(self, name):
+    def find_list_key(self, name):
         _, schema = self.response_schema(name)
         properties = self.deref(schema or {}).get("properties", {})
         if len(properties) != 1:
@@ -212,10 +312,10 @@ class ProfileLayer:
             return self.records[name][component]
         return self.defaults.get(component, {})
 
-    def status_for(self, name, status):
-        creates = known(self.profile, "createStatus") or {}
-        deletes = known(self.profile, "deleteStatus") or {}
-        others = {**(known(self.profile, "revokeStatus") or {}), **(known(self.profile, "testEventStatus") or {})}
+    def find_status_for(self, name, status):
+        creates = self.known("createStatus") or {}
+        deletes = self.known("deleteStatus") or {}
+        others = {**(self.known("revokeStatus") or {}), **(self.known("testEventStatus") or {})}
         if name in creates:
             return creates[name]
         if name in deletes:
@@ -229,27 +329,27 @@ class ProfileLayer:
             return next(iter(deletes.values()))["status"]
         return status
 
-    def delete_template(self, name):
+    def find_delete_template(self, name):
         """The fixed body a DELETE answers (`{id}` for the id), where the deployment answers one."""
-        deletes = known(self.profile, "deleteStatus") or {}
+        deletes = self.known("deleteStatus") or {}
         answers = [d.get("answer") for d in ([deletes[name]] if name in deletes else deletes.values())]
         templates = [a["template"] for a in answers if isinstance(a, dict)]
         return templates[0] if templates and len(templates) == len(answers) else None
 
-    def delete_body(self, name):
-        deletes = known(self.profile, "deleteStatus") or {}
+    def find_delete_body(self, name):
+        deletes = self.known("deleteStatus") or {}
         if name in deletes:
             return deletes[name].get("body", False)
         return bool(deletes) and all(d.get("body") for d in deletes.values()) and self.sim_ops[name][0] == "DELETE"
 
-    def list_order(self, name):
-        orders = known(self.profile, "listOrder") or {}
+    def find_list_order(self, name):
+        orders = self.known("listOrder") or {}
         if name in orders:
             return orders[name]
         return next(iter(orders.values())) if len(set(orders.values())) == 1 else None
 
-    def list_shape(self, name):
-        lists = known(self.profile, "lists") or {}
+    def find_list_shape(self, name):
+        lists = self.known("lists") or {}
         if name in lists:
             return lists[name]
         if lists and all(s["shape"] == "array" for s in lists.values()):
@@ -265,8 +365,6 @@ class ProfileLayer:
         return None, None
 
     def __call__(self, environ, start_response):
-        if not self.ready:
-            self.prepare()
         path = environ.get("PATH_INFO", "")
         if path.startswith("/_sandbox"):        # the sandbox's own control API answers as it always does
             return self.app(environ, start_response)
@@ -274,23 +372,23 @@ class ProfileLayer:
             data = json.dumps(self.document).encode()
             return self.answer(start_response, 200, [("Content-Type", "application/json")], data)
         route, values = self.route(environ["REQUEST_METHOD"], path)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
         if route is None:
             if any(old.match(environ["REQUEST_METHOD"], path) is not None for old in self.moved):
-                return self.answer(start_response, *self.problem(404, "not-found", f"No operation at {path}.",
-                                                                        path))
+                raw = environ["wsgi.input"].read(length) if length else b""
+                return self.refused(environ, start_response, raw, None, "route",
+                                    self.problem(404, "not-found", f"No operation at {path}.", path))
             return self.app(environ, start_response)
         name = route.name
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        raw = environ["wsgi.input"].read(length) if length else b""
+        raw = partner_raw = environ["wsgi.input"].read(length) if length else b""
         world, literals, shown_values = None, {}, list(values)
         if self.ids.active:
             world = self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("wld")
             values = self.path_ids(route, world, values, literals)
             if values is None:
-                return self.answer(start_response, *self.problem(self.malformed, "malformed-id", "not an id", path))
-        refused = self.refuse(name, values, environ, raw) or self.out_of_bounds(name, environ)
-        if refused:
-            return self.answer(start_response, *refused)
+                return self.refused(environ, start_response, raw, name, "route",
+                                    self.problem(self.malformed, "malformed-id", "not an id", path))
+        refusal = self.refuse(name, values, environ) or self.out_of_bounds(name, environ)
         sim_path = route.sim_template
         for value in values:
             sim_path = re.sub(r"{[^}]+}", lambda _m, v=value: v, sim_path, count=1)
@@ -305,12 +403,13 @@ class ProfileLayer:
             raw = json.dumps(body).encode()
         if self.ids.active and isinstance(body, dict):
             raw = json.dumps(self.ids.request(world, body, literals)).encode()
-        authorization = environ.get("HTTP_AUTHORIZATION", "")
-        before = None
+        before, reads = None, None
         if self.sim_ops[name][0] == "DELETE" and self.delete_body(name):
             template = self.delete_template(name)
-            before = fill(template, shown_values[-1]) if template is not None else \
-                self.inner_json("GET", sim_path, {"Authorization": authorization})
+            if template is not None:
+                before = fill(template, shown_values[-1])
+            else:           # the record as it was, read in the DELETE's own transaction (refuse_at)
+                reads = self.reader_of(name)
         query = self.query(name, self.query_names(name, environ.get("QUERY_STRING", "")))
         if self.ids.active:
             query = self.query_ids(world, query, literals)
@@ -318,10 +417,15 @@ class ProfileLayer:
         query, paging = self.page_request(name, sim_path, query, environ)
         query, matching = self.own_filters(name, query)
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
-                 "QUERY_STRING": query}
+                 "QUERY_STRING": query, PARTNER_REQUEST: self.partner(environ, name, partner_raw),
+                 STAGE: {"refusal": refusal, "reads": reads, "put": self.put_check(name, partner_raw, path)}}
         chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
         data = b"".join(chunks)
         status, headers = int(status_line.split()[0]), answered.to_wsgi_list()
+        if inner[STAGE].get("answered"):        # the stage's own refusal, in the deployment's words already
+            return self.answer(start_response, status, headers, data, inner[PARTNER_REQUEST])
+        if reads is not None and inner[STAGE].get("record") is not None and 200 <= status < 300:
+            before = inner[STAGE]["record"]
         if self.ids.active:     # in the simulator's words still: its field names say which ids are which
             headers, data = self.answer_ids(name, world, headers, data, literals)
             if before is not None and self.delete_template(name) is None:
@@ -330,12 +434,12 @@ class ProfileLayer:
             data = self.filtered(name, data, matching)
         status, headers, data = self.respond(name, status, headers, data, before, paging,
                                              not_json=bool(raw.strip()) and not parses(raw))
-        return self.answer(start_response, status, headers, data)
+        return self.answer(start_response, status, headers, data, inner[PARTNER_REQUEST])
 
     # -- what a request leaves out, and how a filter matches ------------------------------------------------
-    def put_for(self, name):
+    def find_put_for(self, name):
         """How a PUT treats what its body leaves out: the operation's own rule, else the one learned of PUTs."""
-        put = known(self.profile, "put") or {}
+        put = self.known("put") or {}
         return (put.get("operations") or {}).get(name) or put
 
     def clears(self, name):
@@ -351,7 +455,7 @@ class ProfileLayer:
     def own_filters(self, name, query):
         """The list filters the deployment matches otherwise than the simulator (ignoring case): taken from the
         query, to be applied to the simulator's unfiltered answer."""
-        rules = (known(self.profile, "filters") or {}).get(name) or {}
+        rules = (self.known("filters") or {}).get(name) or {}
         pairs = parse_qsl(query, keep_blank_values=True)
         matching = {k: v for k, v in pairs if rules.get(k) == "ignores case"}
         if not matching:
@@ -389,21 +493,22 @@ class ProfileLayer:
                 continue
             low, high = bound.get("minimum"), bound.get("maximum")
             if (high is not None and int(value) > high) or (low is not None and int(value) < low):
-                return self.problem(400, "invalid-parameter", f"Query parameter `{theirs}` is not valid: {value!r} "
-                                    f"(expected {'' if low is None else low}..{'' if high is None else high}).",
-                                    environ["PATH_INFO"], title=InvalidParameter.title, parameter=theirs)
+                return "admitted", self.problem(
+                    400, "invalid-parameter", f"Query parameter `{theirs}` is not valid: {value!r} "
+                    f"(expected {'' if low is None else low}..{'' if high is None else high}).",
+                    environ["PATH_INFO"], title=InvalidParameter.title, parameter=theirs)
         return None
 
-    def reader_at(self, name):
+    def find_reader_at(self, name):
         """The GET of one record under a create's path (`/users/{id}` for POST /users)."""
         path = self.sim_ops[name][1]
         return next((n for n, (m, p, _) in self.sim_ops.items()
                      if m == "GET" and re.fullmatch(re.escape(path) + r"/{[^}/]+}", p)), None)
 
-    def locates(self, name):
+    def find_locates(self, name):
         """Whether a create's answer names the new record in Location: as learned of it, else as every create
         seen (with a record to read) did."""
-        told = known(self.profile, "locations") or {}
+        told = self.known("locations") or {}
         if self.sim_ops[name][0] != "POST" or self.reader_at(name) is None:
             return False
         if name in told:
@@ -447,7 +552,7 @@ class ProfileLayer:
             pairs.append((key, value))
         return urlencode(pairs)
 
-    def record_kind(self, name):
+    def find_record_kind(self, name):
         """The kind of record an operation answers with (its own `id` is of that kind)."""
         _, schema = self.response_schema(name)
         component = (schema or {}).get("$ref", "").rsplit("/", 1)[-1]
@@ -470,26 +575,26 @@ class ProfileLayer:
 
     def query(self, name, query):
         """The deployment's page size where the client names none (the simulator's pages hold 100)."""
-        size = (known(self.profile, "paging") or {}).get("pageSize")
-        if name in PAGED and size and not re.search(r"(^|&)pageSize=", query):
+        size = (self.known("paging") or {}).get("pageSize")
+        if self.plans[name].paged and size and not re.search(r"(^|&)pageSize=", query):
             return f"{query}&pageSize={size}" if query else f"pageSize={size}"
         return query
 
     def paging_form(self):
         """(offset | page | opaque, the first page's number, the link the reference is in or None)."""
-        paging = known(self.profile, "paging") or {}
+        paging = self.known("paging") or {}
         form = {"integer": "offset"}.get(paging.get("referenceForm"), paging.get("referenceForm"))
         return form, paging.get("firstPage", 1), paging.get("url")
 
     def prefixes(self):
         """The prefix the deployment writes before each kind of page reference (`next.`, `prev.`)."""
-        return (known(self.profile, "paging") or {}).get("prefixes") or {}
+        return (self.known("paging") or {}).get("prefixes") or {}
 
     def unprefixed(self, name, query):
         """The simulator's reference inside one of the deployment's prefixed ones. A reference without either
         prefix is not one the deployment gave: it goes on marked, so the simulator refuses it as malformed."""
         prefixes = tuple(self.prefixes().values())
-        if name not in PAGED or not prefixes:
+        if not self.plans[name].paged or not prefixes:
             return query
         pairs = []
         for key, value in parse_qsl(query, keep_blank_values=True):
@@ -505,7 +610,7 @@ class ProfileLayer:
         inside a link (sent back as pageReference, or the link followed); and what the answer needs to give
         references of that form."""
         form, first, link = self.paging_form()
-        if name not in PAGED or (form not in ("offset", "page") and not link):
+        if not self.plans[name].paged or (form not in ("offset", "page") and not link):
             return query, None
         parameter = (link or {}).get("parameter", "pageReference")
         pairs = parse_qsl(query, keep_blank_values=True)
@@ -515,11 +620,11 @@ class ProfileLayer:
         if link and given is not None and given.startswith(("http://", "https://", "/")):
             given = dict(parse_qsl(urlsplit(given).query)).get(parameter, given)
         rest = sorted((k, v) for k, v in pairs if k not in ("pageReference", parameter))
-        key, position = (sim_path, urlencode(rest)), (first if form == "page" else 0)
+        key, position = f"{form} {sim_path}?{urlencode(rest)}", (first if form == "page" else 0)
+        world = self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("wld")
         reference = given
-        if form in ("offset", "page") and given is not None and given.isdigit():
-            with self.offsets_lock:
-                found = self.offsets.get((*key, form, int(given)))
+        if form in ("offset", "page") and given is not None and given.isdigit() and len(given) < 19 and world:
+            found = page_at(self.store, world, key, int(given))
             if found is not None:
                 reference, position = found, int(given)
         size = dict(rest).get("pageSize", "")
@@ -528,7 +633,7 @@ class ProfileLayer:
         base = f"{environ.get('wsgi.url_scheme', 'http')}://{environ.get('HTTP_HOST', 'localhost')}" \
             if (link or {}).get("absolute") else ""
         return urlencode(rest + ([("pageReference", reference)] if given is not None else [])), {
-            "key": key, "form": form, "position": position, "first": first, "link": link,
+            "key": key, "world": world, "form": form, "position": position, "first": first, "link": link,
             "size": int(size) if size.isdigit() else None, "href": (base + environ.get("PATH_INFO", ""), shown)}
 
     def page_answer(self, body, paging):
@@ -546,13 +651,8 @@ class ProfileLayer:
             if not body.get(field):
                 continue
             value = body[field]
-            if field in positions:
-                with self.offsets_lock:
-                    remembered = (*paging["key"], form, positions[field])
-                    self.offsets[remembered] = value
-                    self.offsets.move_to_end(remembered)
-                    while len(self.offsets) > OFFSETS_KEPT:
-                        self.offsets.popitem(last=False)
+            if field in positions and paging["world"]:
+                remember_page(self.store, paging["world"], paging["key"], positions[field], value)
                 value = str(positions[field])
             if paging["link"]:
                 path, shown = paging["href"]
@@ -560,63 +660,111 @@ class ProfileLayer:
             body[field] = value
         return body
 
-    def refuse(self, name, values, environ, raw):
-        """The deployment's own refusals, before the simulator sees the request: (status, headers, body)."""
-        ids = known(self.profile, "ids") or {}
-        if ids.get("format") == "uuid" and ids.get("malformedStatus") not in (None, 404) and \
-                name not in NAMED_IDS and "{key}" not in self.sim_ops[name][1] and "{id}" in self.sim_ops[name][1]:
+    def refuse(self, name, values, environ):
+        """The deployment's own refusals that need no record: (the point of the request it comes at, (status,
+        headers, body)), or None. The simulator answers them at that point (hooks.py: refuse), so they are
+        journaled, and counted where they come after the admission, like any answer."""
+        point = self.plans[name].id_check
+        if point is not None:
             first = values[self.sim_ops[name][1].split("{id}")[0].count("{")]
-            if first != "self" and not UUID.match(first) and self.id_checked_now(name, ids, environ):
-                return self.problem(ids["malformedStatus"], "malformed-id", f"{first!r} is not an id",
-                                    environ["PATH_INFO"])
-        deploy = known(self.profile, "deployTokens") or {}
+            if first != "self" and not UUID.match(first):
+                return point, self.problem(self.malformed, "malformed-id", f"{first!r} is not an id",
+                                           environ["PATH_INFO"])
+        deploy = self.known("deployTokens") or {}
         if name == "CreatePartnerToken" and deploy.get("createsChildTokens") is False:
             if self.claims(environ.get("HTTP_AUTHORIZATION", "")).get("scope") == "partner:create":
-                return self.problem(deploy.get("status", 403), "deploy-token",
-                                    "a deploy token creates child partners only", environ["PATH_INFO"])
-        put = self.put_for(name)
-        if put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200) >= 400:
-            body = json_of(raw) if raw else None
-            fields = (self.operations.get(name) or {}).get("fields") or {}
-            if isinstance(body, dict):
-                back = {theirs: mine for mine, theirs in fields.items()}
-                sent = {back.get(k, k) for k in body}
-                path = environ["PATH_INFO"]
-                status, record = self.inner_get_record(name, path, values, environ)
-                if status == 200 and isinstance(record, dict):
-                    missing = sorted(fields.get(k, k) for k in self.request_properties(name)
-                                     if record.get(k) is not None and k not in sent)
-                    if missing:
-                        return self.problem(put["partialStatus"], "partial-put",
-                                            f"PUT replaces the record: {', '.join(missing)} missing from the body",
-                                            path)
+                # a refusal of the token's scope: where the simulator refuses a scope, before the token is used
+                return "scope", self.problem(deploy.get("status", 403), "deploy-token",
+                                             "a deploy token creates child partners only", environ["PATH_INFO"])
         return None
 
-    def id_checked_now(self, name, ids, environ):
-        """Whether the id's form is checked before what the simulator checks first: where the deployment checks
-        the token (or the scope) first, a caller without one (or without the scope) meets that refusal."""
-        order = ids.get("checks") or {}
-        claims = self.claims(environ.get("HTTP_AUTHORIZATION", ""))
-        if not claims:
-            return order.get("beforeToken", True)
-        op = REGISTRY.get(name)
-        needed = op.scopes_for(claims.get("knd", "")) if op is not None else ()
-        if needed and not scopes.holds_any(str(claims.get("scope", "")).split(), needed):
-            return order.get("beforeScope", True)
-        return True
+    def put_check(self, name, raw, path):
+        """What a replacing PUT that refuses a partial body needs to judge one against the record (refuse_at):
+        the simulator's names of the properties sent."""
+        put = self.put_for(name)
+        if not (put.get("mode") == "replace" and self.sim_ops[name][0] == "PUT" and put.get("partialStatus", 200)
+                >= 400):
+            return None
+        body = json_of(raw) if raw else None
+        if not isinstance(body, dict):
+            return None
+        fields = (self.operations.get(name) or {}).get("fields") or {}
+        back = {theirs: mine for mine, theirs in fields.items()}
+        return {"name": name, "sent": {back.get(k, k) for k in body}, "status": put["partialStatus"], "path": path}
 
-    def inner_get_record(self, name, path, values, environ):
-        sim_path = self.sim_ops[name][1]
-        for value in values:
-            sim_path = re.sub(r"{[^}]+}", lambda _m, v=value: v, sim_path, count=1)
-        status, data = self.inner("GET", sim_path, {"Authorization": environ.get("HTTP_AUTHORIZATION", "")})
-        return status, json_of(data)
+    def refuse_at(self, point, op, call):
+        """The refuse stage (hooks.py): this request's refusal where it comes; once admitted, in the operation's
+        own transaction, the record a partial PUT is judged against and the record a DELETE answers, read in
+        process (no request of the stage's own: none is journaled or counted as the partner's)."""
+        stage = request.environ.get(STAGE)
+        if stage is None:
+            return None
+        refusal = stage.get("refusal")
+        if refusal is not None and refusal[0] == point:
+            stage["answered"] = True
+            status, headers, data = refusal[1]
+            return Response(data, status, headers)
+        if point != "admitted" or call is None:
+            return None
+        put = stage.get("put")
+        if put is not None and self.reader_of(put["name"]):
+            record = self.read_in_process(self.reader_of(put["name"]), call)
+            if isinstance(record, dict):
+                fields = (self.operations.get(put["name"]) or {}).get("fields") or {}
+                missing = sorted(fields.get(k, k) for k in self.request_properties(put["name"])
+                                 if record.get(k) is not None and k not in put["sent"])
+                if missing:
+                    stage["answered"] = True
+                    status, headers, data = self.problem(
+                        put["status"], "partial-put", f"PUT replaces the record: {', '.join(missing)} missing from "
+                        "the body", put["path"])
+                    return Response(data, status, headers)
+        if stage.get("reads"):
+            stage["record"] = self.read_in_process(stage["reads"], call)
+        return None
+
+    @staticmethod
+    def read_in_process(reader, call):
+        """The answer of the GET `reader` at the same path, by its handler in this request's transaction: the
+        caller's own view of the record, or None where it sees none."""
+        try:
+            result = REGISTRY[reader].handler(call)
+        except Problem:
+            return None
+        body = result.body if isinstance(result, Answer) else result
+        return json.loads(json.dumps(body)) if isinstance(body, dict) else None
+
+    def refused(self, environ, start_response, raw, name, point, answer):
+        """A refusal of the stage's own that needs no operation: handed to the app, which answers it at `point`
+        with the other stages around it (the journal files it)."""
+        inner = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
+                 PARTNER_REQUEST: self.partner(environ, name, raw), STAGE: {"refusal": (point, answer)}}
+        chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
+        return self.answer(start_response, int(status_line.split()[0]), answered.to_wsgi_list(), b"".join(chunks),
+                           inner[PARTNER_REQUEST])
+
+    def partner(self, environ, name, raw):
+        """The request as the partner sent it, for the journal (hooks.py: PARTNER_REQUEST)."""
+        operation = ((self.operations.get(name) or {}).get("operationId") or name) if name else None
+        return {"method": environ["REQUEST_METHOD"], "path": environ.get("PATH_INFO", ""),
+                "query": environ.get("QUERY_STRING", ""), "operationId": operation, "body": raw}
+
+    @staticmethod
+    def id_checked_at(ids):
+        """The point of the request where the deployment checks an id's form (hooks.py: refuse): before the token,
+        between the token and its scope, or after both (a caller without them meets that refusal first)."""
+        order = ids.get("checks") or {}
+        if order.get("beforeToken", True):
+            return "token"
+        if order.get("beforeScope", True):
+            return "scope"
+        return "admitted"
 
     def problem(self, status, situation, detail, instance=None, title=None, **members):
         """A refusal of the layer's own, typed as the deployment typed it in the same situation, else as it
         types the simulator's nearest kind of problem; with the members it had in that situation (else those
         of any)."""
-        problems = known(self.profile, "problems") or {}
+        problems = self.known("problems") or {}
         types = problems.get("types") or {}
         nearest = FALLBACK.get(situation, situation)
         kind = types.get(situation) or types.get(nearest) or (
@@ -637,7 +785,7 @@ class ProfileLayer:
 
     def problem_media(self, headers):
         """A problem's Content-Type as the deployment serves problems (application/json for some)."""
-        media = (known(self.profile, "problems") or {}).get("mediaType")
+        media = (self.known("problems") or {}).get("mediaType")
         if not media:
             return headers
         return [(k, v) for k, v in headers if k.lower() != "content-type"] + [("Content-Type", media)]
@@ -662,7 +810,7 @@ class ProfileLayer:
             return new_status, headers, data if new_status != 204 else b""
         if paging and isinstance(body, dict):
             body = self.page_answer(body, paging)
-        if name in PAGED and isinstance(body, dict):
+        if self.plans[name].paged and isinstance(body, dict):
             for field, prefix in self.prefixes().items():
                 if body.get(field):
                     body[field] = prefix + str(body[field])
@@ -676,7 +824,7 @@ class ProfileLayer:
             return 204, [(k, v) for k, v in headers if k.lower() != "content-type"], b""
         return new_status, headers, json.dumps(body).encode()
 
-    def reader_of(self, name):
+    def find_reader_of(self, name):
         """The GET at the same path as a DELETE (the record it answers with, where the deployment does)."""
         path = self.sim_ops[name][1]
         return next((n for n, (m, p, _) in self.sim_ops.items() if m == "GET" and p == path), None)
@@ -685,9 +833,9 @@ class ProfileLayer:
         body = json_of(data)
         if not isinstance(body, dict):
             return status, headers, data
-        problems = known(self.profile, "problems") or {}
+        problems = self.known("problems") or {}
         slug = str(body.get("type", ""))[len(SIM_TYPE):] if str(body.get("type", "")).startswith(SIM_TYPE) else None
-        invalid = known(self.profile, "invalidBody") or {}
+        invalid = self.known("invalidBody") or {}
         refused = invalid.get("notJson") if not_json and invalid.get("notJson") else invalid.get("status")
         if slug == "invalid-body" and refused:
             status = body["status"] = refused
@@ -701,7 +849,7 @@ class ProfileLayer:
         if problems.get("titles") == "reason":
             body["title"] = reason(status)
         headers = self.problem_media(headers)
-        rate = (known(self.profile, "rateLimit") or {}) if status == 429 else {}
+        rate = (self.known("rateLimit") or {}) if status == 429 else {}
         if rate:
             headers = self.rate_headers(headers, body, rate["headers"])
             if rate.get("retryAfter") == "http-date" and self.system_time is not None:
@@ -736,11 +884,11 @@ class ProfileLayer:
         body = self.rename(name, schema, body)
         if key and isinstance(body, dict) and isinstance(body.get(key), list):
             entries = body[key]
-            summary = (known(self.profile, "listEntries") or {}).get(name)
+            summary = (self.known("listEntries") or {}).get(name)
             if summary:
                 entries = [{k: v for k, v in e.items() if k in summary["keys"]} if isinstance(e, dict) else e
                            for e in entries]
-            if self.list_order(name) == "newest first" and name in UNPAGED:
+            if self.list_order(name) == "newest first" and self.plans[name].created_list:
                 entries = entries[::-1]
             shape = self.list_shape(name)
             if shape and shape["shape"] == "array":
@@ -749,10 +897,9 @@ class ProfileLayer:
                     for k, v in body.items()}
             if (shape or {}).get("count"):
                 body[shape["count"]] = len(entries)
-        if name == "CreateUser" and known(self.profile, "userToken") == "string" and isinstance(body, dict):
-            token = body.get("token")
-            if isinstance(token, dict):
-                body["token"] = token.get("accessToken")
+        field = self.plans[name].token_field
+        if field and isinstance(body, dict) and isinstance(body.get(field), dict):
+            body[field] = body[field].get("accessToken")
         return body
 
     def rename(self, name, schema, value, depth=0):
@@ -776,7 +923,11 @@ class ProfileLayer:
         return value
 
     @staticmethod
-    def answer(start_response, status, headers, data):
+    def answer(start_response, status, headers, data, partner=None):
+        """The answer as the partner gets it; the journal files it so (hooks.py: PARTNER_REQUEST)."""
+        if partner is not None and partner.get("answered"):
+            media = next((v for k, v in headers if k.lower() == "content-type"), "")
+            partner["answered"](status, media.partition(";")[0].strip().lower(), data)
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
         start_response(f"{status} {reason(status)}", headers + [("Content-Length", str(len(data)))])
         return [data]
@@ -800,7 +951,7 @@ class ProfileLayer:
                         op = self.publish_operation(name, op, {})
                     paths.setdefault(path, {})[method] = op
         document["paths"] = paths
-        for name, shape in (known(self.profile, "lists") or {}).items():
+        for name, shape in (self.known("lists") or {}).items():
             component = (self.response_schema(name)[1] or {}).get("$ref", "").rsplit("/", 1)[-1] \
                 if name in self.sim_ops else None
             schema = document.get("components", {}).get("schemas", {}).get(component)
@@ -812,14 +963,14 @@ class ProfileLayer:
     def publish_problems(self, document):
         """Problems as the deployment documents them: their media type, their one type, the status of a body
         that is not JSON. The control API under /_sandbox stays the simulator's."""
-        problems = known(self.profile, "problems") or {}
+        problems = self.known("problems") or {}
         media = problems.get("mediaType") or "application/problem+json"
-        not_json = (known(self.profile, "invalidBody") or {}).get("notJson")
+        not_json = (self.known("invalidBody") or {}).get("notJson")
         schema = document.get("components", {}).get("schemas", {}).get("ProblemDetails")
         constant = one_type(problems.get("types") or {})
         if constant and isinstance(schema, dict):
             schema.setdefault("properties", {})["type"] = {"type": "string", "enum": [constant], "default": constant}
-        rate = known(self.profile, "rateLimit") or {}
+        rate = self.known("rateLimit") or {}
         for path, item in document["paths"].items():
             for op in (item.values() if not path.startswith("/_sandbox") else ()):
                 if not isinstance(op, dict) or "responses" not in op:
@@ -930,7 +1081,7 @@ class ProfileLayer:
             key = self.list_key(name)
             if key and key in node.get("properties", {}):
                 items = node["properties"][key]
-                summary = (known(self.profile, "listEntries") or {}).get(name)
+                summary = (self.known("listEntries") or {}).get(name)
                 if summary and isinstance(items.get("items"), dict):
                     entry = items["items"]
                     entry["properties"] = {k: v for k, v in entry.get("properties", {}).items()
@@ -942,7 +1093,7 @@ class ProfileLayer:
                 if shape:
                     node["properties"] = {shape["key"]: items, **counted(shape)}
                     node["required"] = [shape["key"], *counted(shape)]
-            if name == "CreateUser" and known(self.profile, "userToken") == "string" and \
-                    "token" in node.get("properties", {}):
-                node["properties"]["token"] = {"type": "string", "description": "the first user token"}
+            field = self.plans[name].token_field
+            if field and field in node.get("properties", {}):
+                node["properties"][field] = {"type": "string", "description": "the first user token"}
         return node

@@ -1,7 +1,10 @@
-"""The numbers a profiled simulator shows for its ids where the deployment numbers its records: per world, per
-kind of record, 1, 2, 3... in the order the partner first sees them. Kept in the store, so a number means the
-same record after a restart and in every process; a world's reset or deletion takes its numbers with it. No
-Flask here."""
+"""What a profiled simulator must mean the same in every process and after a restart, kept in the store; a
+world's reset or deletion takes it with it. No Flask here.
+
+- The numbers it shows for ids where the deployment numbers its records: per world, per kind of record, 1, 2,
+  3... in the order the partner first sees them.
+- The page references it gives as offsets or page numbers, each standing for the simulator's own reference of
+  that page (per world, list and position; the oldest of PAGES_KEPT a world holds go first)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS profile_ids (
@@ -13,7 +16,17 @@ CREATE TABLE IF NOT EXISTS profile_ids (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS profile_ids_by_uuid ON profile_ids (world, kind, uuid);
 CREATE INDEX IF NOT EXISTS profile_ids_world_of ON profile_ids (uuid);
+CREATE TABLE IF NOT EXISTS profile_pages (
+    world TEXT NOT NULL,
+    list TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    reference TEXT NOT NULL,
+    given INTEGER NOT NULL,
+    PRIMARY KEY (world, list, position)
+);
+CREATE INDEX IF NOT EXISTS profile_pages_by_age ON profile_pages (world, given);
 """
+PAGES_KEPT = 4096
 
 
 def numbers_of(store, world, kind, uuids):
@@ -60,3 +73,24 @@ def world_of(store, uuids):
             if row:
                 return row["world"]
     return None
+
+
+def remember_page(store, world, page_list, position, reference):
+    """That `position` of a list (the simulator's path and query, and the form) stands for `reference`."""
+    with store.transaction():
+        store.lock(f"profile-pages:{world}")
+        store.execute("DELETE FROM profile_pages WHERE world = ? AND list = ? AND position = ?",
+                      (world, page_list, position))
+        given = store.one("SELECT COALESCE(MAX(given), 0) + 1 AS n FROM profile_pages WHERE world = ?",
+                          (world,))["n"]
+        store.insert("profile_pages", world=world, list=page_list, position=position, reference=reference,
+                     given=given)
+        store.execute("DELETE FROM profile_pages WHERE world = ? AND given <= ?", (world, given - PAGES_KEPT))
+
+
+def page_at(store, world, page_list, position):
+    """The simulator's reference a position stands for, or None where none was given (or it was forgotten)."""
+    with store.reading():
+        row = store.one("SELECT reference FROM profile_pages WHERE world = ? AND list = ? AND position = ?",
+                        (world, page_list, position))
+    return row["reference"] if row else None

@@ -1,5 +1,6 @@
-"""`PROFILE` in the app's config (a profile, or the path of its file) puts the profile layer in front of every
-route; without it the simulator answers as it always does."""
+"""`PROFILE` in the app's config (a profile, or the path of its file) makes the profile layer the outermost stage
+of every request (hooks.py), and its refusals a `refuse` hook; without it the simulator answers as it always
+does."""
 
 from ptas_sandbox.profile import check, load
 
@@ -20,7 +21,9 @@ def attach(app, sandbox):
             return sandbox.signer.verify(bearer(authorization))
         except Problem:
             return {}
-    layer = ProfileLayer(app.wsgi_app, profile, claims, sandbox.store, sandbox.trace_id, sandbox.system_time)
-    app.wsgi_app = layer
+    layer = ProfileLayer(None, profile, claims, sandbox.store, sandbox.trace_id, sandbox.system_time,
+                         app.config["PREFIX"])
+    sandbox.hooks.outermost.append(layer.wrap)
+    sandbox.hooks.refuse.append(layer.refuse_at)
     if layer.ids.active:       # webhook notifications name records as the API does
         sandbox.hooks.notification.append(lambda store, world, body: layer.ids.notification(world, body))

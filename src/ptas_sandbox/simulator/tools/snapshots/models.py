@@ -35,7 +35,7 @@ MAX_CONTAINERS = 20_000                 # JSON objects and arrays in a document 
 MAX_ROWS = 2_000_000                    # rows of one table
 PACK_ABOVE = 200                        # tables with more rows than this travel packed
 LEFT_BEHIND = {"journal", "report_observations", "fault_injections", "events", "echo_captures",
-               "inspector_tickets", "counters", "world_use"}
+               "inspector_tickets", "counters", "world_use", "profile_pages"}
 # Columns holding another table's integer row key (accounts.seq), renumbered on load.
 ACCOUNT_SEQ_COLUMNS = {"data_imports": "account_seq", "reports": "account_seq"}
 ROW_KEYS = {"accounts": "seq", "webhook_deliveries": "seq"}      # given anew on load
