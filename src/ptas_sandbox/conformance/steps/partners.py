@@ -208,28 +208,26 @@ def settings_styling(scene, colour):
     check(styling.get("primaryColor") == colour, f"uiSettings.styling: got {styling!r}")
 
 
-def keep_settings(scene, until_scenario_end=False):
-    """On a deployment, put the partner's settings back as the run found them: once, at the run's end, since a
-    changed name, e-mail address, redirect URL or styling changes no other scenario's outcome; also when the
-    scenario ends for a setting that does (`until_scenario_end`: the user token lifetime, which users made later
-    would get). The run reads them once. Gives the first change of a scenario the settings as the run found them
-    (a copy): None when the scenario changed them already, or on a simulator."""
+def keep_settings(scene):
+    """On a deployment, put the partner's settings back as the run found them once the scenario ends: other
+    scenarios read them (the OAuth flow its redirect URLs, a full-replace PUT the e-mail address, users made later
+    the user token lifetime). The run reads them once. Gives the first change of a scenario the settings as the
+    run found them (a copy): None when the scenario changed them already, or on a simulator."""
     if scene.target.simulator or scene.settings_kept:
         return None
     held = scene.target.held
     client, token = scene.client, scene.token
 
-    def put_back():
+    def put_back():     # a target that refuses them back keeps what the scenario set: read again next time
         if not client.call("UpdatePartner", token=token, json=original).ok:
+            held.settings = None
             held.left["partner settings the target refused to put back"] += 1
     if held.settings is None:
         held.settings = scene.must(scene.client.call("GetOwnPartner", token=scene.token),
                                    "read the partner settings").body
-        held.leftovers.insert(0, put_back)      # undone newest first: the settings go back last
     original = scene.bodies.writable("UpdatePartner", held.settings, nulls=True)
     scene.settings_kept = True
-    if until_scenario_end:
-        scene.undo.append(put_back)
+    scene.undo.append(put_back)
     return copy.deepcopy(held.settings)
 
 

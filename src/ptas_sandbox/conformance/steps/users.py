@@ -76,7 +76,7 @@ def given_refreshing_user(scene, label):
 @given(phrase("my users' tokens last {seconds:d} seconds"))
 def user_token_lifetime(scene, seconds):
     scene.must(scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds},
-                            record=keep_settings(scene, until_scenario_end=True)),
+                            record=keep_settings(scene)),
                "set userTokenExpirySeconds")
 
 
@@ -85,7 +85,7 @@ def short_user_token_lifetime(scene, seconds):
     """A short userTokenExpirySeconds, to see a user token expire within the run's waiting. The spec shows no
     minimum for the setting, nor that there is none: a service refusing so short a value is not checked here."""
     reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"userTokenExpirySeconds": seconds},
-                         record=keep_settings(scene, until_scenario_end=True))
+                         record=keep_settings(scene))
     if reply.status in INVALID:
         not_applicable(f"the target does not take userTokenExpirySeconds {seconds} (the spec shows no minimum): "
                     f"{reply.describe()}")
