@@ -6,8 +6,10 @@ from collections import deque
 
 import pytest
 
+from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.requeststate import memory
 from ptas_sandbox.simulator.store import Engine
+from tests.support.client import Api
 from tests.support.worlds import new_world
 
 OURS = "ptas_sandbox."
@@ -95,3 +97,35 @@ def test_users_made_and_deleted_in_a_fixed_world_leave_nothing_remembered(app, w
         assert world.api.delete(f"/users/{user['id']}").status_code == 204
         sizes.append(len(state.cached))
     assert sizes[-1] == sizes[5], sizes
+
+
+@pytest.fixture
+def memory_app():
+    """An app on the in-memory strategy whatever the pass (the store-exact one remembers no reads)."""
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
+    yield app
+    app.extensions["ptas"].close()
+
+
+def test_a_deleted_worlds_token_tried_again_and_again_keeps_nothing_and_costs_no_walk_of_the_cache(memory_app):
+    """Its miss drops the one read it made: a token of a deleted world tried for weeks must neither pile up
+    entries nor walk every remembered read of the other worlds at each try."""
+    app, api = memory_app, Api(memory_app.test_client())
+    state = app.extensions["ptas"].state
+    assert isinstance(state, memory.MemoryState)
+    keeper, gone = new_world(api, name="Keeper"), new_world(api, name="Gone")
+    used(keeper)
+    world_id = gone.body["world"]["id"]
+    assert gone.api.delete("/_sandbox/world").status_code == 204
+    walks = []
+    forget = state.forget_world
+    state.forget_world = lambda *args: (walks.append(args), forget(*args))
+    try:
+        kept = dict(state.cached)
+        for _ in range(3):
+            assert gone.api.get("/partners/self").status_code == 401
+    finally:
+        del state.forget_world
+    assert walks == [] and naming(reachable(app.extensions["ptas"]), {world_id}) == []
+    assert {key: value for key, value in state.cached.items() if key in kept} == kept
+

@@ -170,8 +170,8 @@ class Worlds:
 
     def get(self, world_id):
         world = self.state.remember(("world", world_id), world_id, lambda: self._read(world_id))
-        if world is None:       # no world (a deleted one's token, tried for weeks): nothing kept for its id
-            self.state.forget_world(world_id)
+        if world is None:       # no world (a deleted one's token, tried for weeks): nothing kept for its id,
+            self.state.drop(("world", world_id))    # and nothing else looked at (its reads went with the world)
         return world
 
     def _read(self, world_id):
@@ -235,6 +235,10 @@ class Worlds:
         ever move again: a team sandbox making and deleting worlds for weeks would keep them all."""
         if world_id is None:
             self._noted.clear()
+            self.state.forget_world(None)
+            return
+        self._noted.pop(world_id, None)
+        if self.store.in_transaction:   # the deleting one: forgotten when it has ended (Engine.note)
+            self.store.note(f"gone/{world_id}")
         else:
-            self._noted.pop(world_id, None)
-        self.state.forget_world(world_id)
+            self.state.forget_world(world_id)

@@ -129,12 +129,15 @@ class MemoryState(StoreState):
         writes): what was remembered of the worlds it locked is stale, or of every world when it locked none."""
         if getattr(self._batch, "on", False):
             return
-        worlds = [key[6:] for key in locks if key.startswith("world/")]
+        gone = {key[5:] for key in locks if key.startswith("gone/")}     # deleted: forgotten, not moved
+        worlds = [key[6:] for key in locks if key.startswith("world/") and key[6:] not in gone]
         with self._counting:        # `+=` of two threads at once could lose one
             if not worlds:
                 self.everything += 1
             for world_id in worlds:
                 self.generations[world_id] += 1
+        for world_id in gone:
+            self.forget_world(world_id)
 
     def drop(self, key: Any) -> None:
         self.cached.pop(key, None)

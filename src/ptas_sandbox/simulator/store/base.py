@@ -88,6 +88,13 @@ class Engine:
             local.locks.add(key)
         self._take_lock(key)
 
+    def note(self, key):
+        """Tell `ended` of `key` with this transaction's locks, taking no lock: a world deleted (`gone/<id>`), whose
+        memory the request state drops once the transaction has ended, so no later step of it adds any again."""
+        local = self._local()
+        if local.depth:
+            local.locks.add(key)
+
     def _take_lock(self, key):
         """SQLite's write transactions are serial already."""
 

@@ -88,9 +88,9 @@ def delete_world(sandbox, world, replaced=False):
         for table in world_tables(store):
             store.execute(f"DELETE FROM {table} WHERE world = ?", (world.id,))
         sandbox.worlds.delete(world.id)
+        if not replaced:
+            sandbox.worlds.forget(world.id)
     sandbox.limiter.forget(world.id, deleted=not replaced)
-    if not replaced:
-        sandbox.worlds.forget(world.id)
 
 
 def hold(sandbox, world_id):
