@@ -204,33 +204,31 @@ class ProfileLayer:
             locates=self.find_locates(name))
 
     # what the plan of an operation says (before the plans are made: found)
-    def list_key(self, name):
+    def planned(self, name, part, find):
+        """`part` of the plan of operation `name`; while the plans are being made, `find(name)` finds it."""
         plan = self.plans.get(name)
-        return plan.list_key if plan is not None else self.find_list_key(name)
+        return getattr(plan, part) if plan is not None else find(name)
+
+    def list_key(self, name):
+        return self.planned(name, "list_key", self.find_list_key)
 
     def reader_of(self, name):
-        plan = self.plans.get(name)
-        return plan.reader if plan is not None else self.find_reader_of(name)
+        return self.planned(name, "reader", self.find_reader_of)
 
     def reader_at(self, name):
-        plan = self.plans.get(name)
-        return plan.creates_reader if plan is not None else self.find_reader_at(name)
+        return self.planned(name, "creates_reader", self.find_reader_at)
 
     def record_kind(self, name):
-        plan = self.plans.get(name)
-        return plan.record_kind if plan is not None else self.find_record_kind(name)
+        return self.planned(name, "record_kind", self.find_record_kind)
 
     def delete_template(self, name):
-        plan = self.plans.get(name)
-        return plan.delete_template if plan is not None else self.find_delete_template(name)
+        return self.planned(name, "delete_template", self.find_delete_template)
 
     def delete_body(self, name):
-        plan = self.plans.get(name)
-        return plan.delete_body if plan is not None else self.find_delete_body(name)
+        return self.planned(name, "delete_body", self.find_delete_body)
 
     def put_for(self, name):
-        plan = self.plans.get(name)
-        return plan.put if plan is not None else self.find_put_for(name)
+        return self.planned(name, "put", self.find_put_for)
 
     def status_for(self, name, status):
         plan = self.plans.get(name)
@@ -239,16 +237,13 @@ class ProfileLayer:
         return self.find_status_for(name, status)      # a status the operation does not document
 
     def locates(self, name):
-        plan = self.plans.get(name)
-        return plan.locates if plan is not None else self.find_locates(name)
+        return self.planned(name, "locates", self.find_locates)
 
     def list_shape(self, name):
-        plan = self.plans.get(name)
-        return plan.shape if plan is not None else self.find_list_shape(name)
+        return self.planned(name, "shape", self.find_list_shape)
 
     def list_order(self, name):
-        plan = self.plans.get(name)
-        return plan.order if plan is not None else self.find_list_order(name)
+        return self.planned(name, "order", self.find_list_order)
 
     def find_token_field(self, name):
         """The property of an operation's answer that holds a new user token, where the deployment gives the
