@@ -232,13 +232,12 @@ class Worlds:
     def forget(self, world_id=None):
         """What this process keeps of a deleted world (None: of every world): its last noted use and what the
         per-request state remembers of it (its reads and their generation), which no writer of the world would
-        ever move again: a team sandbox making and deleting worlds for weeks would keep them all."""
+        ever move again: a team sandbox making and deleting worlds for weeks would keep them all. Called inside
+        the deleting transaction: the state forgets the world once that has ended (`Engine.note`), so the end
+        does not move the world's generation back into memory."""
         if world_id is None:
             self._noted.clear()
             self.state.forget_world(None)
             return
         self._noted.pop(world_id, None)
-        if self.store.in_transaction:   # the deleting one: forgotten when it has ended (Engine.note)
-            self.store.note(f"gone/{world_id}")
-        else:
-            self.state.forget_world(world_id)
+        self.store.note(f"gone/{world_id}")
