@@ -2,6 +2,7 @@
 what it remembers per request is bounded without dropping all of it at once. `python -m bench rss` measures the
 slope of the resident memory under mixed load."""
 
+import functools
 from collections import deque
 
 import pytest
@@ -31,6 +32,8 @@ def reachable(root):
         elif isinstance(thing, (list, tuple, set, frozenset, deque)):
             found.append(thing)
             todo.extend(thing)
+        elif isinstance(thing, functools.partial):     # a stage bound to what it keeps (the last prunes)
+            todo.extend([thing.args, thing.keywords])
         elif type(thing).__module__.startswith(OURS) and hasattr(thing, "__dict__"):
             todo.append(vars(thing))
     return found
@@ -68,6 +71,26 @@ def test_a_deleted_world_leaves_nothing_in_memory(api, app):
     assert naming(reachable(sandbox), ids) == []
     assert keeper.api.get("/partners/self").status_code == 200
     assert naming(reachable(sandbox), {keeper.body["world"]["id"]})
+
+
+def test_a_reset_of_every_world_leaves_nothing_of_them_in_memory():
+    """The operator's reset (the admin key) deletes every world at once: what the process kept of each (remembered
+    reads, their generations, noted uses, the last prunes) goes with them."""
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False, "ADMIN_KEY": "the-operators-key-0123456789"})
+    try:
+        client = app.test_client()
+        client.environ_base["HTTP_X_SANDBOX_ADMIN_KEY"] = "the-operators-key-0123456789"    # an operator's calls
+        sandbox, api = app.extensions["ptas"], Api(client)
+        worlds = [new_world(api, name=f"Team {n}") for n in range(3)]
+        for world in worlds:
+            used(world)
+        ids = {world.body["world"]["id"] for world in worlds}
+        assert naming(reachable(sandbox), ids), "the walk finds what the worlds left while they live"
+        assert api.post("/_sandbox/reset").json == {"reset": "everything"}
+        assert naming(reachable(sandbox), ids) == []
+        assert worlds[0].api.get("/partners/self").status_code == 401
+    finally:
+        app.extensions["ptas"].close()
 
 
 def test_remembered_reads_are_bounded_and_the_oldest_go_first(monkeypatch, tmp_path):

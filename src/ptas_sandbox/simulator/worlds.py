@@ -6,6 +6,7 @@ so token expiry, rate-limit windows, imports and webhook retries all follow it, 
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .problems import BadRequest, Conflict
@@ -116,6 +117,9 @@ class Worlds:
         self.server_seed = server_seed
         self.max_worlds = max_worlds      # the operator's --max-worlds: every way to a new world counts
         self._noted: dict[str, int] = {}  # world id: the system time of its use this process last wrote
+        # What other parts keep per world in this process (the retention's last prune), forgotten with it:
+        # f(world id, or None for every world)
+        self.forgetting: list[Callable[[str | None], None]] = []
         self._uses = state.write_behind(record_uses)
 
     def create(self, seed=None, start=None, frozen=False, scenario=None, world_id=None):
@@ -237,7 +241,8 @@ class Worlds:
         does not move the world's generation back into memory."""
         if world_id is None:
             self._noted.clear()
-            self.state.forget_world(None)
-            return
-        self._noted.pop(world_id, None)
-        self.store.note(f"gone/{world_id}")
+        else:
+            self._noted.pop(world_id, None)
+        self.store.note(f"gone/{'*' if world_id is None else world_id}")
+        for forget in self.forgetting:
+            forget(world_id)

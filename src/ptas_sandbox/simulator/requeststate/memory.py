@@ -130,6 +130,9 @@ class MemoryState(StoreState):
         if getattr(self._batch, "on", False):
             return
         gone = {key[5:] for key in locks if key.startswith("gone/")}     # deleted: forgotten, not moved
+        if "*" in gone:         # every world wiped
+            self.forget_world(None)
+            return
         worlds = [key[6:] for key in locks if key.startswith("world/") and key[6:] not in gone]
         with self._counting:        # `+=` of two threads at once could lose one
             if not worlds:
@@ -144,9 +147,12 @@ class MemoryState(StoreState):
 
     def forget_world(self, world_id: str | None) -> None:
         """A deleted world's reads (keys name their world second) and its generation: no writer of it will ever
-        end again to make them stale, so they would stay for ever."""
+        end again to make them stale, so they would stay for ever. None: every world's."""
         if world_id is None:
             self.cached.clear()
+            with self._counting:
+                self.generations.clear()
+                self.everything += 1
             return
         for key in [k for k in list(self.cached) if isinstance(k, tuple) and len(k) > 1 and k[1] == world_id]:
             self.cached.pop(key, None)

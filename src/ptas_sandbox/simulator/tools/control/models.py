@@ -109,6 +109,7 @@ def wipe_everything(sandbox):
         for table in world_tables(store) + ["worlds"]:
             store.execute(f"DELETE FROM {table}")
         store.execute("DELETE FROM counters WHERE world != ''")
+        sandbox.worlds.forget()
     sandbox.limiter.forget()
 
 
