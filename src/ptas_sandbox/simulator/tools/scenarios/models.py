@@ -3,6 +3,7 @@ its root partner, users, accounts (provider sizes included) and provider states,
 imports finish. The same scenario and seed give the same world, transactions included, byte for byte."""
 
 import json
+import logging
 import re
 
 from ptas_sandbox.data import data
@@ -17,6 +18,7 @@ from ...tokens import models as tokens
 from ...users import models as users
 from ..control import models as control
 
+log = logging.getLogger("ptas")
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
@@ -36,25 +38,45 @@ def catalogue():
 
 
 def load(sandbox, name, seed=None):
-    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens."""
+    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens.
+
+    The world, its people and accounts and its clock's move are one transaction; the imports that move makes due
+    catch up after it in steps of their own (Simulator.catch_up), so loading never holds the store's turn in one
+    piece. Nobody holds the world's token until this answers; should its catch-up fail, the world is deleted, and
+    the load leaves the state as it was."""
     plan = spec(name)
-    with sandbox.store.transaction():
-        world, ctx, partner, token = control.create_world(sandbox, {
-            **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
-            "start": parse(plan["start"]), "frozen": True}, scenario=name)
-        for type_id, state in plan.get("accountTypes", {}).items():
-            account_types.set_state(ctx, type_id, state)
-        partner_row = partners.require(ctx, partner["id"])
-        people = []
-        for person in plan.get("users", []):
-            user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
-            for account in person.get("accounts", []):
-                accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
-                                values={k: v for k, v in account.items() if k != "options"},
-                                options=account.get("options"))
-            people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
-        world = sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
-        sandbox.catch_up(world)
+    store = sandbox.store
+
+    def made():
+        with store.transaction():
+            world, ctx, partner, token = control.create_world(sandbox, {
+                **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
+                "start": parse(plan["start"]), "frozen": True}, scenario=name)
+            for type_id, state in plan.get("accountTypes", {}).items():
+                account_types.set_state(ctx, type_id, state)
+            partner_row = partners.require(ctx, partner["id"])
+            people = []
+            for person in plan.get("users", []):
+                user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
+                for account in person.get("accounts", []):
+                    accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
+                                    values={k: v for k, v in account.items() if k != "options"},
+                                    options=account.get("options"))
+                people.append({"id": user["id"], "name": user["name"],
+                               "accessToken": user["token"]["accessToken"]})
+            return sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US)), partner, token, \
+                people
+
+    world, partner, token, people = store.retrying(made)
+    try:
+        store.retrying(lambda: sandbox.catch_up(world))
+    except Exception:
+        if not store.in_transaction:        # inside a caller's transaction, its rollback takes the world
+            try:
+                control.delete_world(sandbox, world)
+            except Exception as error:      # the store is gone too: the idle world goes with --world-idle-hours
+                log.error("a scenario world whose load failed could not be deleted (%s)", error)
+        raise
     return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}
 
 
