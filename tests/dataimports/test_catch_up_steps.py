@@ -84,14 +84,19 @@ def test_steps_or_one_transaction_give_the_same_world_byte_for_byte(config, new_
     assert stepped == whole
 
 
-def test_a_failed_catch_up_leaves_no_scenario_world(app, api, monkeypatch):
-    """The world is made before its imports catch up; when they cannot (the store went away), the load takes it
-    away again: the caller has no token of it, and it would hold a place under --max-worlds."""
-    def store_gone(ctx, run):
+@pytest.mark.parametrize("step", ["an account", "an import"])
+def test_a_scenario_load_that_fails_midway_leaves_no_world(app, api, monkeypatch, step):
+    """The world is made before its people, and its imports catch up after; when a step cannot be done (the
+    store went away), the load takes the world away again: the caller has no token of it, and it would hold a
+    place under --max-worlds."""
+    def store_gone(*args, **kwargs):
         raise StoreUnavailable("The store went away.")
-    monkeypatch.setattr(service, "complete", store_gone)
+    if step == "an account":
+        monkeypatch.setattr(scenarios.accounts, "create", store_gone)
+    else:
+        monkeypatch.setattr(service, "complete", store_gone)
     store = app.extensions["ptas"].store
     worlds = store.one("SELECT count(*) AS n FROM worlds")["n"]
     assert api.post("/_sandbox/scenarios/busy-merchant").status_code == 503
     assert store.one("SELECT count(*) AS n FROM worlds")["n"] == worlds
-    assert store.one("SELECT count(*) AS n FROM accounts")["n"] == 0
+    assert store.one("SELECT count(*) AS n FROM users")["n"] == 0

@@ -40,10 +40,13 @@ def catalogue():
 def load(sandbox, name, seed=None):
     """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens.
 
-    The world, its people and accounts and its clock's move are one transaction; the imports that move makes due
-    catch up after it in steps of their own (Simulator.catch_up), so loading never holds the store's turn in one
-    piece. Nobody holds the world's token until this answers; should its catch-up fail, the world is deleted, and
-    the load leaves the state as it was."""
+    In steps, each a transaction of its own, so loading never holds the store's turn (on SQLite, every world's
+    writers') in one piece: the world with its root partner and provider states; each user with their accounts;
+    the scenario's name on the world with its clock's move; then the imports that move made due
+    (Simulator.catch_up). Nobody holds the world's token until this answers, and a world without its scenario's
+    name is never resumed (`resume`); should a step fail, the world is deleted, and the load leaves the state as
+    it was. The same steps in the same order as in one transaction (inside a caller's, they join it), so the
+    same scenario and seed give the same rows."""
     plan = spec(name)
     store = sandbox.store
 
@@ -51,24 +54,31 @@ def load(sandbox, name, seed=None):
         with store.transaction():
             world, ctx, partner, token = control.create_world(sandbox, {
                 **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
-                "start": parse(plan["start"]), "frozen": True}, scenario=name)
+                "start": parse(plan["start"]), "frozen": True})
             for type_id, state in plan.get("accountTypes", {}).items():
                 account_types.set_state(ctx, type_id, state)
-            partner_row = partners.require(ctx, partner["id"])
-            people = []
-            for person in plan.get("users", []):
-                user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
-                for account in person.get("accounts", []):
-                    accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
-                                    values={k: v for k, v in account.items() if k != "options"},
-                                    options=account.get("options"))
-                people.append({"id": user["id"], "name": user["name"],
-                               "accessToken": user["token"]["accessToken"]})
-            return sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US)), partner, token, \
-                people
+        return world, ctx, partner, token
 
-    world, partner, token, people = store.retrying(made)
+    def person(ctx, partner, values):
+        with store.transaction():
+            user = users.create(ctx, partners.require(ctx, partner["id"]),
+                                {k: values[k] for k in ("name", "email") if k in values})
+            for account in values.get("accounts", []):
+                accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
+                                values={k: v for k, v in account.items() if k != "options"},
+                                options=account.get("options"))
+        return {"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]}
+
+    def named(world):
+        with store.transaction():
+            sandbox.worlds.name_scenario(world.id, name)
+            return sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
+
+    world, ctx, partner, token = store.retrying(made)
     try:
+        people = [store.retrying(lambda values=values: person(ctx, partner, values))
+                  for values in plan.get("users", [])]
+        world = store.retrying(lambda: named(world))
         store.retrying(lambda: sandbox.catch_up(world))
     except Exception:
         if not store.in_transaction:        # inside a caller's transaction, its rollback takes the world
