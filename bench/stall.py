@@ -4,14 +4,18 @@ server. Issue 40's aim: the bystander's p99 busy is at most 1.3x its p99 quiet, 
 `--workers 2`.
 
 Each mode (one `ptas serve` on a SQLite file, `--workers 2` on it, and both on PostgreSQL when it is installed)
-alternates ROUNDS quiet phases with busy ones, so a machine that gets busier or quieter meanwhile weighs on both
-sides alike. The bystander probes `/_sandbox/health` and a page of its own transactions at a steady pace (a
-client, not a saturating loop, whose own requests would be the load). The loaders run back to back, each in a
-process of its own at the lowest CPU priority: they stand for other teams' clients on other machines, and neither
-their threads (the probe's timing would wait for them) nor their CPU (the server's would) should be the bench's.
-Prints p50/p99 per probe, quiet and busy, the busy/quiet ratio of p99, and how many loads and century advances
-ran (with their median time). Not a test: the machine's other work moves every figure, so the load average is
-printed beside them.
+takes ROUNDS turns of three phases: quiet; busy (the loaders load the bystander's server); beside (the same load
+on a second server of the same kind, next to it). A machine that gets busier or quieter meanwhile weighs on every
+phase alike. The beside phase says what the load costs the bystander through the machine alone (its two cores):
+what busy costs beyond it is the server's own doing (a shared lock, the store's writer turn, the GIL).
+
+The bystander probes `/_sandbox/health` and a page of its own transactions at a steady pace (a client, not a
+saturating loop, whose own requests would be the load). The loaders run back to back, each in a process of its
+own at the lowest CPU priority: they stand for other teams' clients on other machines, and neither their threads
+(the probe's timing would wait for them) nor their CPU (the server's would) should be the bench's. Prints p50/p99
+per probe and phase, the p99 ratios to quiet, busy's to beside (the server's own share), and how many loads and
+century advances ran (with their median time). Not a test: the machine's other work moves every figure, so the
+load average is printed beside them.
 """
 
 import multiprocessing
@@ -25,11 +29,11 @@ import requests
 
 from bench.workers import launch, stores
 
-SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 20))     # of probes quiet, and as many busy
+SECONDS = float(os.environ.get("PTAS_BENCH_SECONDS", 15))     # of probes in each phase: quiet, busy, beside
 CENTURY_S = 100 * 365 * 86400
 LOADERS = 2
 PACE_S = 0.02       # between the starts of two probe rounds (health, then a read)
-ROUNDS = 5          # quiet and busy phases, alternating
+ROUNDS = 5          # of the three phases in turn
 
 
 def p(values, q):
@@ -55,15 +59,16 @@ def probe(base, token, account_id, seconds):
     return times
 
 
-def loader(base, go, stop, running, done):
-    """Load busy-merchant, move that world a century ahead; again while `go` is set, until `stop` (a process of
-    its own, at the lowest CPU priority: it stands for another team's client, which runs on another machine, and
-    its own work would otherwise take the cores from the server it loads)."""
+def loader(bases, target, go, stop, running, done):
+    """Load busy-merchant into the server `bases[target]`, move that world a century ahead; again while `go` is
+    set, until `stop` (a process of its own, at the lowest CPU priority: it stands for another team's client,
+    which runs on another machine, and its own work would otherwise take the cores from the server it loads)."""
     os.nice(19)
     session = requests.Session()
     while not stop.is_set():
         if not go.wait(0.1):
             continue
+        base = bases[target.value]
         with running.get_lock():
             running.value += 1
         try:
@@ -98,15 +103,19 @@ def extend(phase, times):
         phase.setdefault(name, []).extend(values)
 
 
-def measure(store, workers):
-    """(quiet probe times, busy probe times, {kind: [seconds]} of the loaders) on a fresh server: ROUNDS of a
-    quiet phase then a busy one, each SECONDS / ROUNDS long, so a machine that got busier or quieter meanwhile
-    weighs on both sides alike."""
+def measure(store, beside_store, workers):
+    """({phase: probe times}, {kind: [seconds]} of the loaders) on a fresh server and another beside it: ROUNDS
+    of a quiet phase, a busy one (the loaders load the bystander's server) and one beside (the same load on the
+    other server), each SECONDS / ROUNDS long, so a machine that got busier or quieter meanwhile weighs on every
+    phase alike. What the load beside costs the bystander is the machine's share (its cores), not its server's."""
     process, base, _ = launch(store, workers)
+    beside, beside_base, _ = launch(beside_store, workers)
     spawn = multiprocessing.get_context("spawn")
     go, stop, running, done = spawn.Event(), spawn.Event(), spawn.Value("i", 0), spawn.Queue()
-    loaders = [spawn.Process(target=loader, args=(base, go, stop, running, done)) for _ in range(LOADERS)]
-    quiet, busy = {}, {}
+    target = spawn.Value("i", 0)
+    loaders = [spawn.Process(target=loader, args=((base, beside_base), target, go, stop, running, done))
+               for _ in range(LOADERS)]
+    phases = {"quiet": {}, "busy": {}, "beside": {}}
     ran = {"load": [], "advance": []}
     try:
         token, account_id = reader_world(base)
@@ -115,12 +124,14 @@ def measure(store, workers):
         go.set()        # warm: the loaders' interpreters and the server's first loads
         probe(base, token, account_id, 1)
         for _ in range(ROUNDS):
-            go.clear()
-            while running.value:        # the loads under way end before the quiet phase starts
-                time.sleep(0.01)
-            extend(quiet, probe(base, token, account_id, SECONDS / ROUNDS))
-            go.set()
-            extend(busy, probe(base, token, account_id, SECONDS / ROUNDS))
+            for phase, times in phases.items():
+                go.clear()
+                while running.value:        # the loads under way end before the next phase starts
+                    time.sleep(0.01)
+                target.value = int(phase == "beside")
+                if phase != "quiet":
+                    go.set()
+                extend(times, probe(base, token, account_id, SECONDS / ROUNDS))
     finally:
         stop.set()
         go.clear()
@@ -132,27 +143,30 @@ def measure(store, workers):
                 pass
         for process_ in loaders:
             process_.join()
-        process.terminate()
-        process.wait(20)
-    return quiet, busy, ran
+        for server in (process, beside):
+            server.terminate()
+            server.wait(20)
+    return phases, ran
 
 
 def main():
     print(f"{LOADERS} loader processes back to back (nice 19); a probe round every {PACE_S * 1000:.0f} ms; "
-          f"{ROUNDS} rounds of {SECONDS / ROUNDS:g} s quiet then {SECONDS / ROUNDS:g} s busy")
+          f"{ROUNDS} rounds of {SECONDS / ROUNDS:g} s each quiet, busy (the load on the bystander's server) and "
+          "beside (the same load on another server: the machine's share)")
     with tempfile.TemporaryDirectory() as tmp:
         for name, location in stores(tmp):
             for workers in (1, 2):
                 load_average = os.getloadavg()[0]
-                quiet, busy, ran = measure(location(f"stall-{workers}"), workers)
+                phases, ran = measure(location(f"stall-{workers}"), location(f"beside-{workers}"), workers)
+                quiet, busy, beside = phases["quiet"], phases["busy"], phases["beside"]
                 mode = "one process" if workers == 1 else f"--workers {workers}"
                 print(f"{name} {mode} (load average {load_average:.1f} before, {os.getloadavg()[0]:.1f} after):")
                 for probe_name in quiet:
-                    print(f"  {probe_name:7} quiet p50 {p(quiet[probe_name], 50):6.1f} ms p99 "
-                          f"{p(quiet[probe_name], 99):6.1f} ms | busy p50 {p(busy[probe_name], 50):6.1f} ms p99 "
-                          f"{p(busy[probe_name], 99):6.1f} ms | p99 busy/quiet "
-                          f"x{p(busy[probe_name], 99) / p(quiet[probe_name], 99):.2f}  "
-                          f"({len(busy[probe_name])} probes)")
+                    q99, b99, s99 = (p(phase[probe_name], 99) for phase in (quiet, busy, beside))
+                    print(f"  {probe_name:7} quiet p50 {p(quiet[probe_name], 50):5.1f} ms p99 {q99:5.1f} ms | busy "
+                          f"p50 {p(busy[probe_name], 50):5.1f} ms p99 {b99:5.1f} ms | p99 busy/quiet x{b99 / q99:.2f}"
+                          f" | beside p99 {s99:5.1f} ms x{s99 / q99:.2f} | busy/beside x{b99 / s99:.2f}  "
+                          f"({len(busy[probe_name])} probes each)")
                 print("  meanwhile " + ", ".join(
                     f"{len(times)} {kind}s (median {statistics.median(times) * 1000:.0f} ms)" if times
                     else f"no {kind}" for kind, times in ran.items()), flush=True)
