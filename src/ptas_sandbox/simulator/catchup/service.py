@@ -51,15 +51,14 @@ def catch_up_imports(ctx: Ctx) -> Iterator[None]:
         any_due = False
         while True:
             yield
-            due = imports.due(ctx)[:STEP_RUNS]
+            due = imports.due(ctx, limit=STEP_RUNS)
             if not due:
                 break
             any_due = True
             for run in due:
                 complete(ctx, run)
         if not busy and not any_due:
-            return
-        yield
+            return      # else the next round's polls join the step that found no run due
 
 
 def start_due_polls(ctx: Ctx) -> int:
