@@ -124,6 +124,20 @@ def test_reads_see_what_waits_to_be_written(app, api):
     assert listed[0]["lastUsedAt"] is not None and relisted[0]["lastUsedAt"] == now
 
 
+def test_health_writes_nothing_behind(app, api):
+    """A health probe reads nothing written behind, so it leaves it waiting: writing it would queue the probe
+    behind every other world's writer for the store's turn."""
+    sandbox = app.extensions["ptas"]
+    if not isinstance(sandbox.state, MemoryState):
+        pytest.skip("the store-exact path writes every request at once")
+    world = new_world(api)
+    assert world.api.get("/partners/self").status_code == 200
+    batches = sandbox.state.batches
+    assert api.get("/_sandbox/health").status_code == 200
+    assert sandbox.store.one("SELECT COUNT(*) AS n FROM journal WHERE operation = 'GetOwnPartner'")["n"] == 0
+    assert sandbox.state.batches == batches
+
+
 def test_a_world_reset_forgets_the_tokens_it_deletes(world):
     """A remembered token row goes stale with the reset that deletes the token: it is refused at once, while
     the root partner's tokens, which a reset keeps, still work."""

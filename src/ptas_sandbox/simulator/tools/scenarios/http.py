@@ -22,7 +22,8 @@ def get_scenarios(call):
 @operation("SandboxLoadScenario", "POST", "/_sandbox/scenarios/{name}", tokens=NO_AUTH, control=True, admin=True,
            body={"type": "object", "properties": {"seed": {"type": "integer", "minimum": 0, "maximum": 2**53}}},
            body_required=False, example={"seed": 7},
-           responses={201: "ScenarioWorld", 403: "ProblemDetails"})     # a served profile without its account types
+           responses={201: "ScenarioWorld", 403: "ProblemDetails"},      # a served profile without its account types
+           atomic=False)        # its own transactions (models.load)
 def load_scenario(call):
     """Load a named scenario into a new world (frozen clock, fixed start); answers with its partner token."""
     return Answer(201, models.load(call.sandbox, call.params["name"], seed=call.body.get("seed")))

@@ -3,6 +3,7 @@ its root partner, users, accounts (provider sizes included) and provider states,
 imports finish. The same scenario and seed give the same world, transactions included, byte for byte."""
 
 import json
+import logging
 import re
 
 from ptas_sandbox.data import data
@@ -17,6 +18,7 @@ from ...tokens import models as tokens
 from ...users import models as users
 from ..control import models as control
 
+log = logging.getLogger("ptas")
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
@@ -36,25 +38,55 @@ def catalogue():
 
 
 def load(sandbox, name, seed=None):
-    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens."""
+    """Load scenario `name` into a new world; answers like SandboxCreatePartner, plus the users and their tokens.
+
+    In steps, each a transaction of its own, so loading never holds the store's turn (on SQLite, every world's
+    writers') in one piece: the world with its root partner and provider states; each user with their accounts;
+    the scenario's name on the world with its clock's move; then the imports that move made due
+    (Simulator.catch_up). Nobody holds the world's token until this answers, and a world without its scenario's
+    name is never resumed (`resume`); should a step fail, the world is deleted, and the load leaves the state as
+    it was. The same steps in the same order as in one transaction (inside a caller's, they join it), so the
+    same scenario and seed give the same rows."""
     plan = spec(name)
-    with sandbox.store.transaction():
-        world, ctx, partner, token = control.create_world(sandbox, {
-            **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
-            "start": parse(plan["start"]), "frozen": True}, scenario=name)
-        for type_id, state in plan.get("accountTypes", {}).items():
-            account_types.set_state(ctx, type_id, state)
-        partner_row = partners.require(ctx, partner["id"])
-        people = []
-        for person in plan.get("users", []):
-            user = users.create(ctx, partner_row, {k: person[k] for k in ("name", "email") if k in person})
-            for account in person.get("accounts", []):
+    store = sandbox.store
+
+    def made():
+        with store.transaction():
+            world, ctx, partner, token = control.create_world(sandbox, {
+                **plan.get("partner", {}), "seed": plan["seed"] if seed is None else seed,
+                "start": parse(plan["start"]), "frozen": True})
+            for type_id, state in plan.get("accountTypes", {}).items():
+                account_types.set_state(ctx, type_id, state)
+        return world, ctx, partner, token
+
+    def person(ctx, partner, values):
+        with store.transaction():
+            user = users.create(ctx, partners.require(ctx, partner["id"]),
+                                {k: values[k] for k in ("name", "email") if k in values})
+            for account in values.get("accounts", []):
                 accounts.create(ctx, partner_id=partner["id"], user_id=user["id"], preauthorized=True,
                                 values={k: v for k, v in account.items() if k != "options"},
                                 options=account.get("options"))
-            people.append({"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]})
-        world = sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
-        sandbox.catch_up(world)
+        return {"id": user["id"], "name": user["name"], "accessToken": user["token"]["accessToken"]}
+
+    def named(world):
+        with store.transaction():
+            sandbox.worlds.name_scenario(world.id, name)
+            return sandbox.worlds.move(world, advance=round(plan.get("advance", 0) * SECOND_US))
+
+    world, ctx, partner, token = store.retrying(made)
+    try:
+        people = [store.retrying(lambda values=values: person(ctx, partner, values))
+                  for values in plan.get("users", [])]
+        world = store.retrying(lambda: named(world))
+        store.retrying(lambda: sandbox.catch_up(world))
+    except Exception:
+        if not store.in_transaction:        # inside a caller's transaction, its rollback takes the world
+            try:
+                control.delete_world(sandbox, world)
+            except Exception as error:      # the store is gone too: the idle world goes with --world-idle-hours
+                log.error("a scenario world whose load failed could not be deleted (%s)", error)
+        raise
     return {**control.world_body(sandbox, world, partner, token), "scenario": name, "users": people}
 
 
