@@ -121,8 +121,9 @@ def export(store, hooks, world, now):
         if rows or table in ("partners", "tokens"):
             names = list(rows[0]) if rows else []
             tables[table] = pack(names, rows) if len(rows) > PACK_ABOVE else rows
-    counters = {r["kind"]: r["value"] for r in store.all("SELECT kind, value FROM counters WHERE world = ?",
-                                                         (world.id,))}
+    # ordered: PostgreSQL returns updated rows in no fixed order, and the same world must export the same bytes
+    counters = {r["kind"]: r["value"] for r in store.all(
+        "SELECT kind, value FROM counters WHERE world = ? ORDER BY kind", (world.id,))}
     return {"format": FORMAT, "version": VERSION, "simulator": __version__, "createdAt": render(now),
             "world": {"id": world.id, "seed": world.seed, "scenario": world.scenario,
                       "clock": {"now": render(now), "frozen": world.frozen}},
