@@ -79,12 +79,10 @@ def start(ctx: Ctx, account: AccountRow, kind: str, *, at: int | None = None,
     return ctx.store.one("SELECT * FROM data_imports WHERE id = ?", (import_id,))
 
 
-def due(ctx: Ctx, limit: int | None = None) -> list[DataImportRow]:
-    """The world's running imports whose time has come, in the order they finish (the first `limit` of them)."""
-    sql = "SELECT * FROM data_imports WHERE world = ? AND status = 'Running' AND due_at <= ? ORDER BY due_at, id"
-    if limit is None:
-        return ctx.store.all(sql, (ctx.world.id, ctx.now))
-    return ctx.store.all(sql + " LIMIT ?", (ctx.world.id, ctx.now, limit))
+def due(ctx: Ctx, limit: int) -> list[DataImportRow]:
+    """The first `limit` of the world's running imports whose time has come, in the order they finish."""
+    return ctx.store.all("SELECT * FROM data_imports WHERE world = ? AND status = 'Running' AND due_at <= ? "
+                         "ORDER BY due_at, id LIMIT ?", (ctx.world.id, ctx.now, limit))
 
 
 def finish(ctx: Ctx, run: DataImportRow, *, errors: list[dict[str, Any]], warnings: list[dict[str, Any]],
