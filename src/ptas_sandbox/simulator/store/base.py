@@ -345,8 +345,9 @@ class Engine:
             match = re.match(r"\s*CREATE TABLE IF NOT EXISTS (\w+)", statement, re.I)
             if match:
                 creates[match.group(1)] = statement
+        present = self.tables_columns()
         for table, columns in declared_columns(schemas).items():
-            have = self.columns(table)
+            have = present.get(table, {})
             missing = [c for c in columns if have and c not in have]
             fill = upgrades.get(table, {})
             if not missing or not all(c in fill or _defaulted(columns[c]) for c in missing):
@@ -367,8 +368,9 @@ class Engine:
     def check_current(self, schemas):
         """Refuse a state file an older version wrote (CREATE TABLE IF NOT EXISTS leaves its tables as they
         were): a clear error at start, not a 500 at the first request that reads a missing column."""
+        present = self.tables_columns()
         for table, wanted in declared_columns(schemas).items():
-            have = self.columns(table)
+            have = present.get(table, {})
             missing = [c for c in wanted if have and c not in have]     # a table not there yet is made
             if missing:
                 raise StaleState(f"table {table} lacks {', '.join(missing)}: it was written by an older "
@@ -377,6 +379,11 @@ class Engine:
     def columns(self, table):
         """The columns of a table as {name: {"type": INTEGER|REAL|TEXT, "notnull", "default"}} (snapshots check
         rows against them); PostgreSQL's generated `rowid` is not one."""
+        return self.tables_columns(table).get(table, {})
+
+    def tables_columns(self, only=None):
+        """{table: its columns, as `columns` says them} of every table (or of the table `only`), in one query:
+        opening a store checks every table twice, and on PostgreSQL a query per table was most of the start."""
         raise NotImplementedError
 
     # --- connections --------------------------------------------------------------------------------------

@@ -107,15 +107,18 @@ class PostgresStore(Engine):
             "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
             "AND column_name = ? ORDER BY table_name", (column,))]
 
-    def columns(self, table):
+    def tables_columns(self, only=None):
         kinds = {"bigint": "INTEGER", "integer": "INTEGER", "smallint": "INTEGER", "real": "REAL",
                  "double precision": "REAL", "numeric": "REAL"}
-        return {c["column_name"]: {"type": kinds.get(c["data_type"], "TEXT"), "notnull": c["is_nullable"] == "NO",
-                                   "default": c["column_default"] is not None or c["is_identity"] == "YES"}
-                for c in self.all("SELECT column_name, data_type, is_nullable, column_default, is_identity "
-                                  "FROM information_schema.columns WHERE table_schema = current_schema() "
-                                  "AND table_name = ? AND column_name != 'rowid' ORDER BY ordinal_position",
-                                  (table,))}
+        tables: dict[str, dict[str, dict]] = {}
+        for c in self.all("SELECT table_name, column_name, data_type, is_nullable, column_default, is_identity "
+                          "FROM information_schema.columns WHERE table_schema = current_schema() "
+                          "AND (?::text IS NULL OR table_name = ?) AND column_name != 'rowid' "
+                          "ORDER BY table_name, ordinal_position", (only, only)):
+            tables.setdefault(c["table_name"], {})[c["column_name"]] = {
+                "type": kinds.get(c["data_type"], "TEXT"), "notnull": c["is_nullable"] == "NO",
+                "default": c["column_default"] is not None or c["is_identity"] == "YES"}
+        return tables
 
     def transient(self, error):
         errors = self._psycopg.errors

@@ -1,5 +1,6 @@
 """The tables of every area as one schema: statements, declared columns, and what an older state lacks."""
 
+import functools
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -25,6 +26,12 @@ class StaleState(RuntimeError):
 
 def declared_columns(schemas):
     """{table: {column: its definition}} of every CREATE TABLE statement of the schemas (constraints left out)."""
+    return {table: dict(columns) for table, columns in _declared(tuple(schemas)).items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _declared(schemas):
+    """Parsed once per process: every store opened (a test's, a worker's) checks the same schemas twice."""
     tables = {}
     for statement in statements(schemas):
         head, _, body = statement.partition("(")

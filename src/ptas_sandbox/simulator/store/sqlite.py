@@ -92,10 +92,15 @@ class SqliteStore(Engine):
             "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' "
             "AND c.name = ? ORDER BY m.name", (column,))]
 
-    def columns(self, table):
-        return {c["name"]: {"type": c["type"].upper() or "TEXT", "notnull": bool(c["notnull"]),
-                            "default": c["dflt_value"] is not None}
-                for c in self.all("SELECT * FROM pragma_table_info(?)", (table,))}
+    def tables_columns(self, only=None):
+        tables: dict[str, dict[str, dict]] = {}
+        for c in self.all("SELECT m.name AS table_name, c.* FROM sqlite_master m JOIN pragma_table_info(m.name) c "
+                          "WHERE m.type = 'table' AND (? IS NULL OR m.name = ?) ORDER BY m.name, c.cid",
+                          (only, only)):
+            tables.setdefault(c["table_name"], {})[c["name"]] = {
+                "type": c["type"].upper() or "TEXT", "notnull": bool(c["notnull"]),
+                "default": c["dflt_value"] is not None}
+        return tables
 
     @contextmanager
     def _held(self):
