@@ -186,6 +186,16 @@ def test_a_token_cut_by_an_excerpt_shows_none_of_its_payload():
         assert "eyJzdWIi" not in shown and "InR5cCI6" not in shown, shown
 
 
+def test_an_excerpt_of_a_long_body_masks_the_token_it_cuts_and_says_the_bodys_length():
+    token = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwYXJ0bmVyIiwic2NvcGUiOiJwYXJ0bmVyOmFsbCJ9."
+             "c2lnbmF0dXJlc2lnbmF0dXJl")
+    for before in (250, 290, 299):
+        body = '{"a": "' + "x" * before + '", "accessToken": "' + token + '", "page": "' + "y" * 100_000 + '"}'
+        shown = excerpt(body, 300)
+        assert "eyJzdWIi" not in shown and "InR5cCI6" not in shown, shown
+        assert shown.startswith('{"a": "xxx') and shown.endswith(f"… ({len(body)} characters)"), shown
+
+
 def test_a_paced_run_gives_an_estimate_before_it_starts(capsys):
     from ptas_sandbox.conformance.report import Reporter
     from ptas_sandbox.conformance.waiting import Budget

@@ -38,11 +38,20 @@ def redact(text):
     return PARTIAL_JWT.sub(lambda m: mask(m.group(0)), text)
 
 
+# Longer than any token: a window this far past an excerpt's end holds whole every token that starts inside it
+# (a longer one is still masked, cut, by PARTIAL_JWT).
+TOKEN_REACH = 4096
+
+
 def excerpt(text, limit=300):
     """At most `limit` characters of `text`, tokens masked before it is cut (a token cut in half by the excerpt
-    would otherwise escape the patterns that recognise whole tokens)."""
-    cleaned = redact(text or "")
-    return cleaned if len(cleaned) <= limit else redact(cleaned[:limit]) + f"… ({len(cleaned)} characters)"
+    would otherwise escape the patterns that recognise whole tokens). Only the window the excerpt can show is
+    masked: every check's message names the reply, a page of transactions included."""
+    text = text or ""
+    cleaned = redact(text[:limit + TOKEN_REACH])
+    if len(text) <= limit + TOKEN_REACH and len(cleaned) <= limit:
+        return cleaned
+    return redact(cleaned[:limit]) + f"… ({len(text)} characters)"
 
 
 def redact_file(path):
