@@ -9,20 +9,30 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "ptas_sandbox"
 
 
-def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
-    # Built from a copy: pip builds in the source tree (build/, src/*.egg-info), and two test runs of one
-    # checkout at once (a loaded machine running `make test` twice) broke each other's build.
-    tree = tmp_path / "tree"
+@pytest.fixture(scope="module")
+def built_wheel(tmp_path_factory):
+    """`make dist`'s wheel (PyPA's build), built once for this module from a copy of the tree: a build writes
+    into its source tree (build/, src/*.egg-info), and two test runs of one checkout at once (a loaded machine
+    running `make test` twice) broke each other's build."""
+    where = tmp_path_factory.mktemp("wheel")
+    tree = where / "tree"
     shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, tree / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(tree)],
-                   check=True, capture_output=True)
-    wheel = zipfile.ZipFile(next(tmp_path.glob("ptas_sandbox-*.whl")))
+    built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(where / "dist"), str(tree)],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    return next((where / "dist").glob("ptas_sandbox-*-py3-none-any.whl"))
+
+
+def test_the_wheel_carries_code_data_and_the_console_command(built_wheel):
+    wheel = zipfile.ZipFile(built_wheel)
     names = set(wheel.namelist())
     assert {"ptas_sandbox/cli/__init__.py", "ptas_sandbox/simulator/app.py", "ptas_sandbox/simulator/tokens/models.py",
             "ptas_sandbox/testing/plugin.py", "ptas_sandbox/catalogue/account_types.json"} <= names
@@ -37,22 +47,17 @@ def test_the_wheel_carries_code_data_and_the_console_command(tmp_path):
     assert "ptas = ptas_sandbox.cli:main" in wheel.read(entry_points).decode()
 
 
-def test_the_built_wheel_runs_a_partners_test_and_conform_in_a_fresh_virtualenv(tmp_path):
+def test_the_built_wheel_runs_a_partners_test_and_conform_in_a_fresh_virtualenv(built_wheel):
     """What docs/fixtures.md and the README tell a partner's own project: `make dist`'s wheel (PyPA's build),
     installed with its conform extra into a virtualenv outside the clone, runs the fixtures' example test and
     `ptas conform` (its features ship in the wheel)."""
-    tree = tmp_path / "tree"
-    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, tree / name)
-    built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(tree)],
-                           capture_output=True, text=True, timeout=600)
-    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
-    wheel = next((tmp_path / "dist").glob("ptas_sandbox-*-py3-none-any.whl"))
+    wheel = built_wheel
     with tempfile.TemporaryDirectory(prefix="ptas-partner-") as home:     # outside the clone
         venv, project = Path(home) / "venv", Path(home) / "project"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-        installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+        # --no-compile: what the runs below import is compiled as it is imported; the rest (Faker's hundreds of
+        # locales) need not be.
+        installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile",
                                     f"{wheel}[conform]"], capture_output=True, text=True, timeout=900)
         assert installed.returncode == 0, installed.stderr[-3000:]
         (project / "tests").mkdir(parents=True)
