@@ -96,11 +96,14 @@ test-postgresql: $(TEST_STAMP) postgresql
 	  --junitxml=$(JUNIT)-postgresql.xml $(STORE_TESTS) $(ARGS)
 
 # The last line sums up the passes (tests/support/summary.py); a first pass that fails stops before the others.
+# The OpenAPI lint runs beside them from the start (npm installs Spectral the first time, on one core at most).
 JUNIT := .pytest_cache/junit
 PASS = $(MAKE) --no-print-directory -o '$(TEST_STAMP)' -o postgresql
-test: $(TEST_STAMP) browser postgresql check openapi-lint
+OPENAPI_LINT = $(PASS) openapi-lint
+test: $(TEST_STAMP) browser postgresql check
 	@rm -f $(JUNIT)-*; mkdir -p .pytest_cache
-	@$(BIN)/python -m pytest -q --basetemp=.pytest_cache/beside-tmp --junitxml=$(JUNIT)-beside.xml \
+	@$(OPENAPI_LINT) > $(JUNIT)-lint.log 2>&1 & lint=$$!; \
+	  $(BIN)/python -m pytest -q --basetemp=.pytest_cache/beside-tmp --junitxml=$(JUNIT)-beside.xml \
 	    $(BESIDE_TESTS) $(ARGS) > $(JUNIT)-beside.log 2>&1 & beside=$$!; \
 	  $(BIN)/python -m pytest --junitxml=$(JUNIT)-sqlite.xml $(BESIDE_TESTS:%=--ignore=%) $(ARGS) && { \
 	  $(PASS) test-exact > $(JUNIT)-exact.log 2>&1 & exact=$$!; \
@@ -109,9 +112,12 @@ test: $(TEST_STAMP) browser postgresql check openapi-lint
 	  tail -n 25 $(JUNIT)-exact.log; [ $$pg = 0 ] && [ $$ex = 0 ]; }; \
 	  rest=$$?; wait $$beside; bs=$$?; echo "--- $(BESIDE_TESTS) on SQLite ($(JUNIT)-beside.log):"; \
 	  tail -n 25 $(JUNIT)-beside.log; [ $$rest = 0 ] && [ $$bs = 0 ]; \
-	  status=$$?; $(BIN)/python -m tests.support.summary "every test on SQLite=$(JUNIT)-sqlite.xml+$(JUNIT)-beside.xml" \
+	  status=$$?; wait $$lint; linted=$$?; [ $$linted = 0 ] || tail -n 40 $(JUNIT)-lint.log; \
+	  $(BIN)/python -m tests.support.summary "every test on SQLite=$(JUNIT)-sqlite.xml+$(JUNIT)-beside.xml" \
 	  "the store's tests on PostgreSQL=$(JUNIT)-postgresql.xml" \
-	  "the store-exact strategy on SQLite=$(JUNIT)-exact.xml"; exit $$status
+	  "the store-exact strategy on SQLite=$(JUNIT)-exact.xml"; \
+	  [ $$linted = 0 ] || { echo "make test: the OpenAPI lint failed ($(JUNIT)-lint.log, above)"; exit 1; }; \
+	  exit $$status
 
 # A wheel and an sdist in dist/ (PyPA's `build`), for a project of your own without the clone:
 # pip install 'dist/ptas_sandbox-VERSION-py3-none-any.whl[conform]'

@@ -71,9 +71,9 @@ def make_test(tmp_path):
     (venv / f".test-{digest}").touch()
     runs = tmp_path / "runs"
 
-    def run(fail=""):
+    def run(fail="", lint="echo linted"):
         done = subprocess.run(["make", "--no-print-directory", "-o", "browser", "-o", "postgresql", "-o", "check",
-                               "-o", "openapi-lint", "test", f"VENV={venv}", f"JUNIT={tmp_path}/junit"],
+                               "test", f"VENV={venv}", f"JUNIT={tmp_path}/junit", f"OPENAPI_LINT={lint}"],
                               cwd=ROOT, capture_output=True, text=True, timeout=120,
                               env={**os.environ, "RUNS": str(runs), "FAIL": fail})
         return done.returncode, done.stdout, runs.read_text().splitlines()      # make's own error: stderr
@@ -117,5 +117,14 @@ def test_make_test_lints_the_openapi_document_with_spectral_and_fails_on_a_warni
                           capture_output=True, text=True)
     assert "--fail-severity=warn" in done.stdout and "--ruleset .spectral.yaml" in done.stdout
     assert "spectral:oas" in (ROOT / ".spectral.yaml").read_text()
-    prerequisites = subprocess.run(["make", "-pn", "test"], cwd=ROOT, capture_output=True, text=True).stdout
-    assert any(line.startswith("test:") and "openapi-lint" in line.split() for line in prerequisites.splitlines())
+    assert subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True).stdout.count(
+        "openapi-lint") == 1
+
+
+def test_a_failing_openapi_lint_fails_make_test_and_shows_why_after_every_pass(make_test):
+    status, output, runs = make_test(lint="sh -c 'echo \"1:1 warning oas3-schema\"; exit 1'")
+    assert status != 0 and len(runs) == 4
+    lines = output.splitlines()
+    assert "1:1 warning oas3-schema" in output
+    assert lines[-2].startswith("make test: every test on SQLite: 18 passed")
+    assert lines[-1] == "make test: the OpenAPI lint failed (" + lines[-1].split("(", 1)[1]
