@@ -101,13 +101,23 @@ class Databases:
     def give_back(self, url):
         import psycopg
         with psycopg.connect(url, autocommit=True) as db:
-            with db.transaction():
-                tables = [r[0] for r in db.execute(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")]
-                for table in tables:
-                    db.execute(f"DELETE FROM {table}")
-                for (sequence,) in db.execute(
-                        "SELECT pg_get_serial_sequence(table_name, column_name) FROM information_schema.columns "
-                        "WHERE table_schema = current_schema() AND is_identity = 'YES'").fetchall():
-                    db.execute(f"ALTER SEQUENCE {sequence} RESTART")
+            db.execute(EMPTY)
         self.free.append(url)
+
+
+# Every row of every table deleted and every identity a test used restarted, in one transaction (a DO block is
+# one). A sequence never used since its restart is left alone: an ALTER SEQUENCE is a millisecond, 27 of them most
+# of the time a test's database took to give back.
+EMPTY = """
+DO $$
+DECLARE name text;
+BEGIN
+    FOR name IN SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema() LOOP
+        EXECUTE 'DELETE FROM ' || name;
+    END LOOP;
+    FOR name IN SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename) FROM pg_sequences
+                WHERE schemaname = current_schema() AND last_value IS NOT NULL LOOP
+        EXECUTE 'ALTER SEQUENCE ' || name || ' RESTART';
+    END LOOP;
+END $$
+"""
