@@ -8,6 +8,7 @@ not checked and does not apply to the target, so it never reads as a pass of wha
 """
 
 import contextlib
+import importlib
 import os
 import sys
 import tempfile
@@ -187,7 +188,10 @@ def run_suites(options, chosen, receiver, note, reporter):
         arguments = [suite, "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
                      "-c", os.devnull, "--rootdir", work, "--confcutdir", work,
                      "--import-mode=importlib", "-o", "addopts=", "--strict-markers"]
-        plugins = [bdd_plugin, testing_plugin, harness, ChosenTarget(chosen, quick=quick), reporter]
+        # The step modules as objects, ahead of the harness that names them: pytest looks a named plugin up among
+        # every installed package's entry points first, a scan per name, and finds these already registered.
+        steps = [importlib.import_module(name) for name in harness.pytest_plugins]
+        plugins = [bdd_plugin, testing_plugin, *steps, harness, ChosenTarget(chosen, quick=quick), reporter]
         if options.tags_expression:
             arguments += ["-m", options.tags_expression.replace("@", "")]
         if options.report_dir:
