@@ -421,9 +421,11 @@ DEPLOYMENT += BLIND
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):
 # the deployment's world holds two-day-old accounts, as a staging partner's does, which the run reuses.
 RECEIVER = {"receiver_listen": "127.0.0.1:0", "delivery_wait": 3}
+# A broken deployment's scenario must fail whether a notification it never sends is waited for 1 s or 3 s.
+BROKEN_RECEIVER = {**RECEIVER, "delivery_wait": 1}
 
 
-def run_blind_deployment(case, capsys, only=None):
+def run_blind_deployment(case, capsys, only=None, receiver=RECEIVER):
     """A deployment written blind (tests/support/blind_deployments.py, blind_faithful.py), run by default: every
     @contract scenario, or `only` those."""
     from ptas_sandbox.simulator.tokens import models as token_models
@@ -432,7 +434,7 @@ def run_blind_deployment(case, capsys, only=None):
     try:
         if case.apply:
             case.apply(deployment.app)
-        return deployment.run("contract", change=case.change, wrap=case.wrap, capsys=capsys, only=only, **RECEIVER)
+        return deployment.run("contract", change=case.change, wrap=case.wrap, capsys=capsys, only=only, **receiver)
     finally:
         token_models.revoke = revoke
         deployment.close()
@@ -441,7 +443,7 @@ def run_blind_deployment(case, capsys, only=None):
 def run_broken_deployment(breakage, scenario, capsys):
     """Run the one named scenario against a fresh deployment broken this way (paced and waiting on its clock)."""
     if isinstance(breakage, blind.Case):
-        return run_blind_deployment(breakage, capsys, only=[scenario])
+        return run_blind_deployment(breakage, capsys, only=[scenario], receiver=BROKEN_RECEIVER)
     outgoing = hasattr(breakage, "apply")      # Outgoing, UsersUnlimited: the service's own engine, changed
     config = breakage if isinstance(breakage, dict) else (breakage.config if outgoing else {})
     deployment = Deployment(**config).with_history()
@@ -452,7 +454,7 @@ def run_broken_deployment(breakage, scenario, capsys):
         plain = callable(breakage) and not isinstance(breakage, wraps) and not outgoing
         change = breakage if plain else None
         wrap = breakage if isinstance(breakage, wraps) else None
-        return deployment.run("contract", change=change, wrap=wrap, capsys=capsys, only=[scenario], **RECEIVER)
+        return deployment.run("contract", change=change, wrap=wrap, capsys=capsys, only=[scenario], **BROKEN_RECEIVER)
     finally:
         deployment.close()
 
