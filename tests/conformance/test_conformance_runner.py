@@ -99,7 +99,7 @@ def test_a_missing_field_is_said_in_words_with_the_last_request_and_response(app
     def without_expires_at(environ, body):
         return re.sub(rb'"expiresAt": "[^"]*", ', b"", body)
     status = runner.run(app=Deployment(app, without_expires_at), token=token, tags_expression="contract and tokens",
-                        report_dir=str(tmp_path))
+                        report_dir=str(tmp_path), quick=True)
     output = capsys.readouterr().out
     assert status == 1
     assert "Traceback" not in output and "KeyError: " not in output and 'File "' not in output
