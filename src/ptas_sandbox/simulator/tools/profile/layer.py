@@ -159,6 +159,7 @@ class ProfileLayer:
         """The profile against the simulator's operations, once, at start-up: its document, the routes, and a
         plan per operation (what every request of it needs: no request reads the profile again)."""
         self.sim = document(self.prefix, "http://localhost")
+        self.renaming = {}      # renames_within, by (operation, id of a schema of self.sim, depth)
         self.number_ids(self.sim)
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = self.known("operations") or {}
@@ -899,7 +900,7 @@ class ProfileLayer:
 
     def rename(self, name, schema, value, depth=0):
         """The answer with each record's properties named as the deployment names them."""
-        if depth > 8 or not isinstance(schema, dict):
+        if depth > 8 or not isinstance(schema, dict) or not self.renames_within(name, schema, depth):
             return value
         component = schema["$ref"].rsplit("/", 1)[-1] if "$ref" in schema else None
         schema = self.deref(schema)
@@ -916,6 +917,24 @@ class ProfileLayer:
         if isinstance(value, list) and isinstance(schema.get("items"), dict):
             return [self.rename(name, schema["items"], v, depth + 1) for v in value]
         return value
+
+    def renames_within(self, name, schema, depth=0):
+        """Whether `rename` may change a value of this schema, decided once per schema: most answers (a page of
+        transactions) hold no renamed property at any depth, and pass without a walk."""
+        key = (name, id(schema), depth)
+        found = self.renaming.get(key)
+        if found is None:
+            found = self.renaming[key] = self._renames_within(name, schema, depth)
+        return found
+
+    def _renames_within(self, name, schema, depth):
+        if depth > 8 or not isinstance(schema, dict):
+            return False
+        if "$ref" in schema and self.renames_for(name, schema["$ref"].rsplit("/", 1)[-1]):
+            return True
+        schema = self.deref(schema)
+        parts = [*(schema.get("allOf") or ()), *(schema.get("properties") or {}).values(), schema.get("items")]
+        return any(self.renames_within(name, part, depth + 1) for part in parts if isinstance(part, dict))
 
     @staticmethod
     def answer(start_response, status, headers, data, partner=None):
