@@ -106,8 +106,7 @@ class Databases:
 
 
 # Every row of every table deleted and every identity a test used restarted, in one transaction (a DO block is
-# one). A sequence never used since its restart is left alone: an ALTER SEQUENCE is a millisecond, 27 of them most
-# of the time a test's database took to give back.
+# one). A sequence never used since its restart is left alone: restarting every one was most of the work.
 EMPTY = """
 DO $$
 DECLARE name text;

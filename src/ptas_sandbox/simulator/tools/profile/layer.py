@@ -92,6 +92,11 @@ def fill(template, record_id):
     return json.loads(json.dumps(template).replace("{id}", json.dumps(record_id)[1:-1]))
 
 
+def component_of(schema):
+    """The name of the component a schema refers to (`$ref`), or None."""
+    return schema["$ref"].rsplit("/", 1)[-1] if "$ref" in schema else None
+
+
 def json_of(data):
     try:
         return json.loads(data)
@@ -551,7 +556,7 @@ class ProfileLayer:
     def find_record_kind(self, name):
         """The kind of record an operation answers with (its own `id` is of that kind)."""
         _, schema = self.response_schema(name)
-        component = (schema or {}).get("$ref", "").rsplit("/", 1)[-1]
+        component = component_of(schema or {})
         if component in COMPONENT_KIND:
             return COMPONENT_KIND[component]
         return next((SEGMENT_KIND[s] for s in reversed(self.sim_ops[name][1].split("/")) if s in SEGMENT_KIND), None)
@@ -900,9 +905,9 @@ class ProfileLayer:
 
     def rename(self, name, schema, value, depth=0):
         """The answer with each record's properties named as the deployment names them."""
-        if depth > 8 or not isinstance(schema, dict) or not self.renames_within(name, schema, depth):
+        if not isinstance(schema, dict) or not self.renames_within(name, schema, depth):     # nor deeper than 8
             return value
-        component = schema["$ref"].rsplit("/", 1)[-1] if "$ref" in schema else None
+        component = component_of(schema)
         schema = self.deref(schema)
         if isinstance(value, dict) and schema.get("allOf"):
             for part in schema["allOf"]:       # each part renames the properties it declares
@@ -930,7 +935,8 @@ class ProfileLayer:
     def _renames_within(self, name, schema, depth):
         if depth > 8 or not isinstance(schema, dict):
             return False
-        if "$ref" in schema and self.renames_for(name, schema["$ref"].rsplit("/", 1)[-1]):
+        component = component_of(schema)
+        if component and self.renames_for(name, component):
             return True
         schema = self.deref(schema)
         parts = [*(schema.get("allOf") or ()), *(schema.get("properties") or {}).values(), schema.get("items")]
@@ -966,8 +972,7 @@ class ProfileLayer:
                     paths.setdefault(path, {})[method] = op
         document["paths"] = paths
         for name, shape in (self.known("lists") or {}).items():
-            component = (self.response_schema(name)[1] or {}).get("$ref", "").rsplit("/", 1)[-1] \
-                if name in self.sim_ops else None
+            component = component_of(self.response_schema(name)[1] or {}) if name in self.sim_ops else None
             schema = document.get("components", {}).get("schemas", {}).get(component)
             if shape.get("count") and isinstance(schema, dict):
                 schema["properties"] = {**schema.get("properties", {}), **counted(shape)}
@@ -1078,7 +1083,7 @@ class ProfileLayer:
         """A response schema inlined, with the deployment's names and shapes."""
         if depth > 8 or not isinstance(schema, dict):
             return schema
-        component = schema["$ref"].rsplit("/", 1)[-1] if "$ref" in schema else None
+        component = component_of(schema)
         node = copy.deepcopy(self.deref(schema))
         renames = self.renames_for(name, component) if component else {}
         if "properties" in node:
