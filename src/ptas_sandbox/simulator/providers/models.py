@@ -10,6 +10,7 @@ pool of shoppers and products per account, a fast seeded generator picks from it
 import hashlib
 import json
 import random
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -124,14 +125,27 @@ def index_of(account_id, ident):
     return n if n is not None and transaction_id(account_id, n) == ident else None
 
 
+# One Faker for every draw, re-seeded each time (its four locales are the costly part to build); a lock, since a draw
+# is a seed followed by many calls.
+_faker_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _faker():
+    # Late: Faker's import is costly at start-up, and nothing before the first transaction read needs it.
+    from faker import Faker
+    return Faker(["en_US", "de_DE", "fr_FR", "en_GB"])
+
+
 class Pool:
     """Per-account material drawn once with Faker seeded by (world seed, account id)."""
 
     def __init__(self, seed):
-        # Late: Faker's import is costly at start-up, and nothing before the first transaction read needs it.
-        from faker import Faker
-        fake = Faker(["en_US", "de_DE", "fr_FR", "en_GB"])
-        fake.seed_instance(seed)
+        with _faker_lock:
+            self._draw(_faker(), seed)
+
+    def _draw(self, fake, seed):
+        fake.seed_instance(seed)        # a new Random per locale: what was drawn before leaves no trace
         self.shoppers = []
         for _ in range(48):
             profile = fake.simple_profile()
