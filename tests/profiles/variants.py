@@ -1,6 +1,7 @@
 """More faithful deployments, beyond the matrix of tests/conformance/variants.py: each makes one more choice the
 spec leaves open, says so in its own document, and must be learned and served by a profile like the others."""
 
+import collections
 import json
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -226,7 +227,7 @@ class IntegerIds(Variant):
 
     def __init__(self, app):
         super().__init__(app)
-        self.numbers, self.uuids = {}, {}
+        self.numbers, self.uuids, self.counts = {}, {}, collections.Counter()     # counts: numbers given per kind
         self.answers = {op.get("operationId"): openapi_reading.success(op)[1]
                         for item in self.original["paths"].values() for op in item.values() if isinstance(op, dict)}
         app.extensions["ptas"].hooks.notification.append(
@@ -236,7 +237,8 @@ class IntegerIds(Variant):
         if not (isinstance(value, str) and UUID.match(value)):
             return value
         if (kind, value) not in self.numbers:
-            number = 1 + sum(1 for k, _ in self.numbers if k == kind)
+            self.counts[kind] += 1
+            number = self.counts[kind]
             self.numbers[(kind, value)], self.uuids[(kind, number)] = number, value
         return self.shown_form(self.numbers[(kind, value)], kind)
 
