@@ -64,7 +64,8 @@ openapi-lint: $(TEST_STAMP) $(SPECTRAL)
 
 # The tests whose outcome depends on the store: run a second time on PostgreSQL (PTAS_TEST_STORE). In these folders
 # and in EXACT_TESTS, a second pass runs only the tests whose fixtures take the store or the request state's
-# strategy it changes (tests/conftest.py); the rest would take the same path again.
+# strategy it changes (tests/conftest.py); the rest would take the same path again. tests/fuzz is in neither: its
+# app is its own, and schemathesis draws its cases while collecting, before a pass could leave them out.
 STORE_TESTS := tests/core tests/limits tests/webhooks tests/partners tests/users tests/tokens tests/accounts \
 	tests/account_types tests/transactions tests/dataimports tests/control tests/scenarios tests/reports tests/echo \
 	tests/snapshots

@@ -1,5 +1,5 @@
 """Fuzzing of the fault and snapshot operations on an app of their own (faults would break the operations fuzzed
-after them in tests/core/test_fuzz.py): no input gives a 500 or an answer the document does not describe."""
+after them in tests/fuzz/test_fuzz.py): no input gives a 500 or an answer the document does not describe."""
 
 import hypothesis
 import schemathesis
