@@ -6,6 +6,10 @@ HASH := $(shell cksum pyproject.toml | cut -d' ' -f1)
 SERVE_STAMP := $(VENV)/.serve-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
 ARGS ?=
+# Python keeps the project's compiled bytecode (in __pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE
+# asks it not to: the tests start many Pythons (servers, the CLI, four passes), and each would compile the project
+# and rewrite the tests again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: serve test test-exact test-postgresql check openapi-lint bench setup browser postgresql wrk clean dist
 
