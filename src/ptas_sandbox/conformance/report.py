@@ -47,6 +47,14 @@ class Reporter:
         config.option.tbstyle = "native"
 
     @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makeitem(self, collector, name, obj):
+        """With `only`, a scenario not among them becomes no item at all (each item costs its fixture closure to
+        make); an outline's titles need its examples, so its items are made and chosen below."""
+        if self.only and not outline(obj) and (obj.__doc__ or "").split(": ", 1)[-1] not in self.only:
+            return []
+        return None
+
     def pytest_collection_modifyitems(self, config, items):
         if self.only:
             items[:] = [item for item in items if title(item) in self.only]
@@ -429,6 +437,15 @@ def feature_of(item):
         return scenario_wrapper_template_registry[item.obj].feature.name
     except (ImportError, KeyError, AttributeError):
         return (item.obj.__doc__ or "").split(": ", 1)[0]
+
+
+def outline(function):
+    """Whether `function` is an outline's scenario, or no scenario's at all (pytest-bdd's registry): True keeps it."""
+    try:
+        from pytest_bdd.scenario import scenario_wrapper_template_registry
+        return scenario_wrapper_template_registry[function].templated
+    except (ImportError, KeyError, AttributeError, TypeError):
+        return True
 
 
 def scenario_steps(item):
