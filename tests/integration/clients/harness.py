@@ -4,6 +4,7 @@ receiver of the partner's own, and the faults of a run."""
 
 import json
 import threading
+import time
 
 import requests
 from werkzeug.serving import WSGIRequestHandler, make_server
@@ -33,6 +34,7 @@ WEBHOOK_FAULTS = {
     "bad-signature": {"type": "bad-signature"},
 }
 RUNS = ["no-faults", *API_FAULTS, *WEBHOOK_FAULTS]
+FLUSHED_WITHIN = 60     # seconds one sleep asks for flushes at most (each waits up to the sandbox's flush wait)
 
 
 class Quiet(WSGIRequestHandler):
@@ -65,10 +67,14 @@ class Run:
         return response.json() if response.content else None
 
     def sleep(self, seconds):
-        """Time passes for the client: the world clock moves on and what fell due is delivered."""
+        """Time passes for the client: the world clock moves on and what fell due is delivered. A flush answers
+        with attempts still on the wire (`inFlight`) once its wait is over, or at once when other flushes of the
+        world already wait (a threaded client's threads all sleep): it is asked again until none is."""
         if seconds > 0:
             self.control("POST", "/_sandbox/clock", json={"advance": seconds})
-        self.control("POST", "/_sandbox/webhooks/flush")
+        deadline = time.monotonic() + FLUSHED_WITHIN
+        while self.control("POST", "/_sandbox/webhooks/flush")["inFlight"]:
+            assert time.monotonic() < deadline, f"deliveries still on the wire after {FLUSHED_WITHIN} s of flushes"
 
     def clock(self):
         """The world clock's instant, as the sandbox renders it."""
