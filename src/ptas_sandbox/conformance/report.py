@@ -47,7 +47,6 @@ class Reporter:
         config.option.tbstyle = "native"
 
     @pytest.hookimpl(tryfirst=True)
-    @pytest.hookimpl(tryfirst=True)
     def pytest_pycollect_makeitem(self, collector, name, obj):
         """With `only`, a scenario not among them becomes no item at all (each item costs its fixture closure to
         make); an outline's titles need its examples, so its items are made and chosen below."""
@@ -55,6 +54,7 @@ class Reporter:
             return []
         return None
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config, items):
         if self.only:
             items[:] = [item for item in items if title(item) in self.only]
