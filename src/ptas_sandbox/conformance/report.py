@@ -50,7 +50,7 @@ class Reporter:
     def pytest_pycollect_makeitem(self, collector, name, obj):
         """With `only`, a scenario not among them becomes no item at all (each item costs its fixture closure to
         make); an outline's titles need its examples, so its items are made and chosen below."""
-        if self.only and not outline(obj) and (obj.__doc__ or "").split(": ", 1)[-1] not in self.only:
+        if self.only and not outline(obj) and scenario_name(obj, name) not in self.only:
             return []
         return None
 
@@ -421,8 +421,8 @@ def minutes(seconds):
 
 def title(item):
     """The scenario's name as the feature says it, outline placeholders filled in."""
-    name = (item.obj.__doc__ or item.name).split(": ", 1)[-1]
-    example = getattr(item, "callspec", None) and item.callspec.params.get("_pytest_bdd_example")
+    name = scenario_name(item.obj, item.name)
+    example = example_of(item)
     if example and "<" not in name:
         return f"{name} ({', '.join(str(v) for v in example.values())})"
     for key, value in (example or {}).items():
@@ -430,33 +430,42 @@ def title(item):
     return name
 
 
-def feature_of(item):
-    """The feature's name (the JUnit classname): from pytest-bdd's registry, else the file the scenario is in."""
+def scenario_name(function, name):
+    """The scenario's name as the feature says it (pytest-bdd's docstring, `Feature: Scenario`), placeholders and
+    all; `name`, the test function's, where there is no docstring."""
+    return (function.__doc__ or name).split(": ", 1)[-1]
+
+
+def example_of(item):
+    """The outline example an item runs (pytest-bdd's parameter), or None."""
+    return getattr(item, "callspec", None) and item.callspec.params.get("_pytest_bdd_example")
+
+
+def template_of(function):
+    """The scenario template pytest-bdd registered for a test function, or None (not a scenario's)."""
     try:
         from pytest_bdd.scenario import scenario_wrapper_template_registry
-        return scenario_wrapper_template_registry[item.obj].feature.name
-    except (ImportError, KeyError, AttributeError):
-        return (item.obj.__doc__ or "").split(": ", 1)[0]
+        return scenario_wrapper_template_registry.get(function)
+    except (ImportError, TypeError):            # TypeError: an object the registry's weak keys cannot hold
+        return None
+
+
+def feature_of(item):
+    """The feature's name (the JUnit classname): from pytest-bdd's registry, else the file the scenario is in."""
+    template = template_of(item.obj)
+    return template.feature.name if template is not None else (item.obj.__doc__ or "").split(": ", 1)[0]
 
 
 def outline(function):
     """Whether `function` is an outline's scenario, or no scenario's at all (pytest-bdd's registry): True keeps it."""
-    try:
-        from pytest_bdd.scenario import scenario_wrapper_template_registry
-        return scenario_wrapper_template_registry[function].templated
-    except (ImportError, KeyError, AttributeError, TypeError):
-        return True
+    template = template_of(function)
+    return template is None or template.templated
 
 
 def scenario_steps(item):
     """The scenario's steps (its Background's first, outline placeholders filled in), from pytest-bdd's registry."""
-    try:
-        from pytest_bdd.scenario import scenario_wrapper_template_registry
-        template = scenario_wrapper_template_registry[item.obj]
-    except (ImportError, KeyError, AttributeError):
-        return []
-    example = getattr(item, "callspec", None) and item.callspec.params.get("_pytest_bdd_example")
-    return template.render(example or {}).steps
+    template = template_of(item.obj)
+    return template.render(example_of(item) or {}).steps if template is not None else []
 
 
 def explain(item, excinfo):
