@@ -3,6 +3,8 @@ bodies refused as they arrive rather than spooled to disk."""
 
 import json
 import socket
+import subprocess
+import sys
 
 import pytest
 import requests
@@ -80,3 +82,36 @@ def test_a_body_over_the_limit_is_refused_while_it_arrives(served):
         assert response.status_code == 413
         assert response.headers["Content-Type"] == "application/problem+json"
     assert sum(sent) < 4 * BODY_LIMIT, "the server stopped reading before the end"
+
+
+MALLOC_PROBE = """
+import ctypes, sys
+from ptas_sandbox.simulator.serving import tune_malloc
+
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = Mallinfo2
+if sys.argv[1] == "tuned":
+    assert tune_malloc()
+libc.free(libc.malloc(4 << 20))       # a large block freed: glibc's default raises its mmap threshold past it
+before = libc.mallinfo2().hblks
+block = libc.malloc(256 << 10)
+print(libc.mallinfo2().hblks - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+def test_a_served_sandbox_maps_large_blocks_after_large_frees():
+    """A large block freed must not move later large blocks into the heap, where their holes stay resident
+    (serving.tune_malloc): the block after a freed 4 MiB one is still mapped on its own."""
+    def mapped(mode):
+        return int(subprocess.run([sys.executable, "-c", MALLOC_PROBE, mode], capture_output=True, text=True,
+                                  check=True).stdout)
+    assert mapped("default") == 0       # the probe sees glibc's default: the threshold moved past 256 KiB
+    assert mapped("tuned") == 1

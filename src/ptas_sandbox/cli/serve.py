@@ -106,9 +106,9 @@ SETTINGS = {"max_worlds": "MAX_WORLDS", "world_idle_hours": "WORLD_IDLE_HOURS",
 
 
 def serve(args):
-    from ptas_sandbox.simulator.serving import limit_malloc_arenas, raise_descriptor_limit
+    from ptas_sandbox.simulator.serving import raise_descriptor_limit, tune_malloc
 
-    limit_malloc_arenas()       # before the threads: freed memory then stays in fewer arenas
+    tune_malloc()               # before the threads and the first large blocks
     raise_descriptor_limit()    # room for the front's connections
     state = check(args)
     start(args, state, settings(args, state))

@@ -347,16 +347,24 @@ def raise_descriptor_limit():
             pass
 
 
-def limit_malloc_arenas(arenas=2):
-    """Fewer glibc malloc arenas for a served sandbox's many threads (waitress, webhook senders): each thread's
-    arena keeps its freed memory, so free space in the allocator grows with the threads; fewer arenas keep less
-    resident memory (bench/fuzz_rss.py measures it). MALLOC_ARENA_MAX, when set, wins; elsewhere than glibc
-    this does nothing."""
-    if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
+def tune_malloc(arenas=2, mmap_threshold=128 * 1024):
+    """glibc's allocator set for a server that runs for weeks: fewer arenas for its many threads (waitress,
+    webhook senders), as each thread's arena keeps its freed memory; and a fixed mmap threshold. By default glibc
+    raises that threshold each time a large block is freed, so later large blocks come from the arenas' heaps,
+    where they leave holes that resident memory keeps while the live memory (Python's objects, SQLite's caches)
+    stays level; with the threshold fixed they are mapped and given back whole (`python -m bench rss` measures
+    the slope). MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_, when set, win; elsewhere than glibc this does
+    nothing."""
+    if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(-8, int(arenas)))      # M_ARENA_MAX
+        done = True
+        if not os.environ.get("MALLOC_ARENA_MAX"):
+            done = bool(libc.mallopt(-8, int(arenas))) and done          # M_ARENA_MAX
+        if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+            done = bool(libc.mallopt(-3, int(mmap_threshold))) and done  # M_MMAP_THRESHOLD
+        return done
     except (OSError, AttributeError):
         return False
 
