@@ -359,12 +359,10 @@ def tune_malloc(arenas=2, mmap_threshold=128 * 1024):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        done = True
-        if not os.environ.get("MALLOC_ARENA_MAX"):
-            done = bool(libc.mallopt(-8, int(arenas))) and done          # M_ARENA_MAX
-        if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
-            done = bool(libc.mallopt(-3, int(mmap_threshold))) and done  # M_MMAP_THRESHOLD
-        return done
+        # the variable that overrides each setting -> (mallopt's M_ARENA_MAX or M_MMAP_THRESHOLD, the value)
+        settings = {"MALLOC_ARENA_MAX": (-8, arenas), "MALLOC_MMAP_THRESHOLD_": (-3, mmap_threshold)}
+        return all([bool(libc.mallopt(option, int(value)))
+                    for variable, (option, value) in settings.items() if not os.environ.get(variable)])
     except (OSError, AttributeError):
         return False
 
