@@ -16,12 +16,18 @@ own at the lowest CPU priority: they stand for other teams' clients on other mac
 per probe and phase, the p99 ratios to quiet, busy's to beside (the server's own share), and how many loads and
 century advances ran (with their median time). Not a test: the machine's other work moves every figure, so the
 load average is printed beside them.
+
+`--pin` puts the servers on the first CPU and the loaders and the probe on the others: the clients then take no
+CPU from the server, as on other machines, and busy/quiet is the server's own sharing of a saturated core between
+the bystander and the loads.
 """
 
+import argparse
 import multiprocessing
 import os
 import queue
 import statistics
+import sys
 import tempfile
 import time
 
@@ -103,13 +109,25 @@ def extend(phase, times):
         phase.setdefault(name, []).extend(values)
 
 
-def measure(store, beside_store, workers):
+def launch_on(cpus, store, workers):
+    """`launch`, the server (and its workers) on `cpus` when given; this process runs on the other CPUs after."""
+    if cpus is None:
+        return launch(store, workers)
+    everything = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        return launch(store, workers)
+    finally:
+        os.sched_setaffinity(0, everything - cpus)
+
+
+def measure(store, beside_store, workers, server_cpus=None):
     """({phase: probe times}, {kind: [seconds]} of the loaders) on a fresh server and another beside it: ROUNDS
     of a quiet phase, a busy one (the loaders load the bystander's server) and one beside (the same load on the
     other server), each SECONDS / ROUNDS long, so a machine that got busier or quieter meanwhile weighs on every
     phase alike. What the load beside costs the bystander is the machine's share (its cores), not its server's."""
-    process, base, _ = launch(store, workers)
-    beside, beside_base, _ = launch(beside_store, workers)
+    process, base, _ = launch_on(server_cpus, store, workers)
+    beside, beside_base, _ = launch_on(server_cpus, beside_store, workers)
     spawn = multiprocessing.get_context("spawn")
     go, stop, running, done = spawn.Event(), spawn.Event(), spawn.Value("i", 0), spawn.Queue()
     target = spawn.Value("i", 0)
@@ -149,15 +167,28 @@ def measure(store, beside_store, workers):
     return phases, ran
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench stall")
+    parser.add_argument("--pin", action="store_true", help="the servers on the first CPU, the clients on the others")
+    if argv is None:        # `python -m bench stall --pin` hands its options over as bench.stall's argv
+        argv = sys.argv[1:] if "stall" in os.path.basename(sys.argv[0]) else []
+    pin = parser.parse_args(argv).pin
+    cpus = sorted(os.sched_getaffinity(0))
+    if pin and len(cpus) < 2:
+        raise SystemExit("--pin needs two CPUs")
+    server_cpus = {cpus[0]} if pin else None
+    everything = os.sched_getaffinity(0)
     print(f"{LOADERS} loader processes back to back (nice 19); a probe round every {PACE_S * 1000:.0f} ms; "
           f"{ROUNDS} rounds of {SECONDS / ROUNDS:g} s each quiet, busy (the load on the bystander's server) and "
-          "beside (the same load on another server: the machine's share)")
+          "beside (the same load on another server: the machine's share)"
+          + (f"; servers on CPU {cpus[0]}, clients on the others" if pin else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for name, location in stores(tmp):
             for workers in (1, 2):
                 load_average = os.getloadavg()[0]
-                phases, ran = measure(location(f"stall-{workers}"), location(f"beside-{workers}"), workers)
+                phases, ran = measure(location(f"stall-{workers}"), location(f"beside-{workers}"), workers,
+                                      server_cpus)
+                os.sched_setaffinity(0, everything)
                 quiet, busy, beside = phases["quiet"], phases["busy"], phases["beside"]
                 mode = "one process" if workers == 1 else f"--workers {workers}"
                 print(f"{name} {mode} (load average {load_average:.1f} before, {os.getloadavg()[0]:.1f} after):")
