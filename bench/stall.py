@@ -110,15 +110,15 @@ def extend(phase, times):
 
 
 def launch_on(cpus, store, workers):
-    """`launch`, the server (and its workers) on `cpus` when given; this process runs on the other CPUs after."""
+    """`launch`, the server (and its workers, which inherit it) on `cpus` when given."""
     if cpus is None:
         return launch(store, workers)
-    everything = os.sched_getaffinity(0)
+    mine = os.sched_getaffinity(0)
     os.sched_setaffinity(0, cpus)
     try:
         return launch(store, workers)
     finally:
-        os.sched_setaffinity(0, everything - cpus)
+        os.sched_setaffinity(0, mine)
 
 
 def measure(store, beside_store, workers, server_cpus=None):
@@ -126,8 +126,11 @@ def measure(store, beside_store, workers, server_cpus=None):
     of a quiet phase, a busy one (the loaders load the bystander's server) and one beside (the same load on the
     other server), each SECONDS / ROUNDS long, so a machine that got busier or quieter meanwhile weighs on every
     phase alike. What the load beside costs the bystander is the machine's share (its cores), not its server's."""
+    mine = os.sched_getaffinity(0)
     process, base, _ = launch_on(server_cpus, store, workers)
     beside, beside_base, _ = launch_on(server_cpus, beside_store, workers)
+    if server_cpus:     # the probe, and the loaders spawned below, off the servers' CPUs
+        os.sched_setaffinity(0, mine - server_cpus)
     spawn = multiprocessing.get_context("spawn")
     go, stop, running, done = spawn.Event(), spawn.Event(), spawn.Value("i", 0), spawn.Queue()
     target = spawn.Value("i", 0)
@@ -151,19 +154,23 @@ def measure(store, beside_store, workers, server_cpus=None):
                     go.set()
                 extend(times, probe(base, token, account_id, SECONDS / ROUNDS))
     finally:
-        stop.set()
-        go.clear()
-        while any(process_.is_alive() for process_ in loaders) or not done.empty():
-            try:        # drained before the join: a loader whose queue is not read never exits
-                kind, seconds = done.get(timeout=0.1)
-                ran[kind].append(seconds)
-            except queue.Empty:
-                pass
-        for process_ in loaders:
-            process_.join()
-        for server in (process, beside):
-            server.terminate()
-            server.wait(20)
+        try:
+            stop.set()
+            go.clear()
+            while any(process_.is_alive() for process_ in loaders) or not done.empty():
+                try:        # drained before the join: a loader whose queue is not read never exits
+                    kind, seconds = done.get(timeout=0.1)
+                    ran[kind].append(seconds)
+                except queue.Empty:
+                    pass
+            for process_ in loaders:
+                if process_.pid is not None:       # started (a loader that failed to start is not joined)
+                    process_.join()
+        finally:        # whatever failed above, no server outlives the bench
+            for server in (process, beside):
+                server.terminate()
+                server.wait(20)
+            os.sched_setaffinity(0, mine)
     return phases, ran
 
 
@@ -177,7 +184,6 @@ def main(argv=None):
     if pin and len(cpus) < 2:
         raise SystemExit("--pin needs two CPUs")
     server_cpus = {cpus[0]} if pin else None
-    everything = os.sched_getaffinity(0)
     print(f"{LOADERS} loader processes back to back (nice 19); a probe round every {PACE_S * 1000:.0f} ms; "
           f"{ROUNDS} rounds of {SECONDS / ROUNDS:g} s each quiet, busy (the load on the bystander's server) and "
           "beside (the same load on another server: the machine's share)"
@@ -188,7 +194,6 @@ def main(argv=None):
                 load_average = os.getloadavg()[0]
                 phases, ran = measure(location(f"stall-{workers}"), location(f"beside-{workers}"), workers,
                                       server_cpus)
-                os.sched_setaffinity(0, everything)
                 quiet, busy, beside = phases["quiet"], phases["busy"], phases["beside"]
                 mode = "one process" if workers == 1 else f"--workers {workers}"
                 print(f"{name} {mode} (load average {load_average:.1f} before, {os.getloadavg()[0]:.1f} after):")
