@@ -4,11 +4,14 @@ the figures): how often it takes the writers' turn, how often it reads its world
 (`--workers`: SHARED_STORE, every request's state in the store). A cost that creeps back shows up here."""
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 
 from ptas_sandbox.simulator import create_app
 from tests.support.client import Api
+from tests.support.pages import post_form
+from tests.support.receivers import Receiver
 from tests.support.worlds import new_world
 
 
@@ -87,6 +90,83 @@ def test_an_api_write_is_one_transaction_when_the_process_owns_the_store(traced)
     else:
         assert turns(statements) == 2, "the admission with the operation, and the journal entry"
         assert world_reads(statements) == 1
+
+
+def test_a_write_reads_again_only_what_its_tables_hold(traced):
+    mode, _, world, statements = traced
+    assert world.api.post("/users", json={"name": "Jane"}).status_code == 201
+    statements.clear()
+    assert world.api.get("/partners/self").status_code == 200
+    if mode == "owned":
+        assert world_reads(statements) == 0, "a user made leaves the worlds table, and its world remembered, as it was"
+        assert any(re.match(r"\s*SELECT .* FROM tokens WHERE", s) for s in statements), "it wrote a token"
+
+
+def test_a_webhook_attempt_in_one_world_leaves_every_world_s_reads_remembered(tmp_path, system_time):
+    """The dispatcher records an attempt with no world's lock: had that made every world's reads stale, one busy
+    world's notifications would cost every other world's requests a read of all they remembered."""
+    app = create_app({"STATE": str(tmp_path / "cost.db"), "SYSTEM_TIME": system_time, "START_SERVICES": False,
+                      "ALLOW_PRIVATE_CALLBACKS": True})
+    receiver = Receiver()
+    try:
+        api = Api(app.test_client())
+        busy, quiet = new_world(api), new_world(api)
+        hook = {"callbackUrl": receiver.url, "events": ["AccountCreated"]}
+        assert busy.api.post("/webhooks", json=hook).status_code == 201
+        for _ in range(2):
+            quiet.api.get("/partners/self")
+        statements = []
+        app.extensions["ptas"].store._local().db.set_trace_callback(statements.append)
+        assert busy.api.post("/testevents/accountcreated").status_code < 300
+        assert busy.api.post("/_sandbox/webhooks/flush").json["inFlight"] == 0
+        assert receiver.wait_for(1)
+        statements.clear()
+        assert quiet.api.get("/partners/self").status_code == 200
+        assert statements == []
+    finally:
+        receiver.close()
+        app.extensions["ptas"].close()
+
+
+def make_a_world(api, busy):
+    new_world(api)
+
+
+def count_a_fault(api, busy):
+    created = busy.api.post("/_sandbox/faults", json={"match": {"operationId": "GetUsers"},
+                                                      "effect": {"type": "status", "status": 503}, "times": 1})
+    assert created.status_code == 201, created.json
+    assert busy.api.get("/users").status_code == 503
+
+
+def connect_on_a_hosted_page(api, busy):
+    user = busy.user(name="Jane")[0]
+    session = busy.api.post("/accountui", json={"accountTypeIds": ["dummy"], "userId": user["id"]}).json
+    page = urlsplit(session["url"]).path
+    done = post_form(api.client, page, data={"accountTypeId": "dummy", "username": "jane", "password": "pw",
+                                             "action": "submit"})
+    assert done.status_code == 200
+    assert busy.api.get(f"/accountui/{session['id']}").json["status"] == "Completed"
+
+
+@pytest.mark.parametrize("write", [make_a_world, count_a_fault, connect_on_a_hosted_page])
+def test_a_write_that_names_its_world_leaves_every_other_world_s_reads_remembered(tmp_path, system_time, write):
+    """A world made, a fault counted and a hosted page's form write one world's rows without its lock (no token
+    names it, or none is needed yet): `Worlds.writes` names it, so no other world reads again what it kept."""
+    app = create_app({"STATE": str(tmp_path / "cost.db"), "SYSTEM_TIME": system_time, "START_SERVICES": False})
+    try:
+        api = Api(app.test_client())
+        busy, quiet = new_world(api), new_world(api)
+        for _ in range(2):
+            quiet.api.get("/partners/self")
+        statements = []
+        app.extensions["ptas"].store._local().db.set_trace_callback(statements.append)
+        write(api, busy)
+        statements.clear()
+        assert quiet.api.get("/partners/self").status_code == 200
+        assert statements == []
+    finally:
+        app.extensions["ptas"].close()
 
 
 def test_what_is_written_behind_reaches_the_store_in_one_transaction(traced):

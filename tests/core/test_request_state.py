@@ -1,6 +1,7 @@
 """The in-memory request state's remembered reads (simulator/requeststate/memory.py): the writers invalidate them.
-A write transaction that took a world's lock makes what was remembered of that world stale when it ends, whatever
-its SQL says (an upsert, a `WITH ... UPDATE`); one that took no world's lock makes every world's stale."""
+A write transaction that took a world's lock makes what was remembered of that world's tables stale when it ends,
+whatever its SQL says (an upsert, a `WITH ... UPDATE`): the tables are those SQLite names, not ours to parse. One
+that took no world's lock makes every world's reads of its tables stale."""
 
 import pytest
 
@@ -8,11 +9,12 @@ from ptas_sandbox.simulator.requeststate import MemoryState
 from ptas_sandbox.simulator.store import open_store
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS notes (world TEXT PRIMARY KEY, text TEXT NOT NULL)"
+OTHER = "CREATE TABLE IF NOT EXISTS other (world TEXT NOT NULL, n INTEGER NOT NULL)"
 
 
 @pytest.fixture
 def state():
-    store = open_store(":memory:", [SCHEMA])
+    store = open_store(":memory:", [SCHEMA, OTHER])
     with store.transaction():
         store.executemany("INSERT INTO notes (world, text) VALUES (?, ?)", [("a", "first"), ("b", "first")])
     return MemoryState(store, background=False)
@@ -74,3 +76,45 @@ def test_the_state_s_own_batch_leaves_the_reads_remembered(state):
     buffer.add("item")
     state.settle()
     assert note(state, "a") == "first"
+
+
+def test_a_writer_of_other_tables_leaves_the_reads_remembered(state):
+    """A webhook attempt, an echo capture or a journal mark writes tables no remembered read reads: every world's
+    reads stay, whether the writer took a world's lock or none."""
+    assert note(state, "a") == note(state, "b") == "first"
+    state.store.execute("UPDATE notes SET text = 'unseen'")     # behind the state's back: shows a read again
+    write(state, "a", "INSERT INTO other (world, n) VALUES (?, 1)")
+    write(state, "b", "INSERT INTO other (world, n) VALUES (?, 1)", lock=False)
+    assert note(state, "a") == note(state, "b") == "first"
+    write(state, "a", "UPDATE notes SET text = text WHERE world = ?")
+    assert (note(state, "a"), note(state, "b")) == ("unseen", "first")
+
+
+def test_a_read_made_of_remembered_reads_depends_on_their_tables(state):
+    """A remembered read that uses another one (found in memory, no statement) is stale when that one's
+    tables change."""
+    state.remember(("note", "a"), "a", lambda: "first")      # a value of no table: nothing makes it stale
+    state.cached.pop(("note", "a"))
+    assert note(state, "a") == "first"
+    shout = ("shout", "a")
+    assert state.remember(shout, "a", lambda: note(state, "a").upper()) == "FIRST"
+    write(state, "a", "UPDATE notes SET text = 'second' WHERE world = ?")
+    assert state.remember(shout, "a", lambda: note(state, "a").upper()) == "SECOND"
+
+
+@pytest.mark.parametrize("sql, params, read, written", [
+    ("SELECT n.text FROM notes n JOIN other o ON o.world = n.world WHERE n.world = ?", ("a",), {"notes", "other"},
+     set()),
+    ("SELECT text FROM notes WHERE world IN (SELECT world FROM other WHERE n > ?)", (0,), {"notes", "other"}, set()),
+    ("INSERT INTO notes (world, text) VALUES (?, 'x') ON CONFLICT (world) DO UPDATE SET text = excluded.text "
+     "RETURNING text", ("c",), {"notes"}, {"notes"}),
+    ("WITH w AS (SELECT world FROM other) UPDATE notes SET text = 'y' WHERE world IN (SELECT world FROM w) "
+     "AND world = ?", ("a",), {"notes", "other"}, {"notes"}),
+    ("DELETE FROM other WHERE world = ?", ("a",), {"other"}, {"other"}),
+    ("SELECT no_such_column FROM notes WHERE world = ?", ("a",), {"*"}, {"*"}),    # SQLite cannot say: every table
+    ("DROP TABLE other", (), {"sqlite_master"}, {"*", "other", "sqlite_master"}),     # dropped: what any read found
+])
+def test_the_tables_are_those_sqlite_names(state, sql, params, read, written):
+    store = state.store
+    with store._held() as local:
+        assert store._name_tables(local.db, sql, params) == (frozenset(read), frozenset(written))

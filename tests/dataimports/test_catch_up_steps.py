@@ -21,10 +21,10 @@ def commits(app, monkeypatch):
     store = app.extensions["ptas"].store
     seen, told = [], store.ended
 
-    def ended(locks):
+    def ended(locks, tables):
         seen.append(locks)
         if told is not None:
-            told(locks)
+            told(locks, tables)
     monkeypatch.setattr(store, "ended", ended)
     return seen
 
@@ -56,7 +56,8 @@ def made(config, location, name, whole):
     app = create_app({**config, "STATE": location})
     sandbox = app.extensions["ptas"]
     seen = []
-    sandbox.store.ended, told = (lambda locks: (seen.append(locks), told and told(locks))), sandbox.store.ended
+    told = sandbox.store.ended
+    sandbox.store.ended = lambda locks, tables: (seen.append(locks), told and told(locks, tables))
     one = sandbox.store.transaction if whole else contextlib.nullcontext
     try:
         with app.app_context():

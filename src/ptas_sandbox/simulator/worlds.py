@@ -140,6 +140,7 @@ class Worlds:
             system = self.system_time()
             offset = (start - system) if start is not None else 0
             frozen_at = (start if start is not None else system) if frozen else None
+            self.writes(world_id)       # the rows of the new world alone (its id's counter is no world's)
             self.store.insert("worlds", id=world_id, seed=seed, created_at=system, offset_us=offset,
                               frozen_at=frozen_at, scenario=scenario)
         return World(world_id, seed, offset, frozen_at, scenario)
@@ -204,6 +205,12 @@ class Worlds:
         """Hold the world's lock to the end of the transaction (in every process): its writes, clock moves,
         catch-ups and resets take it in turn, and first of all their locks (pipeline, LOCK ORDER)."""
         self.store.lock(f"world/{world_id}")
+
+    def writes(self, world_id):
+        """Name the world whose rows this transaction writes without its lock (a world made, a hosted page, a
+        fault counted), as its lock would: what this process remembers of other worlds stays (`Engine.note`).
+        A transaction that names no world makes every world's remembered reads of its tables stale."""
+        self.store.note(f"world/{world_id}")
 
     def name_scenario(self, world_id, scenario):
         """The scenario a world was loaded from, once it is whole (`ptas serve --scenario` resumes it)."""

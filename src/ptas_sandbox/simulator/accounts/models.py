@@ -161,6 +161,14 @@ def reload(ctx: Ctx, account_id: str) -> AccountRow:
     return row
 
 
+def poll_due(ctx) -> bool:
+    """Whether a poll of the world is due: the accounts table alone (the catch-up remembers it until that table is
+    written, requeststate.memory), so a user made does not make it read again. A deleted user's due account
+    counts: the catch-up then clears its next poll (catchup.service.start_due_polls)."""
+    return ctx.store.one("SELECT 1 AS due FROM accounts WHERE world = ? AND next_import_at <= ? LIMIT 1",
+                         (ctx.world.id, ctx.now)) is not None
+
+
 def due_for_poll(ctx):
     """The world's accounts whose next scheduled poll is due, with their user's `user_deleted_at`."""
     return ctx.store.all("SELECT a.*, u.deleted_at AS user_deleted_at FROM accounts a JOIN users u ON "

@@ -34,7 +34,7 @@ def attach(app: Flask, sandbox: Simulator) -> None:
 def imports_due(ctx: Ctx) -> bool:
     """Whether a poll or a run is due: two indexed reads, so a request with nothing due opens no write
     transaction (and takes no world lock) for the catch-up."""
-    return bool(accounts.due_for_poll(ctx)) or bool(imports.due(ctx, limit=1))
+    return accounts.poll_due(ctx) or bool(imports.due(ctx, limit=1))
 
 
 STEP_RUNS = 20      # import runs completed in one step (one transaction) of a catch-up

@@ -188,6 +188,7 @@ def world_ctx(sandbox, world_id):
     world = sandbox.worlds.get(world_id)
     if world is None:
         raise NotFound("This page no longer exists (its sandbox world was reset).")
+    sandbox.worlds.writes(world.id)     # what a page writes is its world's alone
     return sandbox.ctx(world)
 
 

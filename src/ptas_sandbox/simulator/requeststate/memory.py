@@ -6,11 +6,12 @@ keeps in memory
 
 - the §8 windows, exact (`Windows`), their hits written behind;
 - each token's latest `lastUsedAt`, written behind;
-- what reads of one world give until a writer of that world ends (`remember`, `ended`): a world and its
-  clock, a verified token's row, whether a world has live faults, when a world's next catch-up is due, a
+- what reads of one world give until a writer of that world's tables ends (`remember`, `ended`): a world and
+  its clock, a verified token's row, whether a world has live faults, when a world's next catch-up is due, a
   caller's partner row (`Ctx.remember`); so a GET answered from these makes no store statement at all, each
   of which would cost a served request a dozen thread hand-offs (the sqlite3 module lets go of the GIL at
-  every step of a statement);
+  every step of a statement). The tables are those SQLite names for the statements (`SqliteStore.tables_read`),
+  so a webhook attempt recorded in one world, or an echo capture, leaves every world's reads in place;
 - whatever an area hands `write_behind` (the journal's entries).
 
 Writing behind: in batches, one transaction each, at most FLUSH_EVERY_S after the request (the system clock
@@ -24,13 +25,14 @@ again is counted (`lost`) and logged once for the batch.
 import bisect
 import logging
 import threading
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ..auth import Principal, authorize, remembered_token
 from ..ratelimit import log_in_store, refusal, write_hits
+from ..store.base import EVERY_TABLE
 from ..timestamps import SECOND_US
 from .exact import StoreState
 
@@ -41,6 +43,7 @@ CACHED_MAX = 20_000         # remembered reads; more and the oldest is forgotten
 
 log = logging.getLogger("ptas")
 T = TypeVar("T")
+ANY_WRITE = ""          # in `MemoryState.changed`: the last write of any table (for a read whose tables are unknown)
 
 
 class Behind:
@@ -81,13 +84,14 @@ class MemoryState(StoreState):
 
     def __init__(self, store, background: bool = True) -> None:
         super().__init__(store)
-        # Remembered reads, each under the generation of its world it was read at: a write transaction that
-        # changed rows under a world's lock moves that world's generation when it ends (`Engine.ended`), one that
-        # took none (a world made, every world wiped, a hosted page's write, the webhook dispatcher) moves every
-        # world's.
-        self.generations: dict[str, int] = defaultdict(int)
-        self.everything = 0
-        self.cached: dict[Any, tuple[tuple[int, int], Any]] = {}
+        # Remembered reads, each as (the last write that had ended before it was read, its world, the tables it
+        # read, its value); `changed`: {(world, table): the last write of that table under that world's lock
+        # that ended (`Engine.ended`)}. A write that took no world's lock (a world made, a hosted page's write,
+        # the webhook dispatcher) counts for every world (None). A read is fresh while no write of its tables in
+        # its world, or in every world, ended after it.
+        self.ends = 0
+        self.changed: dict[tuple[str | None, str], int] = {}
+        self.cached: dict[Any, tuple[int, str, frozenset[str], Any]] = {}
         self._batch = threading.local()     # this thread writes a batch: it changes no remembered read
         store.ended = self.ended
         self.buffers: list[Behind] = []
@@ -108,12 +112,12 @@ class MemoryState(StoreState):
         store = self.store
         if store.writing or not store.sees_last_commit:
             return read()
-        # before the read: a commit meanwhile moves it (read, not set: an id of no world must leave no entry)
-        generation = (self.everything, self.generations.get(world_id, 0))
         seen = self.cached.get(key)
-        if seen is not None and seen[0] == generation:
-            return seen[1]
-        value = read()
+        if seen is not None and self._fresh(*seen[:3]):
+            store.saw(seen[2])      # an outer read being recorded depends on these tables too
+            return seen[3]
+        since = self.ends           # before the read: a write that ends meanwhile makes it stale
+        value, tables = store.tables_read(read)
         if len(self.cached) >= CACHED_MAX and key not in self.cached:
             # The oldest goes: reads of tokens, partners and worlds no longer used (a user deleted long ago)
             # would otherwise pile up to the bound and, cleared all at once, be read again together.
@@ -121,24 +125,30 @@ class MemoryState(StoreState):
                 del self.cached[next(iter(self.cached))]
             except (StopIteration, KeyError, RuntimeError):     # another thread changed it meanwhile
                 pass
-        self.cached[key] = (generation, value)
+        self.cached[key] = (since, world_id, tables, value)
         return value
 
-    def ended(self, locks: frozenset[str]) -> None:
+    def _fresh(self, since: int, world_id: str, tables: frozenset[str]) -> bool:
+        changed = self.changed
+        names = (ANY_WRITE,) if EVERY_TABLE in tables else (*tables, EVERY_TABLE)
+        return all(changed.get((world, name), 0) <= since for world in (world_id, None) for name in names)
+
+    def ended(self, locks: frozenset[str], tables: frozenset[str]) -> None:
         """A write transaction that changed rows ended (committed or rolled back: its own reads may have seen its
-        writes): what was remembered of the worlds it locked is stale, or of every world when it locked none."""
+        writes): what was remembered of these tables is stale, in the worlds it locked, or in every world when it
+        locked none."""
         if getattr(self._batch, "on", False):
             return
         gone = {key[5:] for key in locks if key.startswith("gone/")}     # deleted: forgotten, not moved
         if "*" in gone:         # every world wiped
             self.forget_world(None)
             return
-        worlds = [key[6:] for key in locks if key.startswith("world/") and key[6:] not in gone]
-        with self._counting:        # `+=` of two threads at once could lose one
-            if not worlds:
-                self.everything += 1
-            for world_id in worlds:
-                self.generations[world_id] += 1
+        worlds: list[str | None] = [key[6:] for key in locks if key.startswith("world/") and key[6:] not in gone]
+        with self._counting:        # two ends at once must not share a number
+            self.ends += 1
+            for world in worlds or [None]:
+                for table in (*tables, ANY_WRITE):
+                    self.changed[world, table] = self.ends
         for world_id in gone:
             self.forget_world(world_id)
 
@@ -151,15 +161,19 @@ class MemoryState(StoreState):
         if world_id is None:
             self.cached.clear()
             with self._counting:
-                self.generations.clear()
-                self.everything += 1
+                self.changed.clear()
+                self.ends += 1
+                self.changed[None, EVERY_TABLE] = self.ends
             return
         for key in [k for k in list(self.cached) if isinstance(k, tuple) and len(k) > 1 and k[1] == world_id]:
             self.cached.pop(key, None)
         with self._counting:
-            if world_id in self.generations:
-                del self.generations[world_id]
-                self.everything += 1        # a read of the world in flight now keeps nothing it could serve
+            kept = [key for key in self.changed if key[0] == world_id]
+            for key in kept:
+                del self.changed[key]
+            if kept:
+                self.ends += 1      # a read of the world in flight now keeps nothing it could serve
+                self.changed[None, EVERY_TABLE] = self.ends
 
     def admit(self, sandbox, ctx, claims, op) -> Principal:
         """Authenticate, authorize and count the request in memory: the token's row as last read, the §8

@@ -24,6 +24,9 @@ os.register_at_fork(after_in_child=lambda: setattr(_process, "pid", os.getpid())
 
 log = logging.getLogger("ptas")
 
+EVERY_TABLE = "*"       # a table name no statement uses: "any table", where the engine does not say which
+ALL_TABLES = frozenset({EVERY_TABLE})
+
 
 class PlatformProblem(Problem):
     """A failure of the platform under the store. Its `detail` names the cause in plain words for any API
@@ -61,9 +64,9 @@ class Engine:
     engine: str = ""
     location: str = ""
     # Told when a write transaction that changed a row ends, committed or rolled back, with the keys of the locks
-    # it took (a world's `world/<id>`): the request state forgets what it remembered of those worlds
-    # (requeststate.memory).
-    ended: Callable[[frozenset[str]], None] | None = None
+    # it took (a world's `world/<id>`) and the tables it wrote (EVERY_TABLE among them where the engine cannot
+    # say): the request state forgets what it remembered of those worlds' tables (requeststate.memory).
+    ended: Callable[[frozenset[str], frozenset[str]], None] | None = None
     _outage = None      # the platform failure logged and not yet over (Engine.outage)
 
     # --- engine parts -------------------------------------------------------------------------------------
@@ -90,7 +93,8 @@ class Engine:
 
     def note(self, key):
         """Tell `ended` of `key` with this transaction's locks, taking no lock: a world deleted (`gone/<id>`), whose
-        memory the request state drops once the transaction has ended, so no later step of it adds any again."""
+        memory the request state drops once the transaction has ended, so no later step of it adds any again; a
+        world whose rows it writes without holding its lock (`world/<id>`: `Worlds.writes`)."""
         local = self._local()
         if local.depth:
             local.locks.add(key)
@@ -98,12 +102,22 @@ class Engine:
     def _take_lock(self, key):
         """SQLite's write transactions are serial already."""
 
+    def _writes_seen(self):
+        """Where a write transaction's statements add the tables they write (SqliteStore: what SQLite names),
+        or None where the engine cannot say: `ended` is then told EVERY_TABLE."""
+        return None
+
+    def tables_read(self, read):
+        """(`read()`, the tables its statements read): what SQLite names (SqliteStore); EVERY_TABLE elsewhere."""
+        return read(), ALL_TABLES
+
     def _ended(self, local):
         """A transaction ended (committed, rolled back, or lost): tell `ended` of a write transaction's locks,
         unless it changed no row (a control API read, a refused write): what was remembered is still so."""
         locks, local.locks = local.locks, set()
+        written, local.written = local.written, None
         if self.ended is not None and not local.reading and self._changed(local):
-            self.ended(frozenset(locks))
+            self.ended(frozenset(locks), frozenset(written) if written is not None else ALL_TABLES)
 
     def _changed(self, local):
         began = local.began_changes
@@ -127,6 +141,7 @@ class Engine:
             if outer:
                 self._begin(local.db, read_only)
                 local.reading, local.locks = read_only, set()
+                local.written = self._writes_seen() if self.ended is not None and not read_only else None
                 local.began_changes = self._changes(local.db) if self.ended is not None else None
                 changes = self._changes(local.db) if self._outage is not None else None
             local.depth += 1
@@ -403,6 +418,7 @@ class Engine:
         forked = db is not None and local.pid != _process.pid
         local.db = self._connection()
         local.depth = 0
+        local.written = None
         local.pid = _process.pid
         if not forked:
             with self._opened_lock:

@@ -8,7 +8,7 @@ import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from .base import Engine, StoreFull, StoreUnavailable
+from .base import ALL_TABLES, EVERY_TABLE, Engine, StoreFull, StoreUnavailable
 from .schema import statements
 
 
@@ -17,6 +17,7 @@ def _dict_row(cursor, row):
 
 
 BUSY_TIMEOUT_S = 60
+NAMED_MAX = 4096        # statements whose tables are kept; past it, a new statement counts as touching every table
 LOW_SPACE_BYTES = 1 << 20      # free space under which health calls the disk full
 
 
@@ -29,6 +30,8 @@ class SqliteStore(Engine):
         self.location = self.path = path
         self.memory = path == ":memory:"
         self._init_local()
+        self._named: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._reads = threading.local()
         self._lock = threading.RLock()
         if self.memory:
             # One connection for every thread, behind a re-entrant lock held for a whole transaction.
@@ -65,19 +68,29 @@ class SqliteStore(Engine):
         db.execute("BEGIN IMMEDIATE")       # SqliteStore.reading takes no writer's turn; this is for writers
 
     def executemany(self, sql, rows):
+        rows = list(rows)
         with self._held() as local:     # rows as given: SQLite takes Python values as they are
+            if rows:
+                self._see(local, sql, rows[0])
             return local.db.executemany(sql, rows)
 
     # A statement on a file, without the context manager of `_held` around it: every statement of every request
     # passes here, and SQLite takes the SQL and the values as they are.
     def execute(self, sql, params=()):
-        return super().execute(sql, params) if self.memory else self._statement(sql, params)
+        return self._in_memory(sql, params, None) if self.memory else self._statement(sql, params)
 
     def one(self, sql, params=()):
-        return super().one(sql, params) if self.memory else self._statement(sql, params).fetchone()
+        return self._in_memory(sql, params, "fetchone") if self.memory else self._statement(sql, params).fetchone()
 
     def all(self, sql, params=()):
-        return super().all(sql, params) if self.memory else self._statement(sql, params).fetchall()
+        return self._in_memory(sql, params, "fetchall") if self.memory else self._statement(sql, params).fetchall()
+
+    def _in_memory(self, sql, params, fetch):
+        """The one connection, its rows fetched before its lock is let go (another thread's statement may follow)."""
+        with self._held() as local:
+            self._see(local, sql, params)
+            cursor = local.db.execute(sql, params)
+            return getattr(cursor, fetch)() if fetch else cursor
 
     def _statement(self, sql, params):
         local = Engine._local(self)
@@ -85,7 +98,73 @@ class SqliteStore(Engine):
             local.begin_pending = False
             local.db.execute("BEGIN")
             local.snapshot = True
+        self._see(local, sql, params)
         return local.db.execute(sql, params)
+
+    # --- the tables a statement touches, for the request state's remembered reads (requeststate.memory) -------
+
+    def _writes_seen(self):
+        return set()
+
+    def tables_read(self, read):
+        outer = getattr(self._reads, "seen", None)
+        seen = self._reads.seen = set()
+        try:
+            value = read()
+        finally:
+            self._reads.seen = outer
+            if outer is not None:
+                outer |= seen
+        return value, frozenset(seen)
+
+    def saw(self, tables):
+        """A read that is being recorded (`tables_read`) used what another read found in these tables."""
+        seen = getattr(self._reads, "seen", None)
+        if seen is not None:
+            seen |= tables
+
+    def _see(self, local, sql, params):
+        """Add the tables of this statement to the write transaction's and to the recorded read's."""
+        written, seen = local.written, getattr(self._reads, "seen", None)
+        if written is None and seen is None:
+            return
+        named = self._named.get(sql) or self._name_tables(local.db, sql, params)
+        if seen is not None:
+            seen |= named[0]
+        if written is not None:
+            written |= named[1]
+
+    def _name_tables(self, db, sql, params):
+        """(the tables `sql` reads, those it writes), as SQLite's authorizer names them while it compiles the
+        statement (`EXPLAIN` compiles it, runs nothing): no parsing of ours, so an upsert, a `RETURNING` or a
+        `WITH ... UPDATE` is named like any other. Where SQLite cannot say, every table."""
+        if len(self._named) >= NAMED_MAX:
+            return ALL_TABLES, ALL_TABLES
+        sqlite, read, written = self._sqlite, set(), set()
+        writes = (sqlite.SQLITE_INSERT, sqlite.SQLITE_UPDATE, sqlite.SQLITE_DELETE)
+        changes_nothing = (sqlite.SQLITE_SELECT, sqlite.SQLITE_FUNCTION, sqlite.SQLITE_TRANSACTION,
+                           sqlite.SQLITE_SAVEPOINT, sqlite.SQLITE_PRAGMA, sqlite.SQLITE_RECURSIVE)
+
+        def name(action, table, _column, _database, _trigger):
+            if action == sqlite.SQLITE_READ:
+                read.add(table)
+            elif action in writes:
+                written.add(table)
+            elif action not in changes_nothing:     # a table made, dropped or altered: whatever it held
+                written.add(EVERY_TABLE)
+            return sqlite.SQLITE_OK
+        # Setting an authorizer makes SQLite compile the connection's cached statements again on their next use:
+        # once per statement text this process runs, not per request.
+        db.set_authorizer(name)
+        try:
+            db.execute("EXPLAIN " + sql, params)
+            named = frozenset(read), frozenset(written)
+        except sqlite.Error:
+            named = ALL_TABLES, ALL_TABLES
+        finally:
+            db.set_authorizer(None)
+        self._named[sql] = named
+        return named
 
     def tables_with_column(self, column):
         return [r["name"] for r in self.all(

@@ -234,6 +234,7 @@ def intercept(sandbox, ctx, op, claims, request, waits=None):
                                   lambda: models.has_live(sandbox.store, ctx.world.id, "api")):
         return None
     with sandbox.store.transaction():
+        sandbox.worlds.writes(ctx.world.id)
         fault = models.for_call(sandbox.store, ctx.world.id, ctx.now, op.id, request.method, request.path,
                                 sandbox.config["PREFIX"], claims.get("jti"))
     if fault is None:
