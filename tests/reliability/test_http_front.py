@@ -5,6 +5,7 @@ bystander is served while 200 of them sit on the server. Outcomes only ("served"
 figures are bench/slow_clients.py's."""
 
 import json
+import logging
 import re
 import select
 import socket
@@ -12,7 +13,7 @@ import time
 
 import requests
 
-from ptas_sandbox.simulator.serving import BODY_LIMIT
+from ptas_sandbox.simulator.serving import BODY_LIMIT, QueueNotes, create_server
 
 SMUGGLED = (b"POST /partner/v2/users HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
             b"0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -223,3 +224,27 @@ def test_clients_that_pipeline_requests_and_read_no_answer_hold_no_thread(monkey
         served.stop()
         app.extensions["ptas"].close()
 
+
+
+def test_waitress_s_queue_depth_is_said_once_a_minute_not_once_a_request():
+    """A busy server had waitress log a line per request waiting for a thread: an unbounded log."""
+    logger = logging.getLogger("waitress.queue")
+    before = list(logger.filters)
+    try:
+        for _ in range(2):          # every server made installs the one filter
+            create_server(lambda environ, start_response: [], host="127.0.0.1", port=0).close()
+        notes = [f for f in logger.filters if isinstance(f, QueueNotes)]
+        assert len(notes) == 1
+    finally:
+        logger.filters[:] = before
+    now = [100.0]
+    notes = QueueNotes(every_s=60, clock=lambda: now[0])
+
+    def record(depth):
+        return logging.LogRecord("waitress.queue", logging.WARNING, __file__, 0, "Task queue depth is %d", (depth,),
+                                 None)
+    said = [r.getMessage() for r in map(record, range(1, 1001)) if notes.filter(r)]
+    assert said == ["Task queue depth is 1"]
+    now[0] += 60
+    said = [r.getMessage() for r in map(record, [7, 8]) if notes.filter(r)]
+    assert said == ["Task queue depth is 7 (999 such lines left out before this one)"]

@@ -30,6 +30,10 @@ connection is closed: trickling cannot keep a socket for ever. A client that pip
 answer loses its connection once its answers fill the output buffer and none of it has gone for SEND_STALL
 seconds, which frees the thread waiting to write to it.
 
+Log: waitress says "Task queue depth is N" for each request that has to wait for a thread; a busy server wrote
+that line per request (1,455 lines in two seconds of 32 connections). `QueueNotes` lets one through a minute,
+with the number it left out.
+
 Arrival: each request's environ carries REQUEST_COMPLETE_NS, `time.perf_counter_ns()` when its last byte was
 read (the monotonic clock every process of the machine shares). A request may wait in the queue for a thread
 behind others; the integration report judges what a client could have known when it sent a request by this
@@ -39,6 +43,7 @@ stamp, not by the moment a thread took the request up.
 import ctypes
 import ctypes.util
 import json
+import logging
 import os
 import resource
 import sys
@@ -288,6 +293,35 @@ def connections_of(server):
     return server.ptas_connections, server.ptas_connections_lock
 
 
+class QueueNotes(logging.Filter):
+    """At most one of waitress's queue-depth lines per `every_s` seconds (module docstring), saying how many it
+    left out since the last."""
+
+    def __init__(self, every_s=60.0, clock=time.monotonic):
+        super().__init__()
+        self.every_s, self.clock = every_s, clock
+        self.last: float | None = None
+        self.left_out = 0
+        self.lock = threading.Lock()
+
+    def filter(self, record):
+        now = self.clock()
+        with self.lock:
+            if self.last is not None and now - self.last < self.every_s:
+                self.left_out += 1
+                return False
+            self.last, left_out, self.left_out = now, self.left_out, 0
+        if left_out:
+            record.msg = f"{record.getMessage()} ({left_out} such lines left out before this one)"
+            record.args = ()
+        return True
+
+
+def quiet_queue_notes(logger=logging.getLogger("waitress.queue")):
+    if not any(isinstance(f, QueueNotes) for f in logger.filters):
+        logger.addFilter(QueueNotes())
+
+
 def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, launch=None, **options):
     """A waitress server for `app` (host, port, threads, or sockets... as waitress takes them) answering its own
     errors as ProblemDetails, refusing ambiguous framing and bodies over BODY_LIMIT as they arrive, capping
@@ -298,6 +332,7 @@ def create_server(app, connections_per_address=CONNECTIONS_PER_ADDRESS, launch=N
     options.setdefault("asyncore_use_poll", True)
     options.setdefault("channel_timeout", IDLE_SECONDS)
     options.setdefault("cleanup_interval", 5)
+    quiet_queue_notes()
     server = waitress_server(app, **options)
     channel = type("ProblemChannel", (ProblemChannel,), {"per_address": connections_per_address, "launch": launch})
     listeners = [server] if hasattr(server, "channel_class") else list(server.map.values())   # one or several
