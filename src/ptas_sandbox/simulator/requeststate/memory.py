@@ -84,14 +84,14 @@ class MemoryState(StoreState):
 
     def __init__(self, store, background: bool = True) -> None:
         super().__init__(store)
-        # Remembered reads, each as (the last write that had ended before it was read, its world, the tables it
-        # read, its value); `changed`: {(world, table): the last write of that table under that world's lock
-        # that ended (`Engine.ended`)}. A write that took no world's lock (a world made, a hosted page's write,
-        # the webhook dispatcher) counts for every world (None). A read is fresh while no write of its tables in
-        # its world, or in every world, ended after it.
+        # Remembered reads, each as (the last write that had ended before it was read, the marks of `changed`
+        # that would make it stale, the tables it read, its value). `changed`: {(world, table): the last write of
+        # that table that ended (`Engine.ended`) in a transaction that locked or named that world}; a write that
+        # named no world counts for every world (None). A read is fresh while no write of its tables, in its world
+        # or in every world, ended after it.
         self.ends = 0
         self.changed: dict[tuple[str | None, str], int] = {}
-        self.cached: dict[Any, tuple[int, str, frozenset[str], Any]] = {}
+        self.cached: dict[Any, tuple[int, tuple[tuple[str | None, str], ...], frozenset[str], Any]] = {}
         self._batch = threading.local()     # this thread writes a batch: it changes no remembered read
         store.ended = self.ended
         self.buffers: list[Behind] = []
@@ -113,9 +113,15 @@ class MemoryState(StoreState):
         if store.writing or not store.sees_last_commit:
             return read()
         seen = self.cached.get(key)
-        if seen is not None and self._fresh(*seen[:3]):
-            store.saw(seen[2])      # an outer read being recorded depends on these tables too
-            return seen[3]
+        if seen is not None:
+            since, marks, tables, value = seen
+            changed = self.changed
+            for mark in marks:
+                if changed.get(mark, 0) > since:
+                    break
+            else:
+                store.saw(tables)       # an outer read being recorded depends on these tables too
+                return value
         since = self.ends           # before the read: a write that ends meanwhile makes it stale
         value, tables = store.tables_read(read)
         if len(self.cached) >= CACHED_MAX and key not in self.cached:
@@ -125,13 +131,12 @@ class MemoryState(StoreState):
                 del self.cached[next(iter(self.cached))]
             except (StopIteration, KeyError, RuntimeError):     # another thread changed it meanwhile
                 pass
-        self.cached[key] = (since, world_id, tables, value)
-        return value
-
-    def _fresh(self, since: int, world_id: str, tables: frozenset[str]) -> bool:
-        changed = self.changed
+        # the marks of `changed` that make it stale: a write of one of its tables (any table, where it is not
+        # known which), or of every table, in its world or in every world
         names = (ANY_WRITE,) if EVERY_TABLE in tables else (*tables, EVERY_TABLE)
-        return all(changed.get((world, name), 0) <= since for world in (world_id, None) for name in names)
+        self.cached[key] = (since, tuple((world, name) for world in (world_id, None) for name in names), tables,
+                            value)
+        return value
 
     def ended(self, locks: frozenset[str], tables: frozenset[str]) -> None:
         """A write transaction that changed rows ended (committed or rolled back: its own reads may have seen its
