@@ -3,6 +3,8 @@ A write transaction that took a world's lock makes what was remembered of that w
 whatever its SQL says (an upsert, a `WITH ... UPDATE`): the tables are those SQLite names, not ours to parse. One
 that took no world's lock makes every world's reads of its tables stale."""
 
+import contextlib
+
 import pytest
 
 from ptas_sandbox.simulator.requeststate import MemoryState
@@ -118,3 +120,37 @@ def test_the_tables_are_those_sqlite_names(state, sql, params, read, written):
     store = state.store
     with store._held() as local:
         assert store._name_tables(local.db, sql, params) == (frozenset(read), frozenset(written))
+
+
+def test_a_write_transaction_uses_what_was_remembered_of_tables_it_has_not_written(state):
+    """This process's writers are serial: inside a write transaction, a table it has not written holds the last
+    commit, so what was remembered of it serves (the partner row of a POST); once it writes one, a read of it
+    may see its own writes, and reads through."""
+    assert note(state, "a") == "first"
+    state.store.execute("UPDATE notes SET text = 'unseen' WHERE world = 'a'")     # behind the state's back
+    with state.store.transaction():
+        state.store.lock("world/a")
+        state.store.execute("INSERT INTO other (world, n) VALUES ('a', 1)")
+        assert note(state, "a") == "first"
+        state.store.execute("UPDATE notes SET text = 'mine' WHERE world = 'a'")
+        assert note(state, "a") == "mine"
+    assert note(state, "a") == "mine"
+
+
+def test_a_read_kept_inside_a_write_transaction_is_stale_once_the_transaction_writes_its_tables(state):
+    with state.store.transaction():
+        state.store.lock("world/a")
+        state.store.execute("INSERT INTO other (world, n) VALUES ('a', 1)")
+        assert note(state, "a") == "first"          # read there, and kept: the transaction wrote no notes
+    state.store.execute("UPDATE notes SET text = 'unseen' WHERE world = 'a'")     # behind the state's back
+    assert note(state, "a") == "first", "kept"
+    for ending in ("rolled back", "committed"):
+        with pytest.raises(RuntimeError) if ending == "rolled back" else contextlib.nullcontext():
+            with state.store.transaction():
+                state.store.lock("world/a")
+                state.store.execute("INSERT INTO other (world, n) VALUES ('a', 2)")
+                note(state, "a")
+                state.store.execute(f"UPDATE notes SET text = '{ending}' WHERE world = 'a'")
+                if ending == "rolled back":
+                    raise RuntimeError(ending)
+        assert note(state, "a") == ("unseen" if ending == "rolled back" else "committed")

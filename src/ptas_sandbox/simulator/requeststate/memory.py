@@ -76,6 +76,11 @@ class Behind:
             self.items = [item for item in self.items if keep(item)]
 
 
+def overlap(tables: frozenset[str], written: set[str] | frozenset[str]) -> bool:
+    """Whether a read of `tables` may see writes to `written` (EVERY_TABLE in either: any)."""
+    return EVERY_TABLE in written or (EVERY_TABLE in tables and bool(written)) or not tables.isdisjoint(written)
+
+
 class MemoryState(StoreState):
     """Per-request state in this process's memory, written behind (module docstring)."""
 
@@ -106,12 +111,15 @@ class MemoryState(StoreState):
         self._counting = threading.Lock()
 
     def remember(self, key: Any, world_id: str, read: Callable[[], Any]) -> Any:
-        # Read through, keeping nothing: inside a write transaction (a read there may see its own writes, which
-        # other threads must not see before its commit, nor at all after a rollback), and inside a snapshot that
-        # may be older than the last commit.
+        # Read through, keeping nothing, inside a snapshot that may be older than the last commit. Inside a write
+        # transaction, a read of tables it has written may see its own writes, which other threads must not see
+        # before its commit, nor at all after a rollback: read through, keeping nothing. Its reads of other tables
+        # see the last commit (this process owns the store, its writers are serial, and each writer's end was
+        # told before the next began), so there what was remembered serves, and what is read is kept.
         store = self.store
-        if store.writing or not store.sees_last_commit:
+        if not store.sees_last_commit:
             return read()
+        written = store.written
         seen = self.cached.get(key)
         if seen is not None:
             since, marks, tables, value = seen
@@ -120,10 +128,13 @@ class MemoryState(StoreState):
                 if changed.get(mark, 0) > since:
                     break
             else:
-                store.saw(tables)       # an outer read being recorded depends on these tables too
-                return value
+                if not written or not overlap(tables, written):
+                    store.saw(tables)       # an outer read being recorded depends on these tables too
+                    return value
         since = self.ends           # before the read: a write that ends meanwhile makes it stale
         value, tables = store.tables_read(read)
+        if written and overlap(tables, written):    # `written` grows with the transaction: the set, read now
+            return value
         if len(self.cached) >= CACHED_MAX and key not in self.cached:
             # The oldest goes: reads of tokens, partners and worlds no longer used (a user deleted long ago)
             # would otherwise pile up to the bound and, cleared all at once, be read again together.

@@ -273,10 +273,14 @@ class Engine:
         return self._local().depth > 0
 
     @property
-    def writing(self):
-        """Whether this thread is inside a write transaction (whose reads may see its own uncommitted writes)."""
+    def written(self):
+        """None outside a write transaction; inside one, the tables it has written so far (EVERY_TABLE where the
+        engine cannot say): its reads of those may see its own uncommitted writes, its reads of others the last
+        commit (requeststate.MemoryState.remember)."""
         local = self._local()
-        return local.depth > 0 and not getattr(local, "reading", False)
+        if local.depth == 0 or getattr(local, "reading", False):
+            return None
+        return local.written if local.written is not None else ALL_TABLES
 
     @property
     def sees_last_commit(self):
