@@ -100,6 +100,16 @@ def test_a_write_reads_again_only_what_its_tables_hold(traced):
     if mode == "owned":
         assert world_reads(statements) == 0, "a user made leaves the worlds table, and its world remembered, as it was"
         assert any(re.match(r"\s*SELECT .* FROM tokens WHERE", s) for s in statements), "it wrote a token"
+        assert world.api.post("/users", json={"name": "Joe"}).status_code == 201
+        statements.clear()
+        assert world.api.post("/users", json={"name": "Ann"}).status_code == 201
+        before = statements[:next(n for n, s in enumerate(statements) if s.startswith("BEGIN"))]
+        assert [s.split(" WHERE")[0] for s in before] == [
+            "SELECT id, kind, partner_id, user_id, scope, revoked_at, expires_at FROM tokens"], \
+            "a POST after a POST reads its token again (the last one wrote tokens), nothing else"
+        inside = statements[len(before):]
+        assert not any(re.match(r"\s*SELECT \* FROM partners", s) for s in inside), \
+            "its partner row comes from memory: the transaction has not written partners"
 
 
 def test_a_webhook_attempt_in_one_world_leaves_every_world_s_reads_remembered(tmp_path, system_time):
