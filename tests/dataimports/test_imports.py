@@ -203,6 +203,18 @@ def test_accounts_of_a_deleted_user_are_no_longer_polled(app, world, jane):
     assert len(events(app, "TransactionsImported")) == 1
 
 
+def test_an_import_running_when_its_user_is_deleted_ends_without_a_notification(app, world, jane):
+    """A deleted user's accounts and imports are 404 (docs/choices.md): a TransactionsImported about them would
+    name data the partner can no longer read."""
+    user, api = jane
+    connect(api)                                # its first import runs for 5 s of world time
+    assert world.api.delete(f"/users/{user['id']}").status_code == 204
+    world.api.advance(86400)
+    assert events(app, "TransactionsImported") == []
+    runs = app.extensions["ptas"].store.all("SELECT status FROM data_imports")
+    assert [run["status"] for run in runs] == ["Failed"], "ended, nothing delivered"
+
+
 def test_an_oauth2_account_imports_like_the_others(client, world, jane):
     from tests.support.oauth import authorized
     user, api = jane

@@ -25,6 +25,7 @@ from ..rows import DataImportRow
 from ..sandbox import Simulator
 from ..timestamps import SECOND_US
 from ..transactions import models as transactions
+from ..users import models as users
 
 
 def attach(app: Flask, sandbox: Simulator) -> None:
@@ -80,6 +81,13 @@ def start_due_polls(ctx: Ctx) -> int:
 def complete(ctx: Ctx, run: DataImportRow) -> None:
     """Finish an import at its due time: deliver its range, or fail on a provider outage or bad credentials."""
     account = accounts.reload(ctx, run["account_id"])
+    if users.is_deleted(ctx, account["user_id"]):
+        # Its accounts and imports are 404 now (docs/choices.md): the run ends with nothing delivered, and no
+        # notification names data its partner can no longer read.
+        imports.finish(ctx, run, errors=[{"code": "UserDeleted", "message": "The account's user was deleted."}],
+                       warnings=[], transaction_count=0, report_ids=[])
+        accounts.set_progress(ctx, account, next_import_at=None)
+        return
     account_type = account_types.require(ctx, account["type_id"])
     options = json.loads(account["options"])
     errors: list[dict[str, Any]] = []
