@@ -266,6 +266,19 @@ def test_validate_credentials_reports_form_and_provider_problems(jane):
     assert api.get("/accounts").json["accounts"] == []
 
 
+def test_validate_credentials_agrees_with_create_on_a_null_field(jane):
+    """A partner who validates first must not get a green light for credentials CreateAccount then refuses."""
+    user, api = jane
+    credentials = {"username": "a", "password": "b", "reportFormat": None}
+    checked = api.post("/accounttypes/dummy-report/validate", json={"credentials": credentials}).json
+    assert not checked["isValid"] and [e["field"] for e in checked["errors"]] == ["reportFormat"]
+    created = api.post("/accounts", json={"accountTypeId": "dummy-report", "credentials": credentials})
+    assert_problem(created, 400)
+    del credentials["reportFormat"]
+    assert api.post("/accounttypes/dummy-report/validate", json={"credentials": credentials}).json["isValid"]
+    assert api.post("/accounts", json={"accountTypeId": "dummy-report", "credentials": credentials}).status_code == 201
+
+
 def test_validate_credentials_of_an_unknown_type_is_not_found(jane):
     _, api = jane
     assert_problem(api.post("/accounttypes/nope/validate", json={"credentials": {}}), 404)

@@ -52,7 +52,8 @@ class InvalidCredentials(BadRequest):
 
 def credential_problems(account_type, values):
     """(cleaned values, problems, warnings) for credentials against the type's accountFields: missing required,
-    mistyped, a Choice outside its options, a File that is not base64 or too large. A property the type does not
+    null, mistyped, a Choice outside its options, a File that is not base64 or too large (callers that merge
+    changes drop a null first: there it clears the field). A property the type does not
     name is ignored with a warning, not refused: spec §9 (2.9.0, webhooks 1.2.0) removed additionalProperties."""
     fields = {f["name"]: f for f in account_type["accountFields"]}
     problems, warnings, cleaned = [], [], {}
@@ -68,6 +69,10 @@ def credential_problems(account_type, values):
             if name in values:
                 problems.append({"field": name, "code": "UseAuthReference",
                                  "message": f"{name!r} is completed by OAuth2: send `authReference` instead."})
+            continue
+        if value is None and name in values:    # as CreateAccount's body schema refuses it: validate agrees
+            problems.append({"field": name, "code": "InvalidValue",
+                             "message": f"{name!r} is null: give a value, or leave it out."})
             continue
         if value is None:
             if field["isRequired"]:
