@@ -55,6 +55,25 @@ def test_tokens_secrets_and_credentials_never_reach_the_journal(world):
     assert "[redacted]" in text
 
 
+def test_a_secret_in_a_body_that_is_no_json_or_in_a_misplaced_field_never_reaches_the_journal(world):
+    """Refused bodies are journaled too: one that does not parse cannot be redacted field by field, and an error
+    answer must not carry back what the client sent where a field of another type belongs."""
+    user = world.api.post("/users", json={"name": "Jane"}).json
+    headers = {"Content-Type": "application/json"}
+    for raw in ('{"userId": "%s", "accountTypeId": "dummy", "credentials": {"password": "pw-comma"},}',
+                "{'accountTypeId': 'dummy', 'credentials': {'password': 'pw-quotes'}}"):
+        assert world.api.post("/accounts", data=raw % user["id"] if "%s" in raw else raw,
+                              headers=headers).status_code == 400
+    world.api.post("/accounts", json={"userId": user["id"], "accountTypeId": "dummy",
+                                      "credentials": [{"password": "pw-array"}]})
+    world.api.post("/webhooks", json={"callbackUrl": "https://example.com/hook", "events": ["AccountCreated"],
+                                      "secret": ["whsec-in-an-array"]})
+    text = world.api.get("/_sandbox/requests").get_data(as_text=True)
+    for secret in ("pw-comma", "pw-quotes", "pw-array", "whsec-in-an-array"):
+        assert secret not in text
+    assert '"withheld": true' in text
+
+
 def test_bodies_are_truncated(app, world):
     app.config["JOURNAL_BODY_LIMIT"] = 50
     world.api.post("/users", json={"name": "J" * 200})

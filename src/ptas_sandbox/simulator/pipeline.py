@@ -246,11 +246,26 @@ def explained(error):
             where = ".".join(map(str, inner.absolute_path))
             return f"`{where}`: {explained(inner)}" if where else explained(inner)
     if error.validator in ("anyOf", "oneOf", "not", "pattern"):     # a pattern is no sentence either
-        return error.schema.get("x-problem", error.message)
+        return error.schema.get("x-problem", "The value does not have a form this field takes." if error.validator
+                                != "pattern" else f"{shown(error.instance)} does not match {error.validator_value!r}")
     if error.validator == "type":       # jsonschema writes the value as Python ("None"), the client sent JSON
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return f"{json.dumps(error.instance)[:80]} is not of type {' or '.join(map(repr, wanted))}"
-    return error.message
+        what = KINDS.get(type(error.instance)) if isinstance(error.instance, (str, list, dict)) else None
+        return f"{what or shown(error.instance)} is not of type {' or '.join(map(repr, wanted))}"
+    message, written = error.message, repr(error.instance)
+    return shown(error.instance) + message[len(written):] if message.startswith(written) else message
+
+
+KINDS: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
+
+
+def shown(value: Any) -> str:
+    """The offending value as an error repeats it: a number, true, false, null or a short string as JSON; else
+    what it is. An answer, and the journal that keeps it, must not carry back a long value twice over, nor a
+    secret the client put where a field of another type belongs."""
+    if value is None or isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 40):
+        return json.dumps(value)
+    return KINDS.get(type(value), "the value")
 
 
 INT64_MAX = 2**63 - 1

@@ -10,7 +10,8 @@ from . import models
 ENTRY = component("JournalEntry", {
     "type": "object",
     "description": "One call of the world as the sandbox saw it; bodies redacted (tokens, secrets, credentials) "
-                   "and cut to a few KiB (`truncated`).",
+                   "and cut to a few KiB (`truncated`); a body that is no JSON and names a secret is not kept "
+                   "(`withheld`).",
     "properties": {
         "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time", "description": "world clock"},
         "wallAt": {"type": "string", "format": "date-time"}, "operationId": {"type": "string"},

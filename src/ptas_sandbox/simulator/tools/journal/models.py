@@ -146,8 +146,9 @@ def redact(value, whole=False):
             lowered = str(key).lower()
             if whole or lowered in WHOLE_KEYS:
                 out[key] = redact(item, whole=True)
-            elif secret_key(key) and not isinstance(item, (dict, list)) and item is not None:
-                out[key] = REDACTED
+            elif secret_key(key) and not isinstance(item, dict) and item is not None:
+                # a list under a secret's name holds secrets; an object (a token record) is redacted field by field
+                out[key] = redact(item, whole=True) if isinstance(item, list) else REDACTED
             else:
                 out[key] = redact(item)
         return out
@@ -169,6 +170,7 @@ def redact_query(query):
     return "&".join(parts)
 
 
+UNPARSED_SECRETS = (*SECRET_SUFFIXES, *WHOLE_KEYS, "apikey", "api_key", "clientsecret", "authorization")
 NOT_JSON = object()
 MAX_DEPTH = 64      # a body nested deeper is kept as text: json's decoder recurses, and a stored entry is read back
 
@@ -208,6 +210,11 @@ def body_record(content_type, raw, limit=BODY_LIMIT):
     if body is None and content_type and "x-www-form-urlencoded" in content_type:
         text = redact_query(text)
     elif body is None:
+        if any(word in text.lower() for word in UNPARSED_SECRETS):
+            # Text that is no JSON (a trailing comma, quotes of the wrong kind) cannot be redacted field by field:
+            # a secret's name in it is enough not to keep it.
+            return {"contentType": content_type, "body": None, "truncated": False, "withheld": True,
+                    "bytes": len(raw)}
         text = JWT.sub(REDACTED, text)
     if body is not None:
         dumped = json.dumps(body, ensure_ascii=False)
