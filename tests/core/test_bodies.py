@@ -65,3 +65,12 @@ def test_a_wrong_type_is_written_as_the_json_the_client_sent(world):
                              400)
     assert problem["detail"] == "null is not of type 'string'" and "None" not in str(problem)
 
+
+@pytest.mark.parametrize("path", ["/testevents/accountcreated", "/users"])
+def test_a_body_over_the_limit_is_413_whether_or_not_the_operation_reads_it(world, path, caplog):
+    """An operation that ignores its body took 600 kB that one reading it refused, and the report's notice wrote
+    a traceback to the log for each such call."""
+    response = world.api.post(path, data=b'{"name": "' + b"a" * 600_000 + b'"}',
+                              headers={"Content-Type": "application/json"})
+    assert_problem(response, 413)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

@@ -13,7 +13,7 @@ from . import events, ratelimit, tools, worlds
 from .openapi import document, full_path
 from .operations import REGISTRY
 from .pipeline import handle
-from .problems import BY_STATUS, Problem, Removed
+from .problems import BY_STATUS, PayloadTooLarge, Problem, Removed
 from .sandbox import Simulator, current_sandbox
 from .store import PlatformProblem
 
@@ -140,6 +140,7 @@ def install_hooks(app, hooks):
     def before():
         for hook in hooks.before:
             hook()
+        within_limit()
         for refuse in hooks.refuse:     # before routing: after the journal opened its entry, so it is filed
             instead = refuse("route", None, None)
             if instead is not None:
@@ -153,6 +154,20 @@ def install_hooks(app, hooks):
         for hook in hooks.record:
             hook(response)
         return response
+
+
+def within_limit():
+    """Every body is held to the limit (after the `before` hooks, which may raise it for a snapshot), whether or not
+    the operation reads it: an operation that ignores its body must not take 600 kB that one reading it refuses."""
+    limit = request.max_content_length
+    if limit is None:
+        return
+    if request.content_length is not None:
+        if request.content_length > limit:
+            raise PayloadTooLarge(f"A request body holds at most {limit} bytes here; this one holds "
+                                  f"{request.content_length}.")
+    elif "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        request.get_data(cache=True)        # reading a chunked body holds it to the limit (413 past it)
 
 
 def route(app):

@@ -26,7 +26,8 @@ def notice(sandbox, response):
         exposed_where = [("the page URL", request.query_string.decode("latin-1")),
                          ("the Authorization header", request.headers.get("Authorization", "")),
                          ("the Referer", request.headers.get("Referer", ""))]
-    elif op is not None and not op.control and request.method in ("POST", "PUT", "PATCH"):
+    elif op is not None and not op.control and request.method in ("POST", "PUT", "PATCH") and \
+            response.status_code != 413:        # a body refused for its size was never read, nor is it here
         exposed_where = [("the body", request.get_data(cache=True)[:65536].decode("utf-8", "replace"))]
     for where, text in exposed_where or ():
         for candidate in JWT.findall(text):
