@@ -1,10 +1,11 @@
-"""`ptas serve`'s access log: one line per request (`--quiet` turns it off), secrets in query strings masked."""
+"""`ptas serve`'s access log: one line per request (`--quiet` turns it off), secrets in query strings and the keys
+of hosted pages masked."""
 
 import sys
 import time
 
 from ptas_sandbox.simulator.timestamps import render
-from ptas_sandbox.simulator.tools.journal.models import redact_query
+from ptas_sandbox.simulator.tools.journal.models import REDACTED, redact_query
 
 
 def shown(path):
@@ -18,6 +19,19 @@ class AccessLog:
 
     def __init__(self, app, clock, stream=None):
         self.app, self.clock, self.stream = app, clock, stream or sys.stdout
+        self.url_map = getattr(app, "url_map", None)
+
+    def unkeyed(self, path, method):
+        """The path with the `key` of a route that takes one masked: a hosted page's URL (an Account UI or User
+        UI page, an OAuth consent) is all a browser needs to act on it, so an operator's log must not hold it."""
+        if self.url_map is None:
+            return path
+        try:
+            _, args = self.url_map.bind("log").match(path, method=method)
+        except Exception:      # no route, a redirect, a method not allowed: no key to find
+            return path
+        key = args.get("key")
+        return path.replace(key, REDACTED) if isinstance(key, str) and key else path
 
     def __call__(self, environ, start_response):
         started = time.perf_counter()
@@ -34,7 +48,8 @@ class AccessLog:
             if hasattr(body, "close"):
                 body.close()
             query = redact_query(environ.get("QUERY_STRING", ""))
-            path = shown(environ.get("PATH_INFO", "") + (f"?{query}" if query else ""))
+            path = self.unkeyed(environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET"))
+            path = shown(path + (f"?{query}" if query else ""))
             print(f"{render(self.clock())[:23]}Z {environ.get('REMOTE_ADDR', '-')} {environ.get('REQUEST_METHOD')} "
                   f"{path} {seen.get('status', '-')} {(time.perf_counter() - started) * 1000:.1f}ms",
                   file=self.stream, flush=True)
