@@ -20,6 +20,14 @@ def test_echo_keeps_method_headers_body_and_time_of_any_content_type(api):
     assert captures[0]["headers"]["X-Trace"] == "7"
 
 
+def test_a_token_sent_to_the_echo_is_kept_masked(api, world):
+    """Whoever may read a bin (anyone, on a sandbox with no admin key) must not read a token sent there."""
+    api.post("/_sandbox/echo/oops", json={"token": world.token}, headers={"Authorization": f"Bearer {world.token}"})
+    [capture] = api.get("/_sandbox/echo/oops").json["captures"]
+    assert world.token not in str(capture)
+    assert capture["headers"]["Authorization"] == "Bearer [redacted]" and "[redacted]" in capture["body"]
+
+
 def test_echo_keeps_binary_bodies_as_base64(api):
     raw = bytes(range(256))
     api.post("/_sandbox/echo/bin", data=raw, headers={"Content-Type": "application/octet-stream"})
