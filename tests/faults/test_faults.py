@@ -100,6 +100,16 @@ def test_latency_on_the_world_clock_moves_it(world):
     assert now(world) - before >= 90 * SECOND_US
 
 
+def test_latency_on_the_world_clock_stops_at_the_end_of_its_range(world):
+    """A latency past the clock's last instant made an ordinary call the clock's own 400."""
+    assert world.api.post("/_sandbox/clock", json={"set": "9989-12-31T00:00:00Z"}).status_code == 200
+    api = world.api.as_(world.api.post("/_sandbox/token").json["accessToken"])     # the jump expired the root's
+    fault(world, match={"operationId": "GetUsers"}, effect={"type": "latency", "seconds": 3 * 86400}, times=2)
+    assert api.get("/users").status_code == 200
+    assert api.get("/_sandbox/clock").json["now"].startswith("9990-01-01T00:00:00")
+    assert api.get("/users").status_code == 200
+
+
 def test_wall_clock_latency_sleeps_outside_the_store_and_is_bounded(system_time):
     slept = []
     app = create_app({"SYSTEM_TIME": system_time, "START_SERVICES": False, "FAULT_SLEEP": slept.append})

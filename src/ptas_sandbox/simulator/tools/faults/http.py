@@ -10,6 +10,7 @@ from flask import Response
 from ...operations import WORLD_AUTH, Answer, component, operation
 from ...partners import models as partners
 from ...problems import Forbidden, Problem
+from ...worlds import LATEST_CLOCK
 from ..journal import models as journal
 from . import models
 
@@ -192,7 +193,9 @@ class Injection:
                 finally:
                     self.waits.leave(ctx.world.id)
             else:
-                world = sandbox.worlds.move(ctx.world, advance=round(self.effect["seconds"] * 1_000_000))
+                # the wait ends at the end of the clock's range: an ordinary call never becomes the clock's 400
+                wait = min(round(self.effect["seconds"] * 1_000_000), max(0, LATEST_CLOCK - ctx.now))
+                world = sandbox.worlds.move(ctx.world, advance=wait)
                 sandbox.catch_up(world)
                 return sandbox.ctx(world), None
         return ctx, None
