@@ -4,8 +4,9 @@ of hosted pages masked."""
 import sys
 import time
 
+from ptas_sandbox.jwt_text import REDACTED
 from ptas_sandbox.simulator.timestamps import render
-from ptas_sandbox.simulator.tools.journal.models import REDACTED, redact_query
+from ptas_sandbox.simulator.tools.journal.models import redact_query
 
 
 def shown(path):
@@ -19,15 +20,16 @@ class AccessLog:
 
     def __init__(self, app, clock, stream=None):
         self.app, self.clock, self.stream = app, clock, stream or sys.stdout
-        self.url_map = getattr(app, "url_map", None)
+        url_map = getattr(app, "url_map", None)     # the app's routes, to find a page's key in a path
+        self.routes = url_map.bind("log") if url_map is not None else None
 
     def unkeyed(self, path, method):
         """The path with the `key` of a route that takes one masked: a hosted page's URL (an Account UI or User
         UI page, an OAuth consent) is all a browser needs to act on it, so an operator's log must not hold it."""
-        if self.url_map is None:
+        if self.routes is None:
             return path
         try:
-            _, args = self.url_map.bind("log").match(path, method=method)
+            _, args = self.routes.match(path, method=method)
         except Exception:      # no route, a redirect, a method not allowed: no key to find
             return path
         key = args.get("key")

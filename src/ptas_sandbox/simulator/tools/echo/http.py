@@ -2,7 +2,7 @@
 
 from flask import current_app
 
-from ptas_sandbox.jwt_text import JWT
+from ptas_sandbox.jwt_text import JWT, masked
 
 from ...auth import WORLD_KEY
 from ...operations import NO_AUTH, WORLD_AUTH, Answer, component, operation
@@ -11,8 +11,6 @@ from ...problems import InvalidParameter, PayloadTooLarge, Unauthorized
 from ...timestamps import render
 from ...webhooks import deliveries as delivery_log
 from . import models
-
-REDACTED = "[redacted]"      # as the journal masks them
 
 ECHO_STATUSES = (200, 201, 202, 500, 502, 503, 504)   # what a receiver typically answers, success or failure
 CAPTURE = component("EchoCapture", {
@@ -81,9 +79,9 @@ def echo_capture(call):
     world = sandbox.worlds.get(world_id) if world_id else None
     # A token sent here by mistake must not be readable by whoever may read the bin (anyone, on a sandbox with no
     # admin key): JWTs are masked, as the journal masks them. A notification carries none.
-    headers = {name: JWT.sub(REDACTED, value) for name, value in headers.items()}
+    headers = {name: masked(value) for name, value in headers.items()}
     if JWT.search(raw.decode("latin-1")):
-        raw = JWT.sub(REDACTED, raw.decode("utf-8", "replace")).encode()
+        raw = masked(raw.decode("utf-8", "replace")).encode()
     received_at = sandbox.worlds.now(world) if world else sandbox.system_time()
     seq = models.capture(sandbox.store, call.params["bin"], request.method, request.path,
                          request.query_string.decode("latin-1"), headers, request.content_type, raw, received_at,

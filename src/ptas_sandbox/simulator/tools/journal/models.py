@@ -39,7 +39,7 @@ import json
 import re
 import re._parser as sre_parse  # the standard library's own parser of patterns (checked, not matched, here)
 
-from ptas_sandbox.jwt_text import JWT
+from ptas_sandbox.jwt_text import REDACTED, masked
 
 from ...timestamps import render
 from ...worlds import next_in_sequence, world_exists
@@ -73,7 +73,6 @@ LIMIT = 1000                    # entries kept per world (config JOURNAL_LIMIT)
 RETENTION_SECONDS = 7 * 86400   # on the world clock (config JOURNAL_RETENTION_SECONDS)
 BODY_LIMIT = 4096               # characters of a body kept (config JOURNAL_BODY_LIMIT)
 PARSE_FACTOR = 16               # a body over 16 x that (64 KiB) is not kept: see body_record
-REDACTED = "[redacted]"
 # Keys whose string values are secrets; `credentials` (an account's provider login) goes whole.
 SECRET_KEYS = {"authorization", "apikey", "api_key", "code", "pin", "otp", "key", "clientsecret", "ticket"}
 SECRET_SUFFIXES = ("token", "secret", "password", "passphrase")
@@ -157,7 +156,7 @@ def redact(value, whole=False):
     if whole and value is not None and not isinstance(value, bool):
         return REDACTED
     if isinstance(value, str):
-        return JWT.sub(REDACTED, value)
+        return masked(value)
     return value
 
 
@@ -166,7 +165,7 @@ def redact_query(query):
     parts = []
     for part in query.split("&") if query else []:
         name, eq, _ = part.partition("=")
-        parts.append(f"{name}={REDACTED}" if eq and secret_key(name) else JWT.sub(REDACTED, part))
+        parts.append(f"{name}={REDACTED}" if eq and secret_key(name) else masked(part))
     return "&".join(parts)
 
 
@@ -215,7 +214,7 @@ def body_record(content_type, raw, limit=BODY_LIMIT):
             # a secret's name in it is enough not to keep it.
             return {"contentType": content_type, "body": None, "truncated": False, "withheld": True,
                     "bytes": len(raw)}
-        text = JWT.sub(REDACTED, text)
+        text = masked(text)
     if body is not None:
         dumped = json.dumps(body, ensure_ascii=False)
         if len(dumped) <= limit:

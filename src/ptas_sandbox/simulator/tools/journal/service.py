@@ -121,7 +121,7 @@ def token_in_query(sandbox):
     """A token of this sandbox in the query string of a call whose header was read: served, yet in every log the
     URL reaches."""
     return any(verified(sandbox, candidate) is not None
-               for candidate in models.JWT.findall(request.query_string.decode("latin-1")))
+               for candidate in JWT.findall(request.query_string.decode("latin-1")))
 
 
 def retry_after_mark(response, status):
