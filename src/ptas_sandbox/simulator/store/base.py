@@ -107,10 +107,6 @@ class Engine:
         or None where the engine cannot say: `ended` is then told EVERY_TABLE."""
         return None
 
-    def tables_read(self, read):
-        """(`read()`, the tables its statements read): what SQLite names (SqliteStore); EVERY_TABLE elsewhere."""
-        return read(), ALL_TABLES
-
     def _ended(self, local):
         """A transaction ended (committed, rolled back, or lost): tell `ended` of a write transaction's locks,
         unless it changed no row (a control API read, a refused write): what was remembered is still so."""

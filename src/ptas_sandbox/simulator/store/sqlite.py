@@ -107,6 +107,8 @@ class SqliteStore(Engine):
         return set()
 
     def tables_read(self, read):
+        """(`read()`, the tables its statements read, as SQLite names them); a read recorded inside it adds its
+        tables to this one's too. Only the request state of a store one process owns asks (requeststate.memory)."""
         outer = getattr(self._reads, "seen", None)
         seen = self._reads.seen = set()
         try:
