@@ -246,8 +246,11 @@ def explained(error):
             where = ".".join(map(str, inner.absolute_path))
             return f"`{where}`: {explained(inner)}" if where else explained(inner)
     if error.validator in ("anyOf", "oneOf", "not", "pattern"):     # a pattern is no sentence either
-        return error.schema.get("x-problem", "The value does not have a form this field takes." if error.validator
-                                != "pattern" else f"{shown(error.instance)} does not match {error.validator_value!r}")
+        if "x-problem" in error.schema:
+            return error.schema["x-problem"]
+        if error.validator == "pattern":
+            return f"{shown(error.instance)} does not match {error.validator_value!r}"
+        return "The value does not have a form this field takes."     # jsonschema's repeats the whole value
     if error.validator == "type":       # jsonschema writes the value as Python ("None"), the client sent JSON
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         what = KINDS.get(type(error.instance)) if isinstance(error.instance, (str, list, dict)) else None
