@@ -75,7 +75,7 @@ def test_a_deleted_world_leaves_nothing_in_memory(api, app):
 
 def test_a_reset_of_every_world_leaves_nothing_of_them_in_memory():
     """The operator's reset (the admin key) deletes every world at once: what the process kept of each (remembered
-    reads, their generations, noted uses, the last prunes) goes with them."""
+    reads, the marks of their writes, noted uses, the last prunes) goes with them."""
     app = create_app({"STATE": ":memory:", "START_SERVICES": False, "ADMIN_KEY": "the-operators-key-0123456789"})
     try:
         client = app.test_client()

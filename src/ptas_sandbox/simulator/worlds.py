@@ -246,10 +246,10 @@ class Worlds:
 
     def forget(self, world_id=None):
         """What this process keeps of a deleted world (None: of every world): its last noted use and what the
-        per-request state remembers of it (its reads and their generation), which no writer of the world would
-        ever move again: a team sandbox making and deleting worlds for weeks would keep them all. Called inside
-        the deleting transaction: the state forgets the world once that has ended (`Engine.note`), so the end
-        does not move the world's generation back into memory."""
+        per-request state remembers of it (its reads and the marks of its writes), which no writer of the world
+        would ever touch again: a team sandbox making and deleting worlds for weeks would keep them all. Called
+        inside the deleting transaction: the state forgets the world once that has ended (`Engine.note`), so the
+        end does not put the world's marks back into memory."""
         if world_id is None:
             self._noted.clear()
         else:

@@ -172,8 +172,8 @@ class MemoryState(StoreState):
         self.cached.pop(key, None)
 
     def forget_world(self, world_id: str | None) -> None:
-        """A deleted world's reads (keys name their world second) and its generation: no writer of it will ever
-        end again to make them stale, so they would stay for ever. None: every world's."""
+        """A deleted world's reads (keys name their world second) and the marks of its writes (`changed`): no
+        writer of it will ever end again to make them stale, so they would stay for ever. None: every world's."""
         if world_id is None:
             self.cached.clear()
             with self._counting:
