@@ -17,6 +17,23 @@ def test_a_body_that_is_not_json_is_415(world):
     assert world.api.get("/users").json["users"] == []
 
 
+def test_a_body_with_a_content_coding_is_415_not_read_as_it_came(world):
+    import gzip
+    packed = gzip.compress(b'{"name": "x"}')
+    for coding, data in (("gzip", packed), ("deflate", b'{"name": "x"}')):
+        response = world.api.post("/users", data=data, content_type="application/json",
+                                  headers={"Content-Encoding": coding})
+        assert coding in assert_problem(response, 415, "unsupported-content-coding")["detail"]
+    assert world.api.get("/users").json["users"] == []
+    done = world.api.post("/users", json={"name": "x"}, headers={"Content-Encoding": "identity"})
+    assert done.status_code == 201
+
+
+def test_a_path_with_an_empty_segment_is_404_saying_so_not_a_redirect(world):
+    assert "empty segment" in assert_problem(world.api.get("//users"), 404, "not-found")["detail"]
+    assert_problem(world.api.post("/users//", json={}), 404, "not-found")
+
+
 def test_fields_of_the_wrong_type_name_the_field(world):
     body = assert_problem(world.api.post("/partners/self/tokens", json={"expiresIn": "soon", "scope": 7}), 400)
     assert sorted(e["pointer"] for e in body["errors"]) == ["/expiresIn", "/scope"]

@@ -33,6 +33,9 @@ AMBIGUOUS = [
     # which host is meant (RFC 9112 3.2): two Host headers, or none on HTTP/1.1
     b"GET /_sandbox/health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
     b"GET /_sandbox/health HTTP/1.1\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+    # lines ended by a bare LF or a bare CR (RFC 9112 2.2): waitress waited for a CRLF CRLF that never came
+    b"GET /_sandbox/health HTTP/1.1\nHost: x\n\nGET /smuggled HTTP/1.1\nHost: x\n\n",
+    b"GET /_sandbox/health HTTP/1.1\r\nHost: x\rX-Hidden: y\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
 ]
 
 
@@ -248,3 +251,38 @@ def test_waitress_s_queue_depth_is_said_once_a_minute_not_once_a_request():
     now[0] += 60
     said = [r.getMessage() for r in map(record, [7, 8]) if notes.filter(r)]
     assert said == ["Task queue depth is 7 (999 such lines left out before this one)"]
+
+
+def test_a_request_of_another_http_version_is_a_505_not_answered_as_http_1_0():
+    """waitress answered `HTTP/2.0` or `HTTP/3.1` as if the client spoke HTTP/1.0."""
+    from ptas_sandbox.simulator import create_app
+    from tests.support.served import Served
+
+    app = create_app({"STATE": ":memory:", "START_SERVICES": False})
+    served = Served(app, threads=2)
+    try:
+        for version in (b"2.0", b"3.1", b"0.9"):
+            with socket.create_connection(("127.0.0.1", int(served.port)), timeout=30) as sock:
+                sock.sendall(b"GET /_sandbox/health HTTP/" + version + b"\r\nHost: x\r\n\r\n")
+                got = everything(sock)
+            head, _, body = got.partition(b"\r\n\r\n")
+            assert head.split(b" ", 2)[1] == b"505", got
+            assert json.loads(body)["status"] == 505 and b"application/problem+json" in head
+    finally:
+        served.stop()
+        app.extensions["ptas"].close()
+
+
+def test_a_crlf_split_between_two_reads_of_the_head_is_no_bare_cr():
+    from waitress.adjustments import Adjustments
+
+    from ptas_sandbox.simulator.serving import FramingParser
+
+    parser = FramingParser(Adjustments())
+    for part in (b"GET /_sandbox/health HTTP/1.1\r", b"\nHost: x\r", b"\n\r", b"\n"):
+        assert parser.received(part) == len(part)
+    assert parser.completed and parser.error is None and parser.headers["HOST"] == "x"
+    parser = FramingParser(Adjustments())
+    parser.received(b"GET /_sandbox/health HTTP/1.1\r")
+    parser.received(b"Host: x\r\n\r\n")
+    assert parser.completed and parser.error.code == 400

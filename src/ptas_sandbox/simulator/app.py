@@ -13,7 +13,7 @@ from . import events, ratelimit, tools, worlds
 from .openapi import document, full_path
 from .operations import REGISTRY
 from .pipeline import handle
-from .problems import BY_STATUS, PayloadTooLarge, Problem, Removed
+from .problems import BY_STATUS, PayloadTooLarge, Problem, Removed, UnsupportedContentCoding
 from .sandbox import Simulator, current_sandbox
 from .store import PlatformProblem
 
@@ -97,6 +97,9 @@ def areas():
 
 def create_app(config=None):
     app = Flask(__name__)
+    # A path with an empty segment (`/partner/v2//users`) is no operation's: a 404 that says so, not werkzeug's
+    # redirect (an HTML 308) to the path with the slashes merged, which hides a client joining URLs wrongly.
+    app.url_map.merge_slashes = False
     app.url_rule_class = LazyBuildRule
     app.url_map.converters["id"] = IdConverter
     app.config.update(DEFAULTS)
@@ -141,6 +144,7 @@ def install_hooks(app, hooks):
         for hook in hooks.before:
             hook()
         within_limit()
+        not_encoded()
         for refuse in hooks.refuse:     # before routing: after the journal opened its entry, so it is filed
             instead = refuse("route", None, None)
             if instead is not None:
@@ -168,6 +172,15 @@ def within_limit():
                                   f"{request.content_length}.")
     elif "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         request.get_data(cache=True)        # reading a chunked body holds it to the limit (413 past it)
+
+
+def not_encoded():
+    """A body sent with a content coding (gzip) is refused as such (RFC 9110 15.5.16), not read as it came and
+    refused as JSON that is not valid."""
+    coding = request.headers.get("Content-Encoding", "").strip().lower()
+    if coding not in ("", "identity"):
+        raise UnsupportedContentCoding(f"The body is read as it is sent; Content-Encoding {coding!r} is not "
+                                       "accepted here. Send it uncompressed, without the header.")
 
 
 def route(app):
@@ -204,7 +217,11 @@ def install_error_handlers(app):
             return problem_response(Removed(f"{request.method} {request.path} was removed from the interface "
                                             "(spec §4.2 note 6)."))
         cls = BY_STATUS.get(error.code)
-        problem = cls(error.description) if cls else Problem(error.description)
+        description = error.description
+        if error.code == 404 and "//" in request.path:
+            description = ("The path has an empty segment (//), which no operation's path has: check how the base "
+                           "URL and the path are joined.")
+        problem = cls(description) if cls else Problem(description)
         if cls is None:
             problem.status = error.code
         problem.headers = {k: v for k, v in error.get_headers() if k in ("Allow", "Retry-After")}

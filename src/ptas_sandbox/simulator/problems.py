@@ -82,6 +82,10 @@ class UnsupportedMediaType(Problem):
     status, slug, title = 415, "unsupported-media-type", "The request body must be application/json"
 
 
+class UnsupportedContentCoding(Problem):
+    status, slug, title = 415, "unsupported-content-coding", "The request body must be sent as it is, not encoded"
+
+
 class TooManyRequests(Problem):
     status, slug, title = 429, "rate-limited", "Rate limit exceeded"
 

@@ -20,8 +20,9 @@ or turn it off (0) there, and let the proxy limit its clients.
 Framing: a request whose framing two servers could read two ways is refused with 400 and its connection
 closed, and nothing after it on that connection is read (a request smuggled behind it would be served): both
 Content-Length and Transfer-Encoding, Transfer-Encoding on HTTP/1.0 or given twice (chunked applied twice),
-two Host headers or none on HTTP/1.1, and folded header lines. A chunked body over the limit is a 413 as it
-arrives, never cut and processed.
+two Host headers or none on HTTP/1.1, folded header lines, and head lines ended by a bare LF or CR. A request
+line of another version than HTTP/1.0 or 1.1 is a 505 (waitress would answer it as HTTP/1.0). A chunked body over
+the limit is a 413 as it arrives, never cut and processed.
 
 Slow clients: the loop holds up to CONNECTION_LIMIT connections (at waitress's own limit it stops accepting
 anyone, so trickling clients would shut everyone out) and polls them with poll(2), not select(2), which fails
@@ -55,12 +56,13 @@ from waitress import create_server as waitress_server
 from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.task import ErrorTask, WSGITask
+from waitress.utilities import BadRequest, Error, find_double_newline
 
 from .problems import TYPE_ROOT
 
 SLUGS = {400: "bad-request", 403: "forbidden", 413: "payload-too-large", 414: "uri-too-long",
          417: "expectation-failed", 431: "header-fields-too-large", 500: "internal-error", 501: "not-implemented",
-         503: "service-unavailable"}
+         503: "service-unavailable", 505: "http-version-not-supported"}
 
 
 def problem_of(error):
@@ -100,19 +102,40 @@ SEND_STALL = 30                     # seconds an answer may wait on a client tha
 REQUEST_COMPLETE_NS = "ptas.request_complete_ns"
 
 
+class VersionNotSupported(Error):
+    code = 505
+    reason = "HTTP Version Not Supported"
+
+
 class FramingParser(HTTPRequestParser):
     """waitress's request parser, refusing framings that another server on the path could read differently, and
     stamping when the request was complete."""
     completed_ns = None
+    version_refused = False
 
     def received(self, data):
-        consumed = super().received(data)
+        if self.body_rcv is None and not self.completed and bare_line_end(self.header_plus + data):
+            # waitress ends a head only at CRLF CRLF: a head of bare LFs would wait for its deadline, unanswered
+            self.parse_header(b"GET / HTTP/1.0\r\n")     # what waitress does before an error of its own
+            self.error = BadRequest("the lines of a request's head end with CRLF; a bare LF or CR is not "
+                                    "accepted (RFC 9112 2.2)")
+            self.completed = True
+            consumed = len(data)
+        else:
+            consumed = super().received(data)
+        if self.version_refused and isinstance(self.error, BadRequest):
+            self.error = VersionNotSupported(f"HTTP/{self.version} is not served here; send HTTP/1.1")
         if self.completed and self.completed_ns is None:
             self.completed_ns = time.perf_counter_ns()
         return consumed
 
     def parse_header(self, header_plus):
         lines = header_plus.split(b"\r\n")
+        version = lines[0].rstrip().rpartition(b" HTTP/")[2]
+        if b" HTTP/" in lines[0] and version not in (b"1.0", b"1.1"):
+            self.version, self.version_refused = version.decode("latin-1"), True
+            # waitress would answer any other version as HTTP/1.0: a client of HTTP/2 must not think it was heard
+            raise ParsingError("unsupported HTTP version")
         names = set()
         for line in lines[1:]:
             if line[:1] in (b" ", b"\t"):
@@ -131,6 +154,15 @@ class FramingParser(HTTPRequestParser):
         if b"transfer-encoding" in names and lines[0].rstrip().endswith(b"HTTP/1.0"):
             raise ParsingError("Transfer-Encoding is not defined for HTTP/1.0")
         super().parse_header(header_plus)
+
+
+def bare_line_end(head):
+    """Whether the head so far (up to its blank line, if it has arrived) has an LF without its CR or a CR without
+    its LF; a CR that ends `head` may still get its LF."""
+    end = find_double_newline(head)
+    head = head[:end] if end >= 0 else head[:-1] if head.endswith(b"\r") else head
+    pairs = head.count(b"\r\n")
+    return head.count(b"\n") != pairs or head.count(b"\r") != pairs
 
 
 class StampedTask(WSGITask):
