@@ -171,6 +171,14 @@ def test_a_callback_naming_a_private_address_is_refused_at_subscription(public_o
     assert_problem(world.api.patch(f"/webhooks/{hook['id']}", json={"callbackUrl": url}), 400)
 
 
+def test_the_echo_path_is_exempt_only_at_a_loopback_host_where_the_sandbox_calls_its_own_receiver(public_only):
+    world = new_world(Api(public_only.test_client()))
+    for url in ("http://10.0.0.7/_sandbox/echo/bin", "http://169.254.169.254/_sandbox/echo/bin"):
+        assert_problem(world.api.post("/webhooks", json={"callbackUrl": url, "events": ["AccountCreated"]}), 400)
+    for url in ("http://127.0.0.1:8080/_sandbox/echo/bin", "http://localhost/_sandbox/echo/bin"):
+        subscribe(world, url)
+
+
 # Each IPv6 form that embeds or translates an IPv4 address, around 127.0.0.1 / 10.0.0.7 / 169.254.169.254 and
 # around 8.8.8.8 (issue 40: the 6to4 form of loopback was accepted).
 EMBEDDING = [

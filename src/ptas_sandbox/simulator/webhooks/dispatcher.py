@@ -34,11 +34,9 @@ from urllib.parse import urlsplit
 
 from ..problems import Problem
 from . import deliveries
-from .sender import BODY_KEPT, Outcome, Sender, destination
+from .sender import BODY_KEPT, ECHO_PATH, OWN_HOSTS, Outcome, Sender, destination
 
 log = logging.getLogger("ptas.webhooks")
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-ECHO_PATH = "/_sandbox/echo/"
 
 
 class Dispatcher:
@@ -295,7 +293,7 @@ class Dispatcher:
         parts = urlsplit(url)
         if self.served:
             port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-            own = parts.hostname in LOOPBACK and str(port) in self.own_ports
+            own = parts.hostname in OWN_HOSTS and str(port) in self.own_ports
         else:
             base = urlsplit(self.in_process_base)
             own = (parts.scheme, parts.hostname, parts.port) == (base.scheme, base.hostname, base.port)

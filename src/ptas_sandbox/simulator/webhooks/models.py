@@ -14,7 +14,7 @@ from ..problems import BadRequest, not_found
 from ..timestamps import render
 from . import deliveries
 from .deliveries import cancel_pending, last_event
-from .sender import literal_refusal
+from .sender import ECHO_PATH, OWN_HOSTS, literal_refusal
 from .signatures import PREFIX
 
 SCHEMA = """
@@ -74,9 +74,11 @@ def new_secret():
 def callback_url(ctx, url):
     """An absolute http(s) URL the server may call: one naming a loopback, private or link-local address
     literally is refused here already, unless private callbacks are allowed or it is the sandbox's own echo
-    receiver. Names are resolved and checked at every attempt (the dispatcher), not here."""
+    receiver at a loopback host (the only place the dispatcher calls it; at a private address the attempt
+    would be refused). Names are resolved and checked at every attempt (the dispatcher), not here."""
     url = absolute_url(url)
-    if private_callbacks_allowed(ctx.config) or urlsplit(url).path.startswith("/_sandbox/echo/"):
+    parts = urlsplit(url)
+    if private_callbacks_allowed(ctx.config) or (parts.path.startswith(ECHO_PATH) and parts.hostname in OWN_HOSTS):
         return url
     reason = literal_refusal(url)
     if reason:

@@ -35,6 +35,10 @@ MAX_HEADERS = 32         # headers of an answer kept
 HEADER_KEPT = 256        # characters of each header value kept
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
+# The app's own echo receiver, which the dispatcher calls through WSGI (never over the network): at these hosts,
+# on the port the app is served on, under this path.
+OWN_HOSTS = {"127.0.0.1", "localhost", "::1"}
+ECHO_PATH = "/_sandbox/echo/"
 
 
 class Refused(Exception):
