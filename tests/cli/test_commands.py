@@ -97,6 +97,11 @@ def test_requests_prints_the_journal_oldest_first(capsys, live, token):
     assert " 404  GET    /partner/v2/users/nobody" in lines[-1]
     _, out, _ = ptas(capsys, "requests", "--status", "4xx", "--url", live, "--token", token)
     assert len(out.splitlines()) == 1 and token not in out
+    token_id = jwt.decode(token, options={"verify_signature": False})["jti"]
+    _, out, _ = ptas(capsys, "requests", "--token-id", token_id[:8], "--url", live, "--token", token)
+    assert out.startswith("no requests match") and "whole token id" in out      # the id as a line shows it
+    _, out, _ = ptas(capsys, "requests", "--token-id", token_id, "--url", live, "--token", token)
+    assert len(out.splitlines()) == 2       # CreateUser, GetUser (the world was made without a token)
 
 
 def test_inspect_prints_a_link_that_works_once(capsys, live, token):

@@ -181,3 +181,13 @@ def test_the_banners_curl_works_whether_the_admin_key_came_from_the_flag_or_the_
     from_variable = banner(tmp_path, {**env, "PTAS_ADMIN_KEY": key})
     assert "export" not in from_variable and '"X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' in from_variable
     assert key not in from_flag + from_variable
+
+
+def test_a_bind_on_every_interface_shows_an_address_to_call_not_0_0_0_0():
+    from ptas_sandbox.cli.serve import addresses
+
+    assert addresses("127.0.0.1", 8080) == ("http://127.0.0.1:8080", "")
+    for host in ("0.0.0.0", "::"):
+        base, elsewhere = addresses(host, 8081)
+        assert base == "http://127.0.0.1:8081" and "from other machines: http://" in elsewhere
+        assert "0.0.0.0" not in elsewhere

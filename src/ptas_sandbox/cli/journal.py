@@ -34,6 +34,10 @@ def show(sandbox, args):
     entries = list(reversed(page["requests"]))
     for entry in entries:
         print(line(entry), flush=True)
+    if not entries:
+        hint = " (give the whole token id: a line shows its first 8 characters)" \
+            if args.token_id and len(args.token_id) <= 8 else ""
+        print(f"no requests match{hint}" if filters.keys() - {"tools"} else "no requests yet", flush=True)
     last = entries[-1]["id"] if entries else 0
     while args.follow:
         time.sleep(args.interval)       # polling a remote sandbox for what others do: the only way to tail

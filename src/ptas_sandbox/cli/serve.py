@@ -17,10 +17,18 @@ from ._client import spelling
 ENVIRONMENT = """environment:
   PTAS_ADMIN_KEY   the server's admin key: creating worlds and loading scenarios (unless --open), the
                    server-wide inspector view and resetting every world need it
-  PTAS_URL         where the remote commands (clock, reset, trigger, requests, listen, inspect) find the sandbox
+  PTAS_URL         where every command but serve and conform finds the sandbox
   PTAS_WORLD_KEY   the world key they act with (the worldKey of POST /_sandbox/partners); before PTAS_TOKEN
   PTAS_TOKEN       a root partner token of the world (what trigger and listen act with)
 """
+
+
+def addresses(host, port):
+    """The base URL to show for a bind, and a line for other machines when it binds every interface: 0.0.0.0 is
+    an address to listen on, not one to call."""
+    if host not in ("0.0.0.0", "::", ""):
+        return f"http://{host}:{port}", ""
+    return f"http://127.0.0.1:{port}", f"\n  from other machines: http://{socket.gethostname()}:{port}"
 
 
 def fail(message):
@@ -63,7 +71,7 @@ def add(commands):
                    help="all echo captures together; the oldest go first (ECHO_TOTAL_BYTES)")
     s.add_argument("--retention-days", type=float,
                    help="outbox events, delivery attempts and echo captures older than this on their world's "
-                        "clock are pruned (RETENTION_SECONDS; a week)")
+                        "clock are pruned (default 7)")
     s.add_argument("--connections-per-address", type=count(0), metavar="N",
                    help="open connections one client address may hold (across --workers); the next gets a 503 "
                         "(default 64; 0: no cap, as behind a reverse proxy, where every connection comes from the "
@@ -223,8 +231,8 @@ def start(args, state, config):
 
         def ready(arbiter):
             port = arbiter.LISTENERS[0].sock.getsockname()[1] if arbiter.LISTENERS else args.port
-            print(f"ptas-sandbox simulator on http://{args.host}:{port} ({args.workers} workers, state: {shown})",
-                  flush=True)
+            base, elsewhere = addresses(args.host, port)
+            print(f"ptas-sandbox simulator on {base} ({args.workers} workers, state: {shown}){elsewhere}", flush=True)
             if result:
                 print(f"scenario {args.scenario}: partner token {result['accessToken']}", flush=True)
         run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready,
@@ -246,7 +254,7 @@ def start(args, state, config):
         if error.errno == errno.EADDRINUSE:
             fail(f"port {args.port} on {args.host} is in use; choose another with --port (0: any free port)")
         fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
-    base = f"http://{args.host}:{server.effective_port}"
+    base, elsewhere = addresses(args.host, server.effective_port)
     seed = config["SEED"]
     seeded = f"seed {seed}" + ("" if args.seed is not None else f", random: --seed {seed} reproduces it")
     key = ' -H "X-Sandbox-Admin-Key: $PTAS_ADMIN_KEY"' if args.admin_key and not args.open else ""
@@ -257,7 +265,8 @@ def start(args, state, config):
     print(f"ptas-sandbox simulator on {base} (state: {shown}; {seeded})\n"
           f"  create a world:  {first}curl -X POST{key} {base}/_sandbox/partners\n"
           f"  API reference:   {base}/docs\n"
-          f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN)", flush=True)
+          f"  see a world:     {ptas} inspect | {ptas} requests -f  (--url {base} --token TOKEN){elsewhere}",
+          flush=True)
     if result:      # after the address, so the first line always names the port
         kept = f" (world {result['world']['id']}, kept in {shown})" if result.get("resumed") else ""
         print(f"scenario {args.scenario}{kept}: partner token {result['accessToken']}", flush=True)

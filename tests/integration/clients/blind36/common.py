@@ -1,4 +1,4 @@
-"""Shared by the clients of /work/blind/36: a webhook receiver of the partner's own on 127.0.0.1 and a
+"""Shared by the clients of this folder: a webhook receiver of the partner's own on 127.0.0.1 and a
 Standard-Webhooks signature check written from docs/webhooks.md (no import of the sandbox's code)."""
 
 import base64
