@@ -79,7 +79,8 @@ def test_an_unknown_scenario_is_one_line(tmp_path):
 
 def test_a_bad_state_path_is_one_line(tmp_path):
     (tmp_path / "file").write_text("not a folder")
-    assert_one_line(run_serve(tmp_path, "--state", str(tmp_path / "file" / "sandbox.db")), "cannot use the state")
+    assert_one_line(run_serve(tmp_path, "--state", str(tmp_path / "file" / "deeper" / "sandbox.db")),
+                    f"{str(tmp_path / 'file')!r} is a file, not a folder")
     assert_one_line(run_serve(tmp_path, "--state", str(tmp_path)), "is a folder")
     (tmp_path / "junk.db").write_bytes(b"this is no database" * 100)
     assert_one_line(run_serve(tmp_path, "--port", "0", "--state", str(tmp_path / "junk.db")), "cannot use the state")

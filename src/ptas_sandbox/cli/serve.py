@@ -23,6 +23,14 @@ ENVIRONMENT = """environment:
 """
 
 
+def parents(path):
+    """The folders above `path`, nearest first."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder != os.path.dirname(folder):
+        yield folder
+        folder = os.path.dirname(folder)
+
+
 def addresses(host, port):
     """The base URL to show for a bind, and a line for other machines when it binds every interface: 0.0.0.0 is
     an address to listen on, not one to call."""
@@ -146,7 +154,10 @@ def check(args):
             os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
             lock_state(state)       # exits 2 when another server runs on this state file
         except OSError as error:
-            fail(f"cannot use the state path {state!r}: {error.strerror or error}")
+            # makedirs of a folder whose path runs through a file says "File exists", which names nothing wrong
+            blocking = next((p for p in parents(state) if os.path.isfile(p)), None)
+            fail(f"cannot use the state path {state!r}: " +
+                 (f"{blocking!r} is a file, not a folder" if blocking else str(error.strerror or error)))
     if args.scenario:
         from ptas_sandbox.simulator.tools.scenarios import catalogue
         names = [name for name, _ in catalogue()]
