@@ -89,6 +89,26 @@ def test_advance_on_sleep_moves_the_world_and_the_monotonic_clock(pytester):
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+def test_advance_on_sleep_reaches_a_sleep_a_module_imported_by_name(pytester):
+    """A client module that did `from time import sleep` (before or after the call) slept for real."""
+    pytester.makepyfile(early_client="from time import sleep as pause\n\ndef wait(s):\n    pause(s)\n")
+    pytester.makepyfile(test_sleep="""
+        import time
+        import early_client
+
+        def test_sleep(ptas_partner, ptas_clock):
+            ptas_clock.advance_on_sleep()
+            from time import sleep
+            wall = time.time()
+            early_client.wait(1)             # a second each: on a regression, they sleep for real, briefly
+            sleep(1)
+            assert time.time() - wall == 2      # freezegun holds the wall clock: only a moved world moves it
+    """)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    import time
+    assert time.sleep.__module__ == "time"       # put back after the test
+
+
 def test_replies_offer_json_like_requests_and_the_journal_verifies(pytester):
     pytester.makepyfile(test_journal="""
         import pytest
@@ -117,8 +137,12 @@ def test_the_same_fixtures_run_against_a_served_sandbox(pytester, tmp_path):
                 assert ptas_sandbox.url == "%s"
                 assert not hasattr(ptas_sandbox, "app")
         """ % url)
+        pytester.makepyfile(test_failing="def test_failing(ptas_partner):\n    assert False\n")
         result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ptas-url", url)
-        result.assert_outcomes(passed=5)
+        result.assert_outcomes(passed=5, failed=1)
+        # the kept world of the failed test, and how to look into it after the run
+        result.stdout.fnmatch_lines(["*the worlds of failed tests*",
+                                     f"test_failing.py::test_failing: ptas requests --url {url} --token *"])
     finally:
         process.terminate()
         process.wait(10)
@@ -149,7 +173,9 @@ def test_a_partners_world_is_deleted_after_a_passing_test_and_kept_after_a_faili
             assert partners["passed"].call("GET", "/_sandbox/clock").status_code == 401
             assert partners["failed"].call("GET", "/_sandbox/clock").status_code == 200
     """)
-    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*the worlds of failed tests*", "They ended with this test process's sandbox*"])
 
 
 def test_the_clock_fixture_leaves_pytests_timing_on_the_real_clock(pytester):

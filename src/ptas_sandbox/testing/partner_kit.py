@@ -3,6 +3,7 @@ remote one at `--ptas-url`, with the same API), a partner of a fresh world, a us
 and the world clock with the partner's own code kept on it (docs/fixtures.md)."""
 
 import json as jsonlib
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -224,7 +225,11 @@ class Clock:
     of 60 s passes at once)."""
 
     def __init__(self, partner):
-        from freezegun import api
+        try:
+            from freezegun import api
+        except ImportError:
+            raise RuntimeError("ptas_clock needs freezegun, which the conform extra installs: "
+                               "pip install 'ptas-sandbox[conform]'") from None
         self.partner = partner
         self._freezer = self._frozen = None
         self._api = api
@@ -272,7 +277,13 @@ class Clock:
 
     def advance_on_sleep(self):
         """From now on, `time.sleep(n)` in this thread returns at once, having moved the world clock, this
-        process's wall clock and its monotonic clocks n seconds ahead (other threads sleep for real)."""
+        process's wall clock and its monotonic clocks n seconds ahead (other threads sleep for real).
+
+        The sleep is replaced where a module holds it too (`from time import sleep`, imported before or after),
+        as freezegun replaces the clocks it freezes; a reference kept elsewhere (a default argument, an
+        attribute of an object made earlier) is out of reach and sleeps for real."""
+        if self._sleeper is not None:
+            return self
         self._sleeper = threading.current_thread()
         self._real_sleep = real_sleep = time.sleep
 
@@ -283,12 +294,19 @@ class Clock:
                 self._slept += seconds
                 self.advance(seconds)
             return None
+        self._holders = [(module, name) for module in list(sys.modules.values())
+                         if module is not time and not getattr(module, "__name__", "").startswith(PYTEST_TIMING)
+                         for name, value in list(getattr(module, "__dict__", {}).items()) if value is real_sleep]
         time.sleep = sleep
+        for module, name in self._holders:
+            setattr(module, name, sleep)
         return self
 
     def stop(self):
         if self._sleeper is not None:
             time.sleep = self._real_sleep
+            for module, name in self._holders:
+                setattr(module, name, self._real_sleep)
             self._sleeper = None
         if self._freezer is not None:
             self._freezer.stop()         # puts back the real clocks, monotonic ones included

@@ -23,8 +23,12 @@ def pytest_addoption(parser):
                     help="the sandbox's admin key, where creating worlds needs it (or PTAS_ADMIN_KEY)")
 
 
+KEPT = pytest.StashKey[list]()     # (test id, partner) of the worlds failed tests left
+
+
 def pytest_configure(config):
     """A `--ptas-url` where no sandbox answers is one line before any test runs, not an error per test."""
+    config.stash[KEPT] = []
     url = config.getoption("ptas_url", None)
     if not url:
         return
@@ -71,6 +75,24 @@ def ptas_partner(ptas_sandbox, request):
     yield partner
     if not getattr(request.node, "ptas_failed", False):
         partner.delete_world()
+    else:
+        request.config.stash[KEPT].append((request.node.nodeid, partner))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Where the worlds of failed tests are, and the commands that show what happened in them."""
+    kept = config.stash.get(KEPT, [])
+    if not kept:
+        return
+    url = config.getoption("ptas_url")
+    terminalreporter.section("ptas-sandbox: the worlds of failed tests")
+    if not url:
+        terminalreporter.write_line("They ended with this test process's sandbox. To look into them after a run, "
+                                    "run against a served one: `ptas serve`, then pytest --ptas-url URL.")
+        return
+    for nodeid, partner in kept:
+        terminalreporter.write_line(f"{nodeid}: ptas requests --url {url} --token {partner.world_key}  "
+                                    "(or ptas inspect, ptas report)")
 
 
 @pytest.fixture
