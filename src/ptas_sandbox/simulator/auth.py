@@ -109,7 +109,8 @@ def in_our_words(jwt, error):
     if isinstance(error, jwt.InvalidAlgorithmError):
         return f"it is signed with an algorithm this sandbox does not accept (only {', '.join(ALGORITHMS)})."
     if isinstance(error, jwt.DecodeError):
-        return "it is not a JWT (three base64url parts joined by dots); send the whole accessToken."
+        return ("it is not a JWT (three base64url parts joined by dots); send the whole token as it was given (an "
+                "accessToken, or the worldKey for the sandbox's control calls).")
     if isinstance(error, (jwt.InvalidIssuerError, jwt.MissingRequiredClaimError)):
         return "this sandbox did not issue it."
     return "this sandbox cannot read it."
