@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -194,3 +195,28 @@ def test_the_clock_fixture_leaves_pytests_timing_on_the_real_clock(pytester):
     assert durations and max(durations) < 60, result.stdout.str()
     times = [float(t) for t in re.findall(r'time="([\d.]+)"', junit.read_text())]
     assert times and max(times) < 60, times
+
+
+BLIND_CI = os.path.join(os.path.dirname(__file__), "blind_ci")
+
+
+def test_the_gate_passes_the_careful_client_and_fails_the_naive_one_in_every_scenario(pytester):
+    """A partner's CI written blind (tests/testing/blind_ci/MANIFEST.md): the careful client passes the report's
+    gate in every scenario, the naive one fails it in every one, each time for what it did."""
+    shutil.copytree(os.path.join(BLIND_CI, "partner_client"), pytester.path / "partner_client")
+    shutil.copy(os.path.join(BLIND_CI, "sync_cases.py"), pytester.path / "test_sync.py")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-rA")
+    outcomes = {line.split()[1].split("::")[1]: line.split()[0] for line in result.stdout.lines
+                if line.startswith(("PASSED", "FAILED", "ERROR"))}
+    assert len(outcomes) == 10, result.stdout.str()
+    for test, outcome in outcomes.items():
+        assert outcome == ("PASSED" if "[careful]" in test else "FAILED"), (test, result.stdout.str())
+    told = {"test_sync_no_faults[naive]": "pagination-ignored",
+            "test_sync_injected_429[naive]": "retry-after-ignored",
+            "test_sync_global_rate_limit[naive]": "retry-after-ignored",
+            "test_sync_server_errors[naive]": "carried-on-after-failure",
+            "test_sync_dropped_connection[naive]": "stopped-after-failure"}
+    text = result.stdout.str()
+    for test, rule in told.items():
+        section = text.split(f"_ {test} _", 1)[1].split("\n___", 1)[0]
+        assert rule in section, (test, rule)

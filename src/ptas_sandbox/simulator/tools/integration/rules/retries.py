@@ -293,6 +293,19 @@ def path_ids(call, operation):
             if name.startswith("{") and value != "self" and before not in ("accounttypes", "testevents")]
 
 
+def body_ids(call):
+    """The ids a call's JSON body names at its top level (`userId`, `accountId`: how a create names what it
+    belongs to), a null among them; not `accountTypeId`, which the documentation names."""
+    body = (call.entry.get("request") or {}).get("body")
+    if not isinstance(body, dict):
+        return []
+    return [value for name, value in body.items()
+            if name.endswith("Id") and name != "accountTypeId" and (value is None or isinstance(value, str))]
+
+
+# What a missing value turns into when a client puts it where an id belongs: no resource is ever named so.
+MISSING = {None, "", "None", "null", "undefined", "nil", "NaN"}
+
 WORD = re.compile(r"[\w.~-]+")
 
 
@@ -334,19 +347,22 @@ class Told:
          "before using its result."),
 )
 def carried_on_after_failure(data):
-    """A call refused 404 or 400 whose path names an id that no answer the client could have read before it held
-    (the journal's answers, the notifications, its tokens), made after a failed call of the same partner: the
-    client used what the failed call would have returned. An id a client got from an answer is never judged."""
+    """A call made after a failed call of the same partner that names, in its path or its body, an id the client
+    cannot have been given: a missing value spelled as one (null, "None"), whatever the answer; or, refused 404
+    or 400, an id that no answer the client could have read before it held (the journal's answers, the
+    notifications, its tokens). The client used what the failed call would have returned. An id a client got
+    from an answer is never judged."""
     told, failed, found = Told(data), {}, []
     for call in data.api_calls:
         operation = data.operations.get(call.operationId)
-        if operation is not None and call.status in (400, 404) and call.partner in failed:
-            ids = path_ids(call, operation)
+        if operation is not None and call.partner in failed:
+            ids = path_ids(call, operation) + body_ids(call)
             if ids:
-                known = told.before(call)
-                unknown = [i for i in ids if i not in known]
+                refused = call.status in (400, 404)
+                known = told.before(call) if refused else set()
+                unknown = [i for i in ids if i in MISSING or (refused and i not in known)]
                 if unknown:
-                    found.append((call, failed[call.partner], unknown))
+                    found.append((call, failed[call.partner], ["null" if i is None else i for i in unknown]))
         if call.status is None or call.status >= 400 or call.answer_faulted:
             failed[call.partner] = call
     if found:
