@@ -1,7 +1,6 @@
 """My client's sync job under the ptas-sandbox fixtures, gated on the integration report (docs/fixtures.md,
 docs/chaos.md)."""
 import pytest
-
 from partner_client.careful import CarefulClient
 from partner_client.naive import NaiveClient
 

@@ -10,5 +10,6 @@ class ApiError(Exception):
             problem = response.json()
         except ValueError:
             problem = {}
-        super().__init__(f"{response.status_code} {problem.get('title', '')}: {problem.get('detail', response.text[:200])}")
+        detail = problem.get("detail", response.text[:200])
+        super().__init__(f"{response.status_code} {problem.get('title', '')}: {detail}")
         self.response = response

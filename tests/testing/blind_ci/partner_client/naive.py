@@ -26,7 +26,7 @@ class NaiveClient:
     def bootstrap(self):                              # same as careful, to isolate the three faults
         created = self.request("POST", "/partners/self/tokens",
                                json={"name": "backend", "expiresIn": 31536000, "scope": SCOPE})
-        initial, self.token = self.token, created.get("accessToken", self.token)
+        self.token = created.get("accessToken", self.token)
         for tok in self.request("GET", "/partners/self/tokens").get("tokens", []):
             if tok["id"] != created.get("id") and tok["name"] == "initial token" and tok["isValid"]:
                 self.request("DELETE", f"/partners/self/tokens/{tok['id']}")
