@@ -332,6 +332,16 @@ def test_accounts_made_without_reading_the_account_types(world):
     imported(world.api, user_api)
     [finding] = found(world, "account-types-hardcoded")
     assert finding["count"] == 1 and finding["evidence"][0]["operationId"] == "CreateAccount"
+    assert "refused" not in finding["message"]
+
+
+def test_a_refused_read_of_the_account_types_is_said_to_give_no_fields(world):
+    world = long_lived(world)
+    _, user_api = long_lived_user(world, lifetime=USER_TOKEN_LIFETIME)
+    assert user_api.get("/accounttypes/no-such-type").status_code == 404
+    imported(world.api, user_api)
+    [finding] = found(world, "account-types-hardcoded")
+    assert finding["count"] == 1 and "1 of them after reads that were refused" in finding["message"]
 
 
 def test_metadata_read_again_and_again(world):

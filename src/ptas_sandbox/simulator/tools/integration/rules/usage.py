@@ -33,16 +33,20 @@ ACCOUNT_TYPE_READS = ("GetAccountTypes", "GetAccountType")
          "and their fields must not be hard-coded (spec §1.4)."),
 )
 def account_types_hardcoded(data):
-    blind = []
+    """A read that was refused gave the client no fields to build from: only an answered one counts."""
+    blind, refused = [], 0
     for calls in grouped(data.api_calls, lambda c: c.partner).values():
-        read = False
+        read = tried = False
         for call in calls:
-            read = read or (call.operationId in ACCOUNT_TYPE_READS and call.ok())
+            if call.operationId in ACCOUNT_TYPE_READS:
+                read, tried = read or call.ok(), tried or not call.ok()
             if call.operationId in ACCOUNT_WRITES and not read:
                 blind.append(call)
+                refused += tried
     if blind:
+        tried_note = f" ({refused} of them after reads that were refused, which give no fields)" if refused else ""
         yield finding("account-types-hardcoded", f"{len(blind)} account request(s) named account types and "
-                      "credential fields without a read of the account types before them.",
+                      f"credential fields without an answered read of the account types before them{tried_note}.",
                       [c.evidence() for c in blind])
 
 
