@@ -34,7 +34,16 @@ from urllib.parse import urlsplit
 
 from ..problems import Problem
 from . import deliveries
-from .sender import BODY_KEPT, ECHO_PATH, OWN_HOSTS, Outcome, Sender, destination
+from .sender import (
+    BODY_KEPT,
+    DEFAULT_PORTS,
+    ECHO_PATH,
+    OWN_HOSTS,
+    Outcome,
+    Sender,
+    destination,
+    private_callbacks_allowed,
+)
 
 log = logging.getLogger("ptas.webhooks")
 
@@ -49,8 +58,7 @@ class Dispatcher:
         self.poll = float(config.get("WEBHOOK_POLL_SECONDS", 0.1))
         self.per_webhook = int(config.get("WEBHOOK_PARALLEL_PER_WEBHOOK", 2))
         self.per_destination = int(config.get("WEBHOOK_PARALLEL_PER_DESTINATION", 4))
-        allow = config.get("ALLOW_PRIVATE_CALLBACKS")
-        self.allow_private = True if allow is None else bool(allow)
+        self.allow_private = private_callbacks_allowed(config)
         self.sender = Sender(self.timeout, self.allow_private)
         self.flush_wait = float(config.get("FLUSH_WAIT_SECONDS") or 3 * self.timeout)
         self.flush_waiters = int(config.get("FLUSH_WAITERS_PER_WORLD", 2))
@@ -292,7 +300,7 @@ class Dispatcher:
         hold every one: the attempts then timed out and were retried, reaching the receiver twice."""
         parts = urlsplit(url)
         if self.served:
-            port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+            port = parts.port or DEFAULT_PORTS.get(parts.scheme)
             own = parts.hostname in OWN_HOSTS and str(port) in self.own_ports
         else:
             base = urlsplit(self.in_process_base)

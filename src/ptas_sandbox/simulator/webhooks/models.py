@@ -14,7 +14,7 @@ from ..problems import BadRequest, not_found
 from ..timestamps import render
 from . import deliveries
 from .deliveries import cancel_pending, last_event
-from .sender import ECHO_PATH, OWN_HOSTS, literal_refusal
+from .sender import ECHO_PATH, OWN_HOSTS, literal_refusal, private_callbacks_allowed
 from .signatures import PREFIX
 
 SCHEMA = """
@@ -86,11 +86,6 @@ def callback_url(ctx, url):
                          "its own echo receiver (/_sandbox/echo/...). A sandbox on your machine can call local "
                          "receivers when started with --allow-private-callbacks.")
     return url
-
-
-def private_callbacks_allowed(config):
-    allow = config.get("ALLOW_PRIVATE_CALLBACKS")
-    return True if allow is None else bool(allow)
 
 
 def columns(ctx, values):

@@ -41,6 +41,12 @@ OWN_HOSTS = {"127.0.0.1", "localhost", "::1"}
 ECHO_PATH = "/_sandbox/echo/"
 
 
+def private_callbacks_allowed(config):
+    """ALLOW_PRIVATE_CALLBACKS, where None (in-process use, no server bound) allows them."""
+    allow = config.get("ALLOW_PRIVATE_CALLBACKS")
+    return True if allow is None else bool(allow)
+
+
 class Refused(Exception):
     """The callback URL names an address the sandbox will not call."""
 
