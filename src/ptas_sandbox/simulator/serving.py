@@ -131,8 +131,8 @@ class FramingParser(HTTPRequestParser):
 
     def parse_header(self, header_plus):
         lines = header_plus.split(b"\r\n")
-        version = lines[0].rstrip().rpartition(b" HTTP/")[2]
-        if b" HTTP/" in lines[0] and version not in (b"1.0", b"1.1"):
+        _, named, version = lines[0].rstrip().rpartition(b" HTTP/")
+        if named and version not in (b"1.0", b"1.1"):
             self.version, self.version_refused = version.decode("latin-1"), True
             # waitress would answer any other version as HTTP/1.0: a client of HTTP/2 must not think it was heard
             raise ParsingError("unsupported HTTP version")
@@ -147,11 +147,11 @@ class FramingParser(HTTPRequestParser):
             if name == b"host" and name in names:
                 raise ParsingError("a request has one Host header (RFC 9112 3.2)")
             names.add(name)
-        if b"host" not in names and lines[0].rstrip().endswith(b"HTTP/1.1"):
+        if b"host" not in names and named and version == b"1.1":
             raise ParsingError("an HTTP/1.1 request needs a Host header (RFC 9112 3.2)")
         if b"transfer-encoding" in names and b"content-length" in names:
             raise ParsingError("a request may not have both Content-Length and Transfer-Encoding")
-        if b"transfer-encoding" in names and lines[0].rstrip().endswith(b"HTTP/1.0"):
+        if b"transfer-encoding" in names and named and version == b"1.0":
             raise ParsingError("Transfer-Encoding is not defined for HTTP/1.0")
         super().parse_header(header_plus)
 
