@@ -39,7 +39,8 @@ def account_types_hardcoded(data):
         read = tried = False
         for call in calls:
             if call.operationId in ACCOUNT_TYPE_READS:
-                read, tried = read or call.ok(), tried or not call.ok()
+                answered = call.ok()
+                read, tried = read or answered, tried or not answered
             if call.operationId in ACCOUNT_WRITES and not read:
                 blind.append(call)
                 refused += tried
