@@ -9,7 +9,7 @@ from .common import PREFIX, SCOPE, ApiError
 
 class CarefulClient:
     def __init__(self, base_url, token, sleep=None, attempts=6):
-        # look time.sleep up at call time: (written when advance_on_sleep reached time.sleep alone)
+        # time.sleep looked up at each call, so a sleep a test put in its place is the one used
         self.sleep = sleep or (lambda seconds: time.sleep(seconds))
         self.base, self.token, self.attempts = base_url.rstrip("/"), token, attempts
 
