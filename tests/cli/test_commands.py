@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 
 import jwt
 import pytest
@@ -295,6 +296,21 @@ def test_listen_subscribes_again_after_a_reset_and_says_so(capsys, live, token, 
         process.terminate()
         process.wait(30)
         receiver.close()
+
+
+def test_listen_notes_a_stop_signal_whenever_it_comes_and_a_second_one_stops_at_once():
+    """The handler takes no lock (a threading.Event's could be held by the very thread it interrupts, and the
+    listener then never stopped): a signal during the pause between polls ends the pause, one before it is seen
+    at once, and a second one raises."""
+    from ptas_sandbox.cli.listen import Stop
+    with Stop() as stop:
+        assert not stop.is_set() and not stop.wait(0)
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        assert stop.wait(600)                   # ended by the signal, not by the 600 s
+        assert stop.wait(600) and stop.status() == 0
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    assert signal.getsignal(signal.SIGTERM) != stop._ask      # the handlers are put back
 
 
 def test_a_forward_nothing_answers_is_tried_again_then_said_with_a_hint(monkeypatch):

@@ -13,8 +13,9 @@ import base64
 import json
 import os
 import secrets
+import select
 import signal
-import threading
+import socket
 import time
 
 from ._client import Failed, add_target, run
@@ -96,16 +97,18 @@ def event_of(capture):
 
 class Stop:
     """SIGTERM (a process manager, `kill`) and Ctrl-C ask the loop to stop after the call in hand; the webhook is
-    then removed (`finally`). Raising from the signal handler instead could land inside the HTTP library while it
-    holds its connection pool's lock, and the removal then waited on that lock for ever. A second signal stops
-    at once (KeyboardInterrupt)."""
+    then removed (`finally`). The handler takes no lock: it notes the signal and sends a byte that `wait` selects
+    on. Raising from it could land inside the HTTP library while it holds its connection pool's lock, and setting
+    a threading.Event could wait for ever on the Event's own lock, which the interrupted main thread may hold
+    inside Event.wait. A second signal stops at once (KeyboardInterrupt)."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
     def __init__(self):
-        self.asked = threading.Event()
         self.by = None
         self._previous = {}
+        self._woken, self._wake = socket.socketpair()   # a socket pair, not a pipe: select takes it everywhere
+        self._wake.setblocking(False)
 
     def __enter__(self):
         for number in self.SIGNALS:
@@ -113,14 +116,28 @@ class Stop:
         return self
 
     def _ask(self, number, _frame):
-        if self.asked.is_set():
+        if self.by is not None:
             raise KeyboardInterrupt
         self.by = number
-        self.asked.set()
+        try:
+            self._wake.send(b"\0")
+        except OSError:     # the pair is full or closed: `is_set` still says so at the next turn
+            pass
+
+    def is_set(self):
+        return self.by is not None
+
+    def wait(self, seconds):
+        """Pause up to `seconds`, less when a signal comes; whether one came."""
+        if not self.is_set():
+            select.select([self._woken], [], [], seconds)
+        return self.is_set()
 
     def __exit__(self, *_):
         for number, handler in self._previous.items():
             signal.signal(number, handler)
+        self._woken.close()
+        self._wake.close()
 
     def status(self):
         """Ctrl-C ends as an interrupted command does (130); SIGTERM, a managed stop, with 0."""
@@ -150,7 +167,7 @@ def listen(sandbox, args):
                   f"Webhook signing secret: {secret}  (this world's, kept in {kept_in}; Ctrl-C to stop)\n"
                   "Each notification is signed again with this machine's clock, so a Standard Webhooks verifier "
                   "accepts it after the world clock moved.", flush=True)
-            hook = poll(sandbox, args, hook, subscription, bin_, secret, stop.asked)
+            hook = poll(sandbox, args, hook, subscription, bin_, secret, stop)
         finally:
             try:
                 sandbox.call("DELETE", f"/webhooks/{hook['id']}", expect=(200, 204))
