@@ -55,7 +55,9 @@ def test_update_user(world):
 def test_deleted_users_are_listed_with_deleted_at_and_their_tokens_stop(world):
     user, as_user = world.user(name="Jane", scope="account:all user.token:create")
     assert "deletedAt" not in world.api.get(f"/users/{user['id']}").json
-    assert world.api.delete(f"/users/{user['id']}").status_code == 204
+    deleted = world.api.delete(f"/users/{user['id']}")
+    assert deleted.status_code == 204 and deleted.data == b""
+    assert "Content-Type" not in deleted.headers, deleted.headers     # no body, so no media type of one
     listed = world.api.get("/users").json["users"]
     assert listed[0]["id"] == user["id"] and listed[0]["deletedAt"].endswith("Z")
     assert world.api.get(f"/users/{user['id']}").json["deletedAt"] == listed[0]["deletedAt"]

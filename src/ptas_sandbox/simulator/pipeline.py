@@ -312,7 +312,9 @@ def render(result):
         return result
     reply = result if isinstance(result, Answer) else Answer(200, result)
     if reply.body is None and reply.status == 204:
-        return Response(status=204, headers=reply.headers)
+        response = Response(status=204, headers=reply.headers)
+        del response.headers["Content-Type"]    # werkzeug's default would name HTML for an answer with no body
+        return response
     return Response(json.dumps(reply.body), reply.status, reply.headers, mimetype="application/json")
 
 
