@@ -6,6 +6,7 @@ guards the rule must fail, and the suite must still pass against targets that be
 """
 
 import base64
+import collections
 import json
 import re
 
@@ -208,7 +209,8 @@ def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document
 
 # -- the same breakages and more, in deployment mode (issue 9: a URL and a token, /_sandbox hidden) --------------
 from tests.support import blind_deployments as blind  # noqa: E402
-from tests.support import blind_faithful  # noqa: E402
+from tests.support import blind_deployments_c as blind_c  # noqa: E402
+from tests.support import blind_faithful, blind_faithful_c  # noqa: E402
 from tests.support import broken_deployments as broken  # noqa: E402
 from tests.support.deployments import Deployment, Rewrite, json_of  # noqa: E402
 
@@ -232,7 +234,7 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     ("created_at_search_ignored", broken.DropQuery({"createdAt"}),
      "The createdAt search narrows the account's transactions"),
     ("report_id_search_ignored", broken.DropQuery({"reportId"}),
-     "The reportId search finds the transactions of one report"),
+     "The reportId search finds exactly the transactions that link to the report"),
     ("no_transaction_type", broken.no_transaction_type, "Transactions carry what the spec names"),
     ("expired_token_shown_valid", broken.expired_shown_valid, "A token expires when its lifetime has passed"),
     ("revoked_token_shown_valid", broken.revoked_shown_valid,
@@ -301,7 +303,7 @@ DEPLOYMENT = [(c[0].__name__, c[0], c[2]) for c in CAUGHT] + [
     ("user_requests_not_rate_limited", broken.UsersUnlimited(),
      "More than 100 requests within 60 seconds are not all served"),
     ("real_events_never_notified", broken.Outgoing(broken.real_events_never_sent),
-     "Creating and deleting an account notifies AccountCreated and AccountDeleted"),
+     "Creating, updating and deleting an account notifies AccountCreated, AccountUpdated and AccountDeleted"),
     ("notifications_to_unsubscribed_webhooks", broken.EveryWebhookNotified(),
      "A webhook receives no notification of a kind it did not subscribe to"),
     ("token_scopes_comma_separated", broken.comma_separated_scopes,
@@ -394,7 +396,8 @@ BLIND = [(f"blind:{case.name}", case, scenario) for case, scenario in (
     (blind.delete_account_with_update_scope, "A user token holding account:update forbidden for DeleteAccount"),
     (blind.notification_import_without_errors, "A test TransactionsImported notification reaches the receiver"),
     (blind.account_type_updated_misnamed, "A test AccountTypeUpdated notification reaches the receiver"),
-    (blind.account_deleted_not_notified, "Creating and deleting an account notifies AccountCreated and AccountDeleted"),
+    (blind.account_deleted_not_notified,
+     "Creating, updating and deleting an account notifies AccountCreated, AccountUpdated and AccountDeleted"),
     (blind.report_imported_still_sent, "The five test events arrive and no retired kind is sent"),
     (blind.update_webhook_ignores_kinds, "A webhook is created, read, listed, changed and deleted"),
     (blind.forbidden_empty_body_on_users, "partner:all forbidden for GetUsers"),
@@ -417,6 +420,46 @@ BLIND = [(f"blind:{case.name}", case, scenario) for case, scenario in (
     (blind.partner_redirect_url_singular, "A new child partner can be read back"),
 )]
 DEPLOYMENT += BLIND
+# The second blind round (tests/support/blind_deployments_c.py): the first count killed 26 of its 30; the four it
+# missed (an e-mail address required, reportIds of a local day, no AccountUpdated on an update, a 30 s window)
+# are killed since.
+BLIND_C = [
+    (blind_c.oauth_request_redirect_url_ignored,
+     "An approved authorization returns to the partner and the account is created with the reference"),
+    (blind_c.oauth_message_header_missing, "A failed authorization returns with the status OtherError"),
+    (blind_c.auth_field_type_renamed, "The dummy account type dummy-auth is as spec §1 capability 6 describes it"),
+    (blind_c.token_name_not_stored, "A token expires when its lifetime has passed"),
+    (blind_c.expires_in_in_milliseconds, "A one-year token is accepted as asked"),
+    (blind_c.last_used_at_set_at_creation, "A token used for a call shows when it was last used"),
+    (blind_c.own_token_needs_read_too, "partner:update allowed for CreateOwnPartnerToken"),
+    (blind_c.child_token_without_id, "A revoked child partner token is no longer accepted"),
+    (blind_c.child_token_list_shows_own, "The child partner's token list never carries access tokens"),
+    (blind_c.deploy_token_lists_children, "A deploy token cannot list the child partners"),
+    (blind_c.short_token_lifetime_refused, "A token expires when its lifetime has passed"),
+    (blind_c.create_user_requires_email, "Creating a user answers its id and its first user token"),
+    (blind_c.create_user_ignores_scope, "The partner chooses the scope of the first user token"),
+    (blind_c.user_token_refuses_partner_token_scope, "A partner token issues user tokens with user.token:create"),
+    (blind_c.accountui_keeps_first_type_only, "A session carries the account types it was opened for"),
+    (blind_c.userui_read_with_create_scope, "userui:create forbidden for GetUserUiSession"),
+    (blind_c.user_sees_other_users_accounts, "A user sees only the accounts it created"),
+    (blind_c.partner_token_refused_on_accounts, "account:read allowed for GetAccounts"),
+    (blind_c.partner_read_updates_partner, "partner:read forbidden for UpdatePartner"),
+    (blind_c.redirect_urls_truncated_to_one, "Several OAuth2 redirect URLs can be set"),
+    (blind_c.get_users_hides_deleted, "A deleted user is listed with deletedAt"),
+    (blind_c.account_types_list_omits_dummy_report, "The sandbox offers the three dummy account types"),
+    (blind_c.transaction_fields_without_is_deprecated,
+     "The dummy account type dummy is as spec §1 capability 6 describes it"),
+    (blind_c.report_id_of_local_day, "The reportId search finds exactly the transactions that link to the report"),
+    (blind_c.dataimport_detail_not_routed, "Data imports are listed and read with their errors and warnings"),
+    (blind_c.webhook_delete_not_persisted, "A webhook is created, read, listed, changed and deleted"),
+    (blind_c.test_account_created_sends_updated, "A test AccountCreated notification reaches the receiver"),
+    (blind_c.account_updated_not_notified,
+     "Creating, updating and deleting an account notifies AccountCreated, AccountUpdated and AccountDeleted"),
+    (blind_c.notification_report_without_errors, "A test TransactionsImported notification reaches the receiver"),
+    (blind_c.rate_limit_window_30s, "More than 100 requests within 60 seconds are not all served"),
+]
+assert {case.name for case, _ in BLIND_C} == {case.name for case in blind_c.CASES}
+DEPLOYMENT += [(f"blind_c:{case.name}", case, scenario) for case, scenario in BLIND_C]
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would; a missing one is
 # waited for 3 s (an arriving one ends the wait at once). The waiting budget is the default one (--max-wait 600):
 # the deployment's world holds two-day-old accounts, as a staging partner's does, which the run reuses.
@@ -459,6 +502,43 @@ def run_broken_deployment(breakage, scenario, capsys):
         return deployment.run("contract", change=change, wrap=wrap, capsys=capsys, only=[scenario], **BROKEN_RECEIVER)
     finally:
         deployment.close()
+
+
+class FixedMinuteWindows:
+    """A faithful limiter many gateways keep: 100 requests per whole minute of the clock, windows beginning `phase`
+    seconds after the deployment's clock began (the simulator's own limiter lifted), refused with 429 and a
+    Retry-After to the window's end."""
+
+    config = {"RATE_LIMIT": 10**9}
+
+    def __init__(self, phase):
+        self.name, self.phase = f"fixed_minute_windows_{phase}", phase
+
+    def __call__(self, app):
+        clock = app.config["SYSTEM_TIME"]
+        origin, counts = clock() + int(self.phase * 1_000_000), collections.Counter()
+
+        def limited(environ, start_response):
+            if not environ["PATH_INFO"].startswith("/partner/v2"):
+                return app(environ, start_response)
+            window, into = divmod(clock() - origin, 60_000_000)
+            counts[window] += 1
+            if counts[window] <= 100:
+                return app(environ, start_response)
+            start_response("429 Too Many Requests", [("Content-Type", "application/problem+json"),
+                                                     ("Retry-After", str(60 - into // 1_000_000))])
+            return [b'{"type": "about:blank", "title": "Too Many Requests", "status": 429}']
+        return limited
+
+
+@pytest.mark.parametrize("phase", [0.5, 20, 40, 59.5])
+def test_a_limit_kept_in_fixed_minute_windows_passes_the_rate_limit_scenario(capsys, phase):
+    """Windows of whole minutes serve up to 200 in a span crossing their edge: still 100 per 60 seconds (§8)."""
+    limiter = FixedMinuteWindows(phase)
+    case = blind.Case(limiter.name, "§8 kept in fixed windows", wrap=limiter, config=limiter.config)
+    status, output = run_blind_deployment(case, capsys, only=["More than 100 requests within 60 seconds are not all "
+                                                              "served"])
+    assert status == 0 and "1 passed" in output, output[-3000:]
 
 
 @pytest.mark.parametrize("name, breakage, scenario", DEPLOYMENT, ids=[d[0] for d in DEPLOYMENT])
@@ -504,7 +584,7 @@ class Counted:
 def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     """A default `ptas conform --target URL --token T --receiver-listen ...` against the simulator with /_sandbox
     hidden: no false failure, @slow and delivery scenarios included (on the app's clock, no real waiting), in at
-    most 800 requests (about 9 minutes at a pace of 90 per 60 s)."""
+    most 920 requests (about 10 minutes at a pace of 90 per 60 s; about 200 of them are spec §8's bursts)."""
     counted = Counted()
     deployment = Deployment(START_SERVICES=True).with_history()
     try:
@@ -512,7 +592,7 @@ def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     finally:
         deployment.close()
     assert status == 0, output[-4000:]
-    assert counted.requests <= 800, counted.requests
+    assert counted.requests <= 920, counted.requests
     assert "(in-process deployment, token " in output
     assert not re.search(r"\] SKIPPED +\w+ +.*\n +.*(needs a simulator|only a simulator)", output)
 
@@ -521,4 +601,11 @@ def test_the_faithful_deployments_written_blind_pass_a_default_run_all_at_once(c
     """The faithful deployments written blind choose what the spec leaves open as a real service might: a default
     run of one deployment making all their choices at once fails none of its scenarios."""
     status, output = run_blind_deployment(blind_faithful.every_choice_at_once(), capsys)
+    assert status == 0, output[-4000:]
+
+
+def test_the_second_round_of_faithful_deployments_written_blind_pass_a_default_run_all_at_once(capsys):
+    """The second blind round's faithful deployments (tests/support/blind_faithful_c.py): 8 of 8 passed the first
+    count; all at once, too."""
+    status, output = run_blind_deployment(blind_faithful.every_choice_at_once(blind_faithful_c.CASES), capsys)
     assert status == 0, output[-4000:]

@@ -8,7 +8,15 @@ from ..scene import check
 from . import acting, phrase
 
 
-def burst(scene, times, operation="GetOwnPartner", token=None):
+class Burst(list):
+    """The replies of a burst, and when it began on the target's time (`Target.monotonic`)."""
+
+    def __init__(self, replies, started):
+        super().__init__(replies)
+        self.started = started
+
+
+def calls(scene, times, operation="GetOwnPartner", token=None):
     """Calls as fast as the target takes them: no client-side pacing, no waiting on 429 (the point is to see it)."""
     replies = [scene.client.call(operation, token=token or scene.token, paced=False, honour_429=False)
                for _ in range(times)]
@@ -19,12 +27,12 @@ def burst(scene, times, operation="GetOwnPartner", token=None):
 
 @when(phrase("I read my partner settings {times:d} times at once"), target_fixture="burst")
 def read_many(scene, times):
-    return burst(scene, times)
+    return calls(scene, times)
 
 
 @when("I read my partner settings once more")
 def read_once_more(scene):
-    burst(scene, 1)
+    calls(scene, 1)
 
 
 @then("every one of them succeeds")
@@ -52,7 +60,7 @@ def read_many_within_a_minute(scene, times):
     """Spec §8: 100 requests per 60 s. On a deployment the burst spends the run's window, so the pace waits a
     whole window afterwards (the harness's own requests must not be refused for it)."""
     quiet_window(scene)
-    return spent(scene, burst(scene, times))
+    return spent(scene, calls(scene, times))
 
 
 def quiet_window(scene):
@@ -74,7 +82,7 @@ def spent(scene, replies):
 def list_accounts_many(scene, actor, times):
     """Spec §8: the limit counts all requests from partners and users; here a user token's (GetAccounts)."""
     quiet_window(scene)
-    return spent(scene, burst(scene, times, "GetAccounts", scene.bearer(actor)))
+    return spent(scene, calls(scene, times, "GetAccounts", scene.bearer(actor)))
 
 
 @when(phrase('I read my partner settings {mine:d} times and "{user}" lists the accounts {theirs:d} times within a '
@@ -83,7 +91,38 @@ def mixed_burst(scene, mine, user, theirs):
     """Spec §8: the limit counts all requests from partners and users: the partner's and a user's, in one window."""
     quiet_window(scene)
     token = scene.bearer(f'"{user}"')
-    return spent(scene, burst(scene, mine) + burst(scene, theirs, "GetAccounts", token))
+    started = scene.target.monotonic()
+    return spent(scene, Burst(calls(scene, mine) + calls(scene, theirs, "GetAccounts", token), started))
+
+
+@when(phrase("I read my partner settings until refused, {times:d} times {gap:d} seconds apart"),
+      target_fixture="later")
+def bursts_apart(scene, burst, times, gap):
+    """Bursts after the first, each `gap` seconds after the one before it ended and each ending at its first
+    refusal (or 101 calls); with the seconds since the first burst began (a simulator's clock moves instead)."""
+    later = []
+    for _ in range(times):
+        scene.time_passes(gap, "the rate limit's window moving on")
+        replies = []
+        while len(replies) <= 100 and (not replies or replies[-1].ok):
+            replies.extend(calls(scene, 1))
+        later.append(replies)
+    moved = gap * times if scene.target.simulator else 0
+    spent(scene, [])
+    return {"bursts": later, "span": scene.target.monotonic() - burst.started + moved}
+
+
+@then("no more requests were served since the first burst than windows of a minute allow")
+def windows_of_a_minute(burst, later):
+    """Spec §8: 100 requests per 60 seconds. However the window is kept (sliding, fixed minutes, a bucket refilled
+    over the minute), `span` seconds touch at most span // 60 + 2 windows of a minute, so no more than 100 for
+    each are served. Bursts more than 30 s apart over under two minutes tell a shorter window (100 per 30 s serves
+    100 at each of four bursts) from every such minute."""
+    served = sum(r.ok for r in burst) + sum(r.ok for replies in later["bursts"] for r in replies)
+    allowed = 100 * (int(later["span"] // 60) + 2)
+    each = [sum(r.ok for r in burst)] + [sum(r.ok for r in replies) for replies in later["bursts"]]
+    check(served <= allowed, f"{served} requests were served in {later['span']:.0f} s (bursts served {each}); "
+                             f"windows of 60 s allow at most {allowed} (spec §8: 100 requests per 60 seconds)")
 
 
 @then("not every one of them was served")

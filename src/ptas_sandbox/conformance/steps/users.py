@@ -21,8 +21,9 @@ INVALID = (400, 409, 422)
 
 
 def create_user(scene, label, scope=None, email=None, by="I"):
-    """CreateUser (spec §4.2 note 1 shows scope and email; the name's property comes from the target's schema)."""
-    email = email or f"{label.lower().replace(' ', '.')}@example.test"
+    """CreateUser (spec §4.2 note 1 shows scope and email; the name's property comes from the target's schema).
+    `email` False sends none: the note calls it optional."""
+    email = None if email is False else email or f"{label.lower().replace(' ', '.')}@example.test"
     body = scene.body("CreateUser", {"name": scene.name(label), "email": email, "scope": scope}, optional=("name",))
     reply = scene.call("CreateUser", by, json=body)
     if reply.ok and isinstance(reply.body, dict) and reply.body.get("id"):
@@ -95,6 +96,11 @@ def short_user_token_lifetime(scene, seconds):
 @when(phrase('I create a user "{label}"'))
 def i_create_user(scene, label):
     create_user(scene, label)
+
+
+@when(phrase('I create a user "{label}" without an e-mail address'))
+def i_create_user_without_email(scene, label):
+    create_user(scene, label, email=False)
 
 
 @when(phrase('I create a user "{label}" with the e-mail address "{email}"'))

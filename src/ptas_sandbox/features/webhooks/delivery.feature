@@ -48,14 +48,17 @@ Feature: Webhooks through the target's own document, notifications at a receiver
     Then the receiver gets a AccountTypeUpdated notification
     And the AccountTypeUpdated notification carries what the spec gives it, with seven-digit date-times
 
-  # Spec §6: when an event occurs (not only a test), the service notifies the webhooks subscribed to its kind.
+  # Spec §6: when an event occurs (not only a test), the service notifies the webhooks subscribed to its kind; an
+  # UpdateAccount is "an account was updated" whatever else may also send AccountUpdated.
   @contract
-  Scenario: Creating and deleting an account notifies AccountCreated and AccountDeleted
+  Scenario: Creating, updating and deleting an account notifies AccountCreated, AccountUpdated and AccountDeleted
     Given a user "Jane's Bakery"
-    And a webhook for AccountCreated and AccountDeleted notifications sent to the receiver
+    And a webhook for AccountCreated, AccountUpdated and AccountDeleted notifications sent to the receiver
     When I create a "dummy" account "shop" for the user "Jane's Bakery" from its account type's fields
+    And I rename the account "shop" to "Bakery shop"
     And I delete the account "shop"
     Then the receiver gets a AccountCreated notification
+    And the receiver gets a AccountUpdated notification
     And the receiver gets a AccountDeleted notification
 
   # Spec §2, §6: a webhook subscribes to event kinds; a kind it did not subscribe to is not sent to it.
