@@ -89,10 +89,17 @@ def list_accounts_many(scene, actor, times):
              'minute'), target_fixture="burst")
 def mixed_burst(scene, mine, user, theirs):
     """Spec §8: the limit counts all requests from partners and users: the partner's and a user's, in one window."""
-    quiet_window(scene)
     token = scene.bearer(f'"{user}"')
-    started = scene.target.monotonic()
-    return spent(scene, Burst(calls(scene, mine) + calls(scene, theirs, "GetAccounts", token), started))
+    for _ in range(2):
+        quiet_window(scene)
+        started = scene.target.monotonic()
+        replies = spent(scene, Burst(calls(scene, mine) + calls(scene, theirs, "GetAccounts", token), started))
+        if not all(r.ok for r in replies):
+            break
+        # Every one served: the burst may have crossed the edge of windows kept in whole minutes, which a faithful
+        # limiter resets there. The same burst a quiet window later starts just past the next edge, so it crosses
+        # none unless it lasts a minute: it is the one judged.
+    return replies
 
 
 @when(phrase("I read my partner settings until refused, {times:d} times {gap:d} seconds apart"),
