@@ -2,7 +2,7 @@
 
 import pytest
 
-from ptas_sandbox.conformance.client import Client, RunState, Throttle
+from ptas_sandbox.conformance.client import Client, Limited, RunState, Throttle
 from ptas_sandbox.conformance.redact import mask, redact
 from ptas_sandbox.conformance.resolver import Operations, UnknownOperation
 from ptas_sandbox.conformance.targets import in_process
@@ -93,6 +93,18 @@ def test_a_429_is_retried_after_the_time_it_names():
     reply = client.request("GET", "/x", token="t")
     assert reply.status == 200 and reply.body == {"ok": True} and clock.slept == [7.0]
     assert len(transport.sent) == 2 and transport.sent[0][2]["Authorization"] == "Bearer t"
+
+
+def test_a_429_asking_for_more_than_two_windows_is_an_operations_own_limit_and_waited_for_by_nobody():
+    """Spec §8: additional limits apply to some methods. A wait of an hour is not spent in part and then counted as
+    a window that does not move: the call says it was limited, and the run's other calls go on."""
+    clock, state = FakeClock(), RunState()
+    transport = Scripted((429, {"retry-after": "3600"}, '{"status": 429}'), (200, {}, "{}"))
+    client = Client(transport, Operations(DOCUMENT), sleep=clock.sleep, state=state)
+    with pytest.raises(Limited, match="Retry-After of 3600 s, longer than the run waits for one call"):
+        client.request("GET", "/x")
+    assert clock.slept == [] and state.refusals == 0
+    assert client.request("GET", "/x").status == 200
 
 
 def test_a_429_that_says_nothing_of_when_is_retried_backing_off():

@@ -6,6 +6,7 @@ its `/openapi.json` and a token. Broken deployments wrap the app in `Rewrite` fi
 """
 
 import json
+import math
 import time
 
 from werkzeug.test import run_wsgi_app
@@ -27,7 +28,9 @@ class Clock:
         return self.now_us / 1_000_000
 
     def sleep(self, seconds):
-        self.now_us += max(0, int(seconds * 1_000_000))
+        """Whole microseconds, rounded up: a pause of less than one still moves the clock (a waiter computing
+        what is left of a window would otherwise wait for ever)."""
+        self.now_us += max(0, math.ceil(seconds * 1_000_000))
 
 
 class HideSandbox:

@@ -32,6 +32,12 @@ class RateLimitStuck(RuntimeError):
     """The target kept answering 429 after each Retry-After: the run stops with that said."""
 
 
+class Limited(RuntimeError):
+    """A 429 asking for a longer wait than the client waits (`max_retry_after`, two of §8's windows): the limit of
+    that operation is not the global one (spec §8: additional limits of some methods, values not shown), so the
+    scenario needing the call is not checked, rather than failed, and the run goes on with the others."""
+
+
 @dataclass
 class RunState:
     """What every client of one run shares: whether the run is stopping (Ctrl-C: no more waiting, no retries),
@@ -189,6 +195,10 @@ class Client:
                 if untold + pause > UNTOLD_WAIT + 1:
                     break
                 untold += pause
+            elif told > self.max_retry_after:
+                raise Limited(f"{operation or method + ' ' + path} answered 429 with a Retry-After of {told:g} s, "
+                              f"longer than the run waits for one call ({self.max_retry_after:g} s): a limit of that "
+                              "operation (spec §8: additional limits apply to some methods, values not shown)")
             else:
                 if attempt >= 3:
                     break

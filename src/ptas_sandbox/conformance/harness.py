@@ -7,7 +7,8 @@ test run, which gets only the fixtures of `ptas_sandbox.testing.plugin`.
 
 import pytest
 
-from . import steplookup, steps, tags
+from . import steplookup, steps, tags, unchecked
+from .client import Limited
 from .resolver import NotOffered
 from .scene import STEP_TEXTS, Scene
 from .targets import open_target
@@ -81,13 +82,20 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem):
     """What the target's document does not offer (an operation, a request schema) skips the scenario with the
-    reason: the spec cannot be checked there, which is not a departure from it."""
+    reason, and so does an operation's own limit asking for a longer wait than the run makes: the spec cannot be
+    checked there, which is not a departure from it."""
     try:
         return (yield)
     except NotOffered as error:
         if not tags.is_scenario(pyfuncitem):
             raise
         pytest.skip(f"not offered by the target: {error}")
+    except Limited as error:
+        if not tags.is_scenario(pyfuncitem):
+            raise
+        # Left out by the run, as a wait longer than --max-wait is: the limit is the target's right (spec §8).
+        unchecked.left_out_by_run(f"limited by the target: {error} (check with: a run after that wait, or one "
+                                  "making fewer of those calls, --tags)")
 
 
 @pytest.fixture(scope="module")

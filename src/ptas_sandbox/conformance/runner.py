@@ -165,6 +165,8 @@ def open_checked(options, reporter):
             receiver = Receiver(settings["receiver_listen"], settings.get("receiver_url"))
         except (OSError, ValueError) as error:
             raise Refused(f"cannot listen on {settings['receiver_listen']}: {error}") from None
+        if options.clock is not None:
+            receiver.use_clock(options.clock)
         chosen.receiver = receiver
         print(f"ptas conform: webhook receiver listening on {settings['receiver_listen']}, given to the "
               f"target as {receiver.base}/…", file=options.out, flush=True)
