@@ -27,3 +27,52 @@ def success(operation):
         if str(status).startswith("2"):
             return int(status), ((response.get("content") or {}).get("application/json") or {}).get("schema")
     return None, None
+
+
+def members(document, schema, value, component=None, path="", absent=False, depth=0):
+    """(component, member, record, key, schema) for each member of a JSON value, walked along its schema: the
+    record it belongs to (the name of the nearest `$ref`: `Transaction`), its name within that record
+    (`amount`; `statistics.first` in an inline object, `fields[].mappedTo` in an array's entries), where it is
+    (`record[key]`, which the caller may change or delete) and its schema. Members the schema does not declare
+    are met too (schema None), not entered; with `absent`, so are declared members the record lacks."""
+    if depth > 12 or not isinstance(schema, dict):
+        return
+    if "$ref" in schema:
+        component, path = schema["$ref"].rsplit("/", 1)[-1], ""
+        schema = deref(document, schema)
+    if isinstance(value, dict):
+        declared = set()
+        for owner, at, properties in _declared(document, schema, component, path):
+            for key, sub in properties.items():
+                if key in declared or (key not in value and not absent):
+                    continue
+                declared.add(key)
+                member = f"{at}.{key}" if at else key
+                yield owner, member, value, key, sub
+                if key in value:
+                    yield from members(document, sub, value[key], owner, member, absent, depth + 1)
+        for key in [k for k in value if k not in declared]:
+            yield component, f"{path}.{key}" if path else key, value, key, None
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for entry in value:
+            yield from members(document, schema["items"], entry, component, path + "[]", absent, depth + 1)
+
+
+def _declared(document, schema, component, path):
+    """(record, path, properties) of a schema and of each part of its allOf (a part that is a `$ref` is that
+    record's)."""
+    yield component, path, schema.get("properties") or {}
+    for part in schema.get("allOf") or ():
+        owner, at = (part["$ref"].rsplit("/", 1)[-1], "") if "$ref" in part else (component, path)
+        yield from _declared(document, deref(document, part), owner, at)
+
+
+def types(schema):
+    """The JSON types a schema allows, null aside ({"string"} for `["string", "null"]`); empty when it names none."""
+    kind = (schema or {}).get("type")
+    return {k for k in (kind if isinstance(kind, list) else [kind]) if k and k != "null"}
+
+
+def nullable(schema):
+    kind = (schema or {}).get("type")
+    return kind == "null" or (isinstance(kind, list) and "null" in kind)

@@ -32,8 +32,18 @@ CHOICES = {
     "problems": "ProblemDetails members and type URIs",
     "rateLimit": "the 429 answer (headers and body)",
     "deployTokens": "what a deploy token (partner:create only) may do",
-    "paging": "page size and page-reference format",
+    "paging": "page size, page-reference format and order",
+    "headers": "headers sent with one value on every answer",
+    "emptyAnswers": "successes answered without a body",
+    "removedPaths": "the answer to a path the spec removed",
+    "nulls": "null members the spec does not name: sent or left out",
+    "memberTypes": "JSON types of record members",
+    # Choices no default run observes (listed under `unknown` with why; the simulator keeps its own).
+    "operationLimits": "the additional rate limits of some operations",
+    "repeatedRevocation": "what revoking a token already revoked answers",
+    "pageSizeBeyond": "what a page size above the largest page served answers",
 }
+UNOBSERVED = ("operationLimits", "repeatedRevocation", "pageSizeBeyond")
 
 
 # The kinds of record whose ids a partner sees, named as the simulator's document names them: by the component
@@ -49,6 +59,35 @@ KEY_KIND = {"userId": "user", "accountId": "account", "partnerId": "partner", "w
 SEGMENT_KIND = {"users": "user", "accounts": "account", "partners": "partner", "webhooks": "webhook",
                 "tokens": "token", "reports": "report", "dataimports": "dataimport", "transactions": "transaction",
                 "accountui": "accountuisession", "userui": "useruisession"}
+
+
+# The members the spec names, per record (the simulator's component; a member of a record's inline object as
+# `statistics.first`, of its array's entries as `fields[].deprecationReason`): spec §2's token table and resource
+# list, §1's statistics, §4's notes. A member the spec calls optional (a user's email, §4.2 note 1) is not one of
+# them: a record may lack it. Where a deployment leaves out null members (`nulls`), these stay, null or not.
+_TOKEN = ("id", "name", "createdAt", "expiresIn", "expiresAt", "isRevoked", "isExpired", "isValid", "scope",
+          "lastUsedAt", "revokedAt", "accessToken")
+_USER = ("id", "name", "token", "deletedAt")
+_STATISTICS = ("statistics", "statistics.count", "statistics.first", "statistics.last")
+_ACCOUNT = ("errors", "warnings", "warningDetails", *_STATISTICS)
+_FIELD = ("isDeprecated", "deprecationReason")
+SPEC_MEMBERS = {
+    "Token": _TOKEN, "User": _USER, "UserCreated": _USER, "UserWithStatistics": (*_USER, *_STATISTICS),
+    "Partner": ("email", "redirectUrls", "name", "userTokenExpirySeconds", "uiSettings", "uiSettings.styling"),
+    "Account": _ACCOUNT, "AccountChanged": _ACCOUNT,
+    "AccountType": ("accountFields", "transactionFields", "helpUrls", "hasPspReports", "state", "errors", "warnings"),
+    "AccountField": ("Type", *_FIELD), "TransactionField": _FIELD,
+    "Transaction": ("createdAt", "orderNumber", "bookingText", "classification", "transactionType", "shopper",
+                    "reportId", "fields", *(f"fields[].{member}" for member in _FIELD)),
+    "TransactionPage": ("transactions", "previousPageReference", "nextPageReference"),
+    "Report": ("errors", "warnings"), "DataImport": ("errors", "warnings"),
+    "AccountUiSession": ("accountTypeIds", "accountTypeId"), "OauthRedirect": ("redirectUrl", "authReference"),
+}
+
+
+def spec_names(component, member):
+    """Whether the spec names `member` of the record `component` (SPEC_MEMBERS)."""
+    return member in SPEC_MEMBERS.get(component, ())
 
 
 # The alphabets of ids that are strings of a fixed length (a hex digest, base62...), smallest first: the learner
@@ -121,7 +160,8 @@ _VALUES = {
             "method": {"enum": ["GET", "PUT", "POST", "PATCH", "DELETE"]},
             "path": {"type": "string", "pattern": "^/"}, "operationId": {"type": ["string", "null"]},
             "fields": _NAMES, "parameters": _NAMES, "bounds": {"type": "object", "additionalProperties": {
-                "type": "object", "properties": {"maximum": {"type": "integer"}, "minimum": {"type": "integer"}}}}}}},
+                "type": "object", "properties": {"maximum": {"type": ["integer", "null"]},
+                                                 "minimum": {"type": ["integer", "null"]}}}}}}},
     "createStatus": _STATUSES,
     "deleteStatus": {"type": "object", "additionalProperties": {
         "type": "object", "required": ["status"], "properties": {
@@ -148,12 +188,16 @@ _VALUES = {
                                                     "beforeScope": {"type": "boolean"}}},
         "kinds": {"type": "object", "additionalProperties": _ID_FORM}}},
     "userToken": {"enum": ["object", "string"]},
-    "invalidBody": {"type": "object", "properties": {"status": _STATUS, "notJson": _STATUS}},
+    "invalidBody": {"type": "object", "properties": {"status": _STATUS, "notJson": _STATUS, "errors": {
+        "type": "object", "required": ["form"], "properties": {
+            "form": {"enum": ["object", "list"]}, "keys": {"enum": ["path", "pointer"]},
+            "messages": {"enum": ["list", "string"]}, "pointer": {"type": "string"}, "detail": {"type": "string"}}}}},
     "problems": {"type": "object", "properties": {
         "mediaType": {"type": "string", "pattern": "^[a-z]+/[a-z0-9.+-]+$"}, "titles": {"enum": ["reason"]},
         "members": {"type": "array", "items": {"type": "string"}},
         "types": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
-        "situations": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}}},
+        "situations": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+        "properties": {"type": "object", "additionalProperties": {"type": "object"}}}},
     "rateLimit": {"type": "object", "properties": {
         "status": _STATUS, "headers": {"type": "array", "items": {"type": "string"}},
         "retryAfter": {"enum": ["seconds", "http-date", "other"]}, "documented": {"type": "boolean"},
@@ -161,9 +205,20 @@ _VALUES = {
     "deployTokens": {"type": "object", "properties": {"createsChildTokens": {"type": "boolean"}, "status": _STATUS}},
     "paging": {"type": "object", "properties": {
         "pageSize": {"type": ["integer", "null"], "minimum": 1}, "referenceForm": {"type": "string"},
+        "order": {"enum": ["oldest first", "newest first"]},
         "firstPage": {"type": "integer"}, "url": {"type": ["object", "null"]}, "prefixes": {
             "type": "object", "additionalProperties": False, "properties": {
                 "nextPageReference": {"type": "string"}, "previousPageReference": {"type": "string"}}}}},
+    "headers": {"type": "object", "additionalProperties": {"type": "object", "required": ["value"], "properties": {
+        "value": {"type": "string"}, "documented": {"type": "array", "items": {"type": "string"}},
+        "schema": {"type": "object"}}}},
+    "emptyAnswers": {"type": "array", "items": {"type": "string"}},
+    "removedPaths": {"type": "object", "required": ["status"], "properties": {"status": _STATUS}},
+    "nulls": {"enum": ["sent", "omitted"]},
+    "memberTypes": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["type"], "properties": {
+            "type": {"enum": ["string", "number", "integer", "boolean"]},
+            "fractionDigits": {"type": ["integer", "null"], "minimum": 0}, "schema": {"type": "object"}}}}},
 }
 _SCHEMA = {
     "type": "object", "required": ["format", "version", "choices"],
@@ -212,7 +267,10 @@ def show(profile, evidence=False):
     unknown = profile.get("unknown", {})
     if unknown:
         lines.append("not known (the simulator keeps its own choice here):")
-        lines += [f"  {CHOICES.get(name, name)}: {why}" for name, why in unknown.items()]
+        lines += [f"  {CHOICES.get(name, name)}: {why}" for name, why in unknown.items() if name not in UNOBSERVED]
+        never = [CHOICES[name] for name in UNOBSERVED if name in unknown]
+        if never:       # the same for every run: one line (their why is in the file)
+            lines.append(f"  not observed by a run: {'; '.join(never)}")
     return "\n".join(lines)
 
 

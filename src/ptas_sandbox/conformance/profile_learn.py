@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
 
+from . import profile_answers as answers
 from .bodies import Bodies, NoSchema, identifier, json_type, place
 from .client import Exchange, http_date, parse_json
 from .redact import excerpt, redact
@@ -37,6 +38,16 @@ LISTS = {"GetUsers": "GetUser", "GetWebhooks": "GetWebhook", "GetPartners": "Get
 CREATES = ("CreateUser", "CreateWebhook", "CreatePartner", "CreateOwnPartnerToken", "CreatePartnerToken")
 DELETES = ("DeleteUser", "DeleteWebhook", "DeleteChildPartner")
 REVOKES = ("RevokePartnerOwnToken", "RevokePartnerToken")
+# The choices a default run does not observe, and why: each would take requests a partner's staging system should
+# not be sent to learn it, and the simulator keeps its own choice.
+UNSEEN = {
+    "operationLimits": "an operation's own rate limit (spec §8: values not shown) is met only by spending it, and "
+                       "the run stays under every limit on purpose",
+    "repeatedRevocation": "the run revokes each token once; a token already revoked is not revoked again",
+    "pageSizeBeyond": "the run asks for no page larger than the largest a deployment serves (refused or served "
+                      "smaller); where the target's document bounds the page size, the bound is learned "
+                      "(operations: bounds)",
+}
 # The names of three records a probe makes, in this order: their name order (ignoring case) is neither the order
 # they were made in nor its reverse, nor the order of their code points.
 NAMES = ("ptas profile b", "ptas profile C", "ptas profile a")
@@ -93,6 +104,7 @@ class Learner:
         self.sim_ops = openapi_reading.operations(self.sim)
         self.profile = profiles.new(redact(target.name))
         self.seen = {}              # component -> [(context, keys, record, evidence)]
+        self.observed = []          # (the simulator's schema, a record as the target answered it, evidence)
         self.undo = []
 
     # -- recording ------------------------------------------------------------------------------------------
@@ -138,8 +150,10 @@ class Learner:
             _, items = self.list_key(name)
             for entry in entries_of(reply.body) or []:
                 self.walk(items, entry, seen, name)
+                self.observed.append((items, entry, seen))
             return
         self.walk(schema, reply.body, seen, name)
+        self.observed.append((schema, reply.body, seen))
 
     def walk(self, schema, value, seen, operation):
         """Note the keys of every record of `value` under (operation, the simulator's component name)."""
@@ -210,7 +224,7 @@ class Learner:
     # -- the probes -----------------------------------------------------------------------------------------
     def learn(self):
         steps = (self.operations, self.partner_and_put, self.users, self.problems, self.webhooks, self.partners,
-                 self.account_types, self.accounts, self.passive, self.records)
+                 self.account_types, self.accounts, self.passive, self.dressing, self.records)
         try:
             for step in steps:
                 try:
@@ -219,6 +233,8 @@ class Learner:
                     self.profile.setdefault("notes", []).append(f"{step.__name__}: {redact(error)}")
         finally:
             self.clean_up()
+        for name, why in UNSEEN.items():
+            self.unknown(name, why)
         for name in profiles.CHOICES:
             self.unknown(name, "no probe observed it (see notes)")
         return self.profile
@@ -258,7 +274,7 @@ class Learner:
     def query_parameters(self, sim_op, spec):
         """The query parameters the target's document names otherwise (`limit` for the simulator's `pageSize`: one
         of the simulator's missing, one of the target's extra, of the same type) and the bounds it sets that the
-        simulator's do not (a smaller maximum)."""
+        simulator's do not (a smaller maximum), or leaves out (None: no maximum)."""
         def query(op, document):
             return {p.get("name"): openapi_reading.deref(document, p.get("schema") or {}) for p in
                     (openapi_reading.deref(document, p) for p in op.get("parameters") or [])
@@ -271,10 +287,12 @@ class Learner:
             renames[missing[0]] = extra[0]
         bounds = {}
         for name, schema in mine.items():
-            other = theirs.get(renames.get(name, name)) or {}
-            for bound in ("maximum", "minimum"):
+            other = theirs.get(renames.get(name, name))
+            for bound in ("maximum", "minimum") if isinstance(other, dict) else ():
                 if isinstance(other.get(bound), int) and other.get(bound) != schema.get(bound):
                     bounds.setdefault(name, {})[bound] = other[bound]
+                elif bound not in other and bound in schema:        # the target's document sets none
+                    bounds.setdefault(name, {})[bound] = None
         return {**({"parameters": renames} if renames else {}), **({"bounds": bounds} if bounds else {})}
 
     def field_names(self, name, sim_op):
@@ -336,6 +354,7 @@ class Learner:
                       seen)
         elif isinstance(token, dict):
             self.know("userToken", "object", "CreateUser answers the first user token as a token record", seen)
+            self.observed.append((self.sim_response("CreateUser")[1], json.loads(json.dumps(created.body)), seen))
             created.body.pop("token")     # its record is the Token component's: observed on its own
             self.walk(self.sim_response("CreateUser")[1], created.body, seen, "CreateUser")
             self.walk({"$ref": "#/components/schemas/Token"}, token, seen, "CreateUser")
@@ -502,6 +521,11 @@ class Learner:
             if 400 <= garbled.status < 500 and garbled.status not in (401, 403, 404):
                 value["notJson"] = garbled.status
                 says += f", a body that is not JSON {garbled.status}"
+            form = answers.errors_form((bad.body or {}).get("errors") if isinstance(bad.body, dict) else None,
+                                       self.bodies.placement("CreateUser", "name") or "name")
+            if form and form != answers.SIMULATOR_ERRORS:
+                value["errors"] = form
+                says += f"; its errors are {answers.describe_errors(form)}"
             self.know("invalidBody", value, says, seen_bad, evidence(garbled))
         else:
             self.unknown("invalidBody", f"an invalid CreateUser body answered {bad.status}")
@@ -540,6 +564,10 @@ class Learner:
             if len(problems) >= 2 and all(p["title"] == reason(p["status"]) for p in problems.values()):
                 value["titles"] = "reason"
                 says += "; titled with the HTTP reason phrase"
+            documented = answers.problem_properties(self.ops, self.sim)
+            if documented:
+                value["properties"] = documented
+                says += f"; its document gives a problem {', '.join(sorted(documented))}"
             self.know("problems", value, says, *[p["evidence"] for p in problems.values()][:4])
         self.profile.pop("_problems", None)
 
@@ -797,14 +825,30 @@ class Learner:
             self.location(name, reply, seen)
         if not reply.ok:
             return
+        self.empty(name, reply, seen)
         entry = self.profile["choices"].setdefault(choice, {"value": {}, "says": "", "evidence": []})
         entry["value"][name] = reply.status
         entry["evidence"].append(seen)
         entry["says"] = ", ".join(f"{op} {status}" for op, status in entry["value"].items())
         self.profile["unknown"].pop(choice, None)
 
+    def empty(self, name, reply, seen):
+        """The operations whose success the deployment answers without a body (a 204, or another status with
+        nothing after it): served so, without a Content-Type."""
+        entry = self.profile["choices"].setdefault("emptyAnswers", {"value": [], "says": "", "evidence": []})
+        if not reply.text.strip() and name not in entry["value"]:
+            entry["value"].append(name)
+            entry["evidence"].append(seen)
+        elif not entry["evidence"]:
+            entry["evidence"].append(seen)
+        entry["says"] = (f"answered without a body: {', '.join(entry['value'])}" if entry["value"] else
+                         "every success the probes met had a body")
+        self.profile["unknown"].pop("emptyAnswers", None)
+
     def delete(self, name, params, record=False):
         reply, seen = self.call(name, params=params)
+        if reply.ok:
+            self.empty(name, reply, seen)
         if record and reply.ok:
             entry = self.profile["choices"].setdefault("deleteStatus", {"value": {}, "says": "", "evidence": []})
             entry["value"][name] = {"status": reply.status, "body": reply.body is not None}
@@ -850,6 +894,41 @@ class Learner:
                                   for op, s in entry["value"].items())
         self.profile["unknown"].pop("lists", None)
 
+    @staticmethod
+    def page_order(pages):
+        """(the order of the transactions in the pages the run read: oldest or newest first, the evidence of a
+        page), where every page of two or more agrees; (None, None) otherwise. The simulator pages them the same
+        way, its references leading on in that order."""
+        read = [r for r in pages if r.ok and isinstance(r.body, dict)]
+        orders = {created_order(entries_of({k: v for k, v in r.body.items() if isinstance(v, list)}) or [])
+                  for r in read} - {None}
+        return (orders.pop(), evidence(read[0])) if len(orders) == 1 else (None, None)
+
+    def dressing(self):
+        """How the target dresses its answers (profile_answers.py): the headers on every answer, a removed path's
+        status, null members, the JSON types of record members."""
+        traffic = self.recorder.traffic if self.recorder else answers.Traffic(self.ops)
+        headers = answers.constant_headers(traffic, self.ops)
+        if headers:
+            self.know("headers", *headers, evidence(traffic.example))
+        else:
+            self.unknown("headers", f"the run met {traffic.answers} answers of the API, fewer than the "
+                                    f"{answers.ENOUGH_ANSWERS} a header on every one needs")
+        gone = answers.removed_status(traffic)
+        if gone:
+            self.know("removedPaths", *gone, evidence(traffic.gone[0]))
+        else:
+            self.unknown("removedPaths", "the run called no path the spec removed (the versioning scenarios do)")
+        nulls = answers.null_members(self.observed, self.sim)
+        if nulls:
+            self.know("nulls", *nulls)
+        else:
+            self.unknown("nulls", "no answer held a null member the spec does not name, nor left one out")
+        types, seen = answers.member_types(self.observed, self.sim, self.ops)
+        self.know("memberTypes", types, ("members of another JSON type than the simulator's: " + "; ".join(
+            f"{c} {m} as {k['type']}" for c, found in types.items() for m, k in found.items())) if types else
+            "record members have the simulator's JSON types", *(seen or [o[2] for o in self.observed[:1]]))
+
     def documented_retry_after(self):
         """(form, where) of the Retry-After the target's document gives its 429 answers, where one form is named
         (a run stays under the limits on purpose, so the document is the evidence then)."""
@@ -893,6 +972,7 @@ class Learner:
         pages = [r for r in met if r.operation == "GetTransactions"]
         for page in pages[:2]:
             self.observe("GetTransactions", page, evidence(page))
+        order, seen_order = self.page_order(pages)
         full = [r for r in pages if r.query is not None and "pageSize" not in r.query and r.ok
                 and isinstance(r.body, dict) and r.body.get("nextPageReference")]
         full.sort(key=lambda r: "pageReference" in r.query)        # a first page says the most
@@ -904,12 +984,28 @@ class Learner:
             prefixes = reference_prefixes(pages) if form["referenceForm"] == "opaque" and "url" not in form else {}
             if prefixes:
                 form["prefixes"] = prefixes
-            self.know("paging", {"pageSize": size, "reference": reference_kind(reference), **form},
+            self.know("paging", {"pageSize": size, "reference": reference_kind(reference), **form,
+                                 **({"order": order} if order else {})},
                       f"a page holds {size} transactions when the client names no page size; page references "
-                      f"are {reference_kind(reference)}" + describe_form(form), evidence(full))
+                      f"are {reference_kind(reference)}" + describe_form(form) +
+                      (f"; pages hold the {order}" if order else ""), evidence(full))
+        elif order:
+            self.know("paging", {"order": order}, f"pages hold the {order} (the run read no full page: their size "
+                                                  "and references stay the simulator's)", seen_order)
         else:
             self.unknown("paging", "the run read no full page of transactions (a deployment's data arrives in its "
                                    "own time: run the transactions scenarios, with --slow, on a world with data)")
+
+
+def created_order(entries):
+    """Whether records stand oldest or newest first by their createdAt (the spec's name of when a transaction came),
+    None where fewer than two have one or they stand in neither order."""
+    stamps = [e["createdAt"] for e in entries if isinstance(e, dict) and isinstance(e.get("createdAt"), str)]
+    if len(stamps) < 2 or len(stamps) < len(entries) or len(set(stamps)) < 2:
+        return None
+    if stamps == sorted(stamps):
+        return "oldest first"
+    return "newest first" if stamps == sorted(stamps, reverse=True) else None
 
 
 def retry_after_form(header):
@@ -925,12 +1021,14 @@ LATER_PAGE = re.compile(r'"previousPageReference"\s*:\s*"')
 
 class Recorder:
     """The run's own exchanges as it runs, for what the probes do not ask for: the first 429s and the pages of
-    transactions the suites read (a few of each, so memory stays bounded on a long run)."""
+    transactions the suites read (a few of each, so memory stays bounded on a long run), and what every answer
+    says beside its body (profile_answers.Traffic: its headers, the answers to removed paths)."""
 
     KEEP = 5
 
     def __init__(self, target):
         self.replies = []
+        self.traffic = answers.Traffic(target.operations)
         transport, send = target.transport, target.transport.send
         transactions = None
         try:
@@ -940,6 +1038,7 @@ class Recorder:
 
         def recording(method, path, headers, data, query):
             status, response_headers, text = send(method, path, headers, data, query)
+            self.traffic.saw(method, path, status, response_headers, text)
             operation = "GetTransactions" if method == "GET" and shape_of(path, transactions) else None
             kind = "429" if status == 429 else operation
             if operation and LATER_PAGE.search(text or ""):

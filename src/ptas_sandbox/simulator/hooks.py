@@ -55,6 +55,10 @@ Row = Mapping[str, Any]
 # A stage inside that files the answer leaves `answered(status, content type, bytes)` in it, for the outermost
 # stage to call with the answer as the partner gets it.
 PARTNER_REQUEST = "ptas.partner"
+# The order a paged list's entries are asked in, where the outermost stage serves a deployment that pages them
+# newest first ("newest first"): the area pages that way, its references leading on in that order. Absent: the
+# simulator's own order (oldest first).
+PAGE_ORDER = "ptas.page-order"
 REFUSAL_POINTS = ("route", "token", "scope", "admitted")
 Claims = Mapping[str, Any]
 

@@ -1,5 +1,6 @@
 """HTTP layer of the transactions: GetTransactions (keyset pages), GetTransaction and the deprecated old form."""
 
+from ..hooks import PAGE_ORDER
 from ..operations import ANY_TOKEN, component, operation
 from ..providers.models import CLASSIFICATIONS
 from ..users import models as users
@@ -38,8 +39,9 @@ PAGING = {
 
 def page_of(call, account, **search):
     q = call.query
+    newest = call.request.environ.get(PAGE_ORDER) == "newest first"     # a profiled deployment's order (hooks.py)
     found = models.page(call.ctx, account, reference=q.get("pageReference"),
-                        size=q.get("pageSize", models.DEFAULT_PAGE), **search)
+                        size=q.get("pageSize", models.DEFAULT_PAGE), newest=newest, **search)
     return {"transactions": models.render(call.ctx, account, found["rows"], q.get("excludeDeprecatedFields"),
                                           q.get("excludeMappedFields")),
             "previousPageReference": found["previousPageReference"],

@@ -88,10 +88,12 @@ class Cursor:
         return direction, at
 
 
-def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=DEFAULT_PAGE):
-    """One page of the account's delivered transactions in createdAt order, with references to its neighbours.
-    The search is a range [lo, hi) of n: createdAt from a time, a report's day (if the report is the account's)."""
-    cursor = Cursor(ctx, account, [created_at, report_id])
+def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=DEFAULT_PAGE, newest=False):
+    """One page of the account's delivered transactions in createdAt order (`newest`: the newest first), with
+    references to its neighbours. The search is a range [lo, hi) of n: createdAt from a time, a report's day (if
+    the report is the account's). A reference holds the direction and the createdAt it leads on from, bound to the
+    search and the order (one of the other order is refused as one of another search is)."""
+    cursor = Cursor(ctx, account, [created_at, report_id] + (["newest"] if newest else []))
     when = providers.schedule_of(ctx.world.seed, account)
     lo, hi = 0, account["delivered"]
     if created_at is not None:
@@ -103,16 +105,23 @@ def page(ctx, account, *, created_at=None, report_id=None, reference=None, size=
         lo = max(lo, when.first_at_or_after(report["day"] * DAY_US))
         hi = min(hi, when.first_at_or_after((report["day"] + 1) * DAY_US))
     direction, at = cursor.read(reference) if reference else ("next", None)
-    if direction == "prev":         # the page ending just before the transaction at `at`
+    # Oldest first, "next" leads to later transactions; newest first, to earlier ones: a page either ends just
+    # before the transaction at `at` or starts just after it (the first page: the range's start, or its end).
+    before = (direction == "prev") != newest
+    if at is None:
+        start, end = (max(lo, hi - size), hi) if newest else (lo, min(hi, lo + size))
+    elif before:
         end = min(hi, when.first_at_or_after(at))
         start = max(lo, end - size)
-    else:                           # the page starting just after the transaction at `at` (or the first)
-        start = max(lo, when.first_at_or_after(at + 1)) if at is not None else lo
+    else:
+        start = max(lo, when.first_at_or_after(at + 1))
         end = min(hi, start + size)
-    rows = _drawn(ctx, account, start, end)
-    return {"rows": rows,
-            "previousPageReference": cursor.make("prev", rows[0]["created_at"]) if rows and start > lo else None,
-            "nextPageReference": cursor.make("next", rows[-1]["created_at"]) if rows and end < hi else None}
+    rows = _drawn(ctx, account, start, end)         # oldest first
+    earlier = cursor.make("next" if newest else "prev", rows[0]["created_at"]) if rows and start > lo else None
+    later = cursor.make("prev" if newest else "next", rows[-1]["created_at"]) if rows and end < hi else None
+    if newest:
+        return {"rows": rows[::-1], "previousPageReference": later, "nextPageReference": earlier}
+    return {"rows": rows, "previousPageReference": earlier, "nextPageReference": later}
 
 
 def get_owned(ctx: Ctx, account: AccountRow, transaction_id: str) -> Transaction:

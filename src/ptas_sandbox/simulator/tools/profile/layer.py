@@ -24,11 +24,12 @@ from werkzeug.test import run_wsgi_app
 
 from ptas_sandbox import openapi_reading
 from ptas_sandbox.profile import COMPONENT_KIND, SEGMENT_KIND
-from ptas_sandbox.simulator.hooks import PARTNER_REQUEST
+from ptas_sandbox.simulator.hooks import PAGE_ORDER, PARTNER_REQUEST
 from ptas_sandbox.simulator.openapi import document
 from ptas_sandbox.simulator.operations import REGISTRY, Answer
 from ptas_sandbox.simulator.problems import InvalidParameter, Problem
 
+from . import dressing
 from .ids import MALFORMED, Ids, key_kind
 from .models import page_at, remember_page
 
@@ -125,6 +126,8 @@ class Plan:
     token_field: str | None     # the member of its answer that holds a new user token given as a string
     statuses: dict              # the deployment's status for each of the simulator's success statuses
     locates: bool               # its answer names the new record in Location
+    empty: bool                 # its success is answered without a body
+    page_order: str | None      # the order of its pages' entries, where the deployment pages otherwise
 
 
 class Route:
@@ -163,9 +166,12 @@ class ProfileLayer:
     def compile(self):
         """The profile against the simulator's operations, once, at start-up: its document, the routes, and a
         plan per operation (what every request of it needs: no request reads the profile again)."""
-        self.sim = document(self.prefix, "http://localhost")
+        self.sim = copy.deepcopy(document(self.prefix, "http://localhost"))     # its schemas are the registry's
         self.renaming = {}      # renames_within, by (operation, id of a schema of self.sim, depth)
         self.number_ids(self.sim)
+        dressing.publish_types(self.sim, self.known("memberTypes"))
+        if self.known("nulls") == "omitted":
+            dressing.publish_without_nulls(self.sim)
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = self.known("operations") or {}
         routes = []
@@ -207,7 +213,8 @@ class ProfileLayer:
             statuses={int(code): self.find_status_for(name, int(code))
                       for code in self.sim_ops[name][2].get("responses", {}) if str(code).isdigit()
                       and 200 <= int(code) < 300},
-            locates=self.find_locates(name))
+            locates=self.find_locates(name), empty=name in (self.known("emptyAnswers") or ()),
+            page_order=self.find_page_order(name))
 
     # what the plan of an operation says (before the plans are made: found)
     def planned(self, name, part, find):
@@ -344,10 +351,16 @@ class ProfileLayer:
         return bool(deletes) and all(d.get("body") for d in deletes.values()) and self.sim_ops[name][0] == "DELETE"
 
     def find_list_order(self, name):
+        if "pageReference" in REGISTRY[name].query:
+            return None         # pages are ordered as `paging` says (find_page_order), not as lists of records
         orders = self.known("listOrder") or {}
         if name in orders:
             return orders[name]
         return next(iter(orders.values())) if len(set(orders.values())) == 1 else None
+
+    def find_page_order(self, name):
+        """The order of the entries of a paged list (transactions): oldest or newest first."""
+        return (self.known("paging") or {}).get("order") if "pageReference" in REGISTRY[name].query else None
 
     def find_list_shape(self, name):
         lists = self.known("lists") or {}
@@ -374,11 +387,16 @@ class ProfileLayer:
             return self.answer(start_response, 200, [("Content-Type", "application/json")], data)
         route, values = self.route(environ["REQUEST_METHOD"], path)
         length = int(environ.get("CONTENT_LENGTH") or 0)
+        api = route is not None or path.startswith(self.prefix + "/")
+        if api and self.known("headers"):
+            start_response = self.dressed(start_response)
         if route is None:
             if any(old.match(environ["REQUEST_METHOD"], path) is not None for old in self.moved):
                 raw = environ["wsgi.input"].read(length) if length else b""
                 return self.refused(environ, start_response, raw, None, "route",
                                     self.problem(404, "not-found", f"No operation at {path}.", path))
+            if api and environ["REQUEST_METHOD"] in ("GET", "PUT", "POST", "PATCH", "DELETE"):
+                return self.unrouted(environ, start_response, length)
             return self.app(environ, start_response)
         name = route.name
         raw = partner_raw = environ["wsgi.input"].read(length) if length else b""
@@ -420,6 +438,8 @@ class ProfileLayer:
         inner = {**environ, "PATH_INFO": sim_path, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
                  "QUERY_STRING": query, PARTNER_REQUEST: self.partner(environ, name, partner_raw),
                  STAGE: {"refusal": refusal, "reads": reads, "put": self.put_check(name, partner_raw, path)}}
+        if self.plans[name].page_order == "newest first":
+            inner[PAGE_ORDER] = "newest first"
         chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
         data = b"".join(chunks)
         status, headers = int(status_line.split()[0]), answered.to_wsgi_list()
@@ -744,6 +764,27 @@ class ProfileLayer:
         return self.answer(start_response, int(status_line.split()[0]), answered.to_wsgi_list(), b"".join(chunks),
                            inner[PARTNER_REQUEST])
 
+    def unrouted(self, environ, start_response, length):
+        """A path of the API that is no operation's (one the spec removed, a mistyped one): the simulator's answer,
+        its problem in the deployment's words (a removed path's status with them)."""
+        raw = environ["wsgi.input"].read(length) if length else b""
+        inner = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
+                 PARTNER_REQUEST: self.partner(environ, None, raw)}
+        chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
+        status, headers, data = int(status_line.split()[0]), answered.to_wsgi_list(), b"".join(chunks)
+        if "problem+json" in next((v for k, v in headers if k.lower() == "content-type"), ""):
+            status, headers, data = self.restyle_problem(status, headers, data)
+        return self.answer(start_response, status, headers, data, inner[PARTNER_REQUEST])
+
+    def dressed(self, start_response):
+        """start_response giving every answer the headers the deployment sends on every answer."""
+        learned = self.known("headers")
+
+        def start(status, headers, exc_info=None):
+            headers = dressing.with_headers(list(headers), learned)
+            return start_response(status, headers, exc_info) if exc_info else start_response(status, headers)
+        return start
+
     def partner(self, environ, name, raw):
         """The request as the partner sent it, for the journal (hooks.py: PARTNER_REQUEST)."""
         operation = ((self.operations.get(name) or {}).get("operationId") or name) if name else None
@@ -803,6 +844,8 @@ class ProfileLayer:
         if isinstance(body, dict) and body.get("id") is not None and self.locates(name):
             headers = [(k, v) for k, v in headers if k.lower() != "location"] + \
                 [("Location", self.location(name, body))]
+        if self.plans[name].empty:      # the deployment answers it without a body
+            return new_status, headers, b""
         if body is None and before is not None and new_status != 204:
             body = before
             headers = [(k, v) for k, v in headers if k.lower() != "content-type"] + \
@@ -840,6 +883,11 @@ class ProfileLayer:
         refused = invalid.get("notJson") if not_json and invalid.get("notJson") else invalid.get("status")
         if slug == "invalid-body" and refused:
             status = body["status"] = refused
+        if slug == "invalid-body" and "errors" in body:
+            body["errors"] = dressing.errors_in(invalid.get("errors"), body["errors"])
+        gone = (self.known("removedPaths") or {}).get("status")
+        if slug == "removed" and gone:
+            status = body["status"] = gone
         types = problems.get("types") or {}
         if slug and slug in types:
             body["type"] = types[slug]
@@ -878,6 +926,7 @@ class ProfileLayer:
                        for name in learned if name in values and values[name] is not None]
 
     def reshape(self, name, schema, body):
+        body = self.dress(schema, body)
         key = self.list_key(name)
         if self.list_order(name) == "by name" and key and isinstance(body, dict) and isinstance(body.get(key), list):
             body[key] = sorted(body[key], key=lambda e: (str(e.get("name") or "").casefold(), str(e.get("id")))
@@ -902,6 +951,11 @@ class ProfileLayer:
         if field and isinstance(body, dict) and isinstance(body.get(field), dict):
             body[field] = body[field].get("accessToken")
         return body
+
+    def dress(self, schema, body):
+        """Record members in the deployment's JSON types, null members it leaves out left out (dressing.py)."""
+        types, omit = self.known("memberTypes") or {}, self.known("nulls") == "omitted"
+        return dressing.dress(self.sim, schema, body, types, omit) if (types or omit) and schema else body
 
     def rename(self, name, schema, value, depth=0):
         """The answer with each record's properties named as the deployment names them."""
@@ -944,7 +998,10 @@ class ProfileLayer:
 
     @staticmethod
     def answer(start_response, status, headers, data, partner=None):
-        """The answer as the partner gets it; the journal files it so (hooks.py: PARTNER_REQUEST)."""
+        """The answer as the partner gets it; the journal files it so (hooks.py: PARTNER_REQUEST). An answer without
+        a body has no content to give a type (RFC 9110 §8.3): it carries no Content-Type."""
+        if not data:
+            headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
         if partner is not None and partner.get("answered"):
             media = next((v for k, v in headers if k.lower() == "content-type"), "")
             partner["answered"](status, media.partition(";")[0].strip().lower(), data)
@@ -977,7 +1034,9 @@ class ProfileLayer:
             if shape.get("count") and isinstance(schema, dict):
                 schema["properties"] = {**schema.get("properties", {}), **counted(shape)}
                 schema["required"] = [*schema.get("required", []), shape["count"]]
-        return self.publish_problems(document)
+        document = self.publish_problems(document)
+        dressing.publish_headers(document, self.known("headers") or {})
+        return document
 
     def publish_problems(self, document):
         """Problems as the deployment documents them: their media type, their one type, the status of a body
@@ -987,6 +1046,9 @@ class ProfileLayer:
         not_json = (self.known("invalidBody") or {}).get("notJson")
         schema = document.get("components", {}).get("schemas", {}).get("ProblemDetails")
         constant = one_type(problems.get("types") or {})
+        if problems.get("properties") and isinstance(schema, dict):      # the members its document gives them
+            schema["properties"] = copy.deepcopy(problems["properties"])
+            schema["required"] = [r for r in schema.get("required", []) if r in schema["properties"]]
         if constant and isinstance(schema, dict):
             schema.setdefault("properties", {})["type"] = {"type": "string", "enum": [constant], "default": constant}
         rate = self.known("rateLimit") or {}
@@ -1021,7 +1083,8 @@ class ProfileLayer:
         for parameter in op.get("parameters", []):
             if parameter.get("in") == "query":
                 bound = (where.get("bounds") or {}).get(parameter.get("name")) or {}
-                parameter["schema"] = {**(parameter.get("schema") or {}), **bound}
+                parameter["schema"] = {k: v for k, v in {**(parameter.get("schema") or {}), **bound}.items()
+                                       if v is not None}       # None: the deployment sets no such bound
                 parameter["name"] = (where.get("parameters") or {}).get(parameter["name"], parameter["name"])
         fields = where.get("fields") or {}
         content = ((op.get("requestBody") or {}).get("content") or {}).get("application/json")
@@ -1032,6 +1095,9 @@ class ProfileLayer:
             schema.pop("example", None)
             content.pop("example", None)
             content["schema"] = schema
+        if self.plans[name].page_order == "newest first":
+            op["description"] = (op.get("description", "") + " Pages hold the newest entries first: "
+                                 "nextPageReference leads to older ones, previousPageReference to newer ones.").strip()
         put = self.put_for(name)
         if op.get("operationId") and self.sim_ops[name][0] == "PUT" and put.get("mode") == "replace":
             op["description"] = (op.get("description", "") + (
@@ -1059,8 +1125,9 @@ class ProfileLayer:
                     response = copy.deepcopy(response)
                     response.setdefault("headers", {})["Location"] = {
                         "description": "the address of the new record", "schema": {"type": "string"}}
-                if new == 204:      # No Content: nothing to describe but the answer itself
-                    response = {"description": response.get("description", "Success")}
+                if new == 204 or self.plans[name].empty:      # no content: its status and headers alone
+                    response = {"description": response.get("description", "Success"),
+                                **({"headers": response["headers"]} if response.get("headers") else {})}
                 responses[str(new)] = response
             else:
                 responses[str(status)] = response

@@ -1,5 +1,5 @@
 """What a profiled simulator must mean the same in every process and after a restart, kept in the store; a
-world's reset or deletion takes it with it. No Flask here.
+world's reset or deletion takes it with it.
 
 - The numbers it shows for ids where the deployment numbers its records: per world, per kind of record, 1, 2,
   3... in the order the partner first sees them.
