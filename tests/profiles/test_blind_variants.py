@@ -32,11 +32,12 @@ def world_token(app):
     return app.test_client().post("/_sandbox/partners", json={"name": "Partner"}).json["accessToken"]
 
 
-def learned_through(deployment):
+def learned_through(deployment, tags="contract and transactions"):
+    """The profile `ptas conform --profile-out` learns of `deployment`, running the scenarios `tags` selects."""
     out = io.StringIO()
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "profile.json")
-        status = runner.run(app=deployment, tags_expression="contract and transactions", out=out, profile_out=path)
+        status = runner.run(app=deployment, tags_expression=tags, out=out, profile_out=path)
         assert status == 0, out.getvalue()[-3000:]
         return profiles.load(path)
 

@@ -4,20 +4,11 @@ profiled as `ptas conform --profile-out` profiles a staging environment; the pro
 the probe as the deployment does, where the plain simulator does not, and publish what the deployment's own
 document publishes."""
 
-import io
-import json
-import os
-import tempfile
-
 import pytest
-from werkzeug.test import Client
-
-from ptas_sandbox import profile as profiles
-from ptas_sandbox.conformance import runner
-from ptas_sandbox.simulator import create_app
 
 from . import blind_probe_b as probe
 from .blind_variants_b import BLIND
+from .test_blind_variants import document, learned_through, simulator, world_token
 
 # What the learner reads of the suites' own traffic is the pages of transactions, a 429, the answers to the paths
 # the spec removed and what every answer carries beside its body: the transactions, limits and versioning
@@ -35,27 +26,6 @@ NOT_OBSERVED = {
     "RevokeTwice409": "revoking a revoked token: the run revokes each token once (profile: unknown "
                       "repeatedRevocation)",
 }
-
-
-def simulator(**config):
-    return create_app({"STATE": ":memory:", "START_SERVICES": False, **config})
-
-
-def world_token(app):
-    return app.test_client().post("/_sandbox/partners", json={"name": "Partner"}).json["accessToken"]
-
-
-def learned_through(deployment):
-    out = io.StringIO()
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "profile.json")
-        status = runner.run(app=deployment, tags_expression=TAGS, out=out, profile_out=path)
-        assert status == 0, out.getvalue()[-3000:]
-        return profiles.load(path)
-
-
-def document(app):
-    return json.loads(Client(app).get("/openapi.json").get_data(as_text=True))
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +54,7 @@ def test_a_deployment_written_blind_is_reproduced(variant, plain_answers):
         made.append(simulator(**config))
         return made[-1]
     try:
-        profile = learned_through(variant(app()))
+        profile = learned_through(variant(app()), TAGS)
         inner, profiled = app(), app(PROFILE=profile)
         deployment = variant(inner)
         expected = probe.observe(deployment, world_token(inner))
