@@ -210,6 +210,7 @@ def test_a_deployment_with_other_paths_and_names_passes_through_its_own_document
 # -- the same breakages and more, in deployment mode (issue 9: a URL and a token, /_sandbox hidden) --------------
 from tests.support import blind_deployments as blind  # noqa: E402
 from tests.support import blind_deployments_c as blind_c  # noqa: E402
+from tests.support import blind_deployments_e as blind_e  # noqa: E402
 from tests.support import blind_faithful, blind_faithful_c, blind_faithful_d  # noqa: E402
 from tests.support import broken_deployments as broken  # noqa: E402
 from tests.support.deployments import Deployment, Rewrite, json_of  # noqa: E402
@@ -460,14 +461,63 @@ BLIND_C = [
 ]
 assert {case.name for case, _ in BLIND_C} == {case.name for case in blind_c.CASES}
 DEPLOYMENT += [(f"blind_c:{case.name}", case, scenario) for case, scenario in BLIND_C]
+# The third blind round (tests/support/blind_deployments_e.py): the first count caught 10 of its 20. Six of the
+# misses are caught since (a rule on every path that serves it, a field in every read that shows the record, the
+# `self` token paths, a deploy token and another child, fields spec §9 removed); four are still missed (below).
+BLIND_E = [
+    (blind_e.oauth_query_reference_renamed,
+     "An approved authorization returns to the partner and the account is created with the reference"),
+    (blind_e.duplicate_account_per_provider, "A user has one account per provider"),
+    (blind_e.dummy_report_detail_without_psp_reports,
+     "The dummy account type dummy-report is as spec §1 capability 6 describes it"),
+    (blind_e.revoked_at_six_digits, "Token, partner and user responses"),
+    (blind_e.create_account_drops_deprecated_warnings,
+     "The partner creates an account for its user from the account type's fields"),
+    (blind_e.report_list_without_errors, "Reports are listed and read with their errors and warnings"),
+    (blind_e.get_users_ignores_email, "Users are found by name, by e-mail address and by a search text"),
+    (blind_e.delete_child_with_update_scope, "partner:update forbidden for DeleteChildPartner"),
+    (blind_e.first_user_token_ignores_expiry_setting, "A user token lasts the partner's user token lifetime"),
+    (blind_e.test_transactions_imported_sends_report_imported,
+     "A test TransactionsImported notification reaches the receiver"),
+    (blind_e.deprecated_transactions_other_users_account,
+     "Another user cannot read the account's transactions in the deprecated form either"),
+    (blind_e.get_user_without_deleted_at, "A deleted user is listed with deletedAt"),
+    (blind_e.transaction_fields_keep_booking_date, "Transactions carry what the spec names"),
+    (blind_e.deploy_token_issues_child_token, "A deploy token cannot issue a token for another child partner"),
+    (blind_e.own_token_list_includes_child_tokens, "A partner's own token paths reach no other partner's tokens"),
+    (blind_e.own_revoke_reaches_other_partner, "A partner's own token paths reach no other partner's tokens"),
+]
+DEPLOYMENT += [(f"blind_e:{case.name}", case, scenario) for case, scenario in BLIND_E]
+# Still missed, each a strict expected failure until a scenario guards it: the run passes against them.
+STILL_MISSED = {
+    blind_e.oauth_headers_missing_without_redirect: "the return step's headers on the service's own page, without a "
+                                                    "redirect URL (spec §1 OAuth2 flow: 'in every case')",
+    blind_e.oauth_redirect_refuses_account_create: "CreateOauthRedirectUrl allowed with account:create (spec §5: "
+                                                   "'Create and authorize accounts')",
+    blind_e.transactions_imported_only_with_report: "TransactionsImported for an import without a report (spec §6: "
+                                                    "'with or without a report')",
+    blind_e.child_token_one_year_refused: "a one-year token for a child partner (spec §8: 'any value the caller "
+                                          "sends')",
+}
+assert {case.name for case, _ in BLIND_E} | {case.name for case in STILL_MISSED} == {c.name for c in blind_e.CASES}
+
+
+@pytest.mark.parametrize("case", [pytest.param(case, id=case.name, marks=pytest.mark.xfail(strict=True, reason=why))
+                                  for case, why in STILL_MISSED.items()])
+def test_a_broken_deployment_still_missed_fails_a_default_run(capsys, case):
+    status, output = run_blind_deployment(case, capsys)
+    assert status == 1, output[-2000:]
+
+
 # Notifications go to a receiver the harness runs, as `--receiver-listen 127.0.0.1:0` would, waiting on the
 # deployment's clock (an arriving one ends the wait at once). A faithful deployment gets the default wait for a
 # notification (a queue may hold one back: the spec sets no deadline). The waiting budget is the default one
 # (--max-wait 600): the deployment's world holds two-day-old accounts, as a staging partner's does, which the run
 # reuses.
 RECEIVER = {"receiver_listen": "127.0.0.1:0"}
-# A broken deployment's scenario must fail whether a notification it never sends is waited for 1 s or longer.
-BROKEN_RECEIVER = {**RECEIVER, "delivery_wait": 1}
+# A broken deployment's scenario must fail whether a notification it never sends is waited for 3 s or longer (of
+# the deployment's clock: the receiver moves it a second every tenth of a second of real time).
+BROKEN_RECEIVER = {**RECEIVER, "delivery_wait": 3}
 # A faithful deployment sends no notification that must not come: a short watch for one gives the same verdict.
 FAITHFUL_RECEIVER = {**RECEIVER, "stray_wait": 0.2}
 
@@ -617,7 +667,7 @@ class Counted:
 def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     """A default `ptas conform --target URL --token T --receiver-listen ...` against the simulator with /_sandbox
     hidden: no false failure, @slow and delivery scenarios included (on the app's clock, no real waiting), in at
-    most 920 requests (about 10 minutes at a pace of 90 per 60 s; about 200 of them are spec §8's bursts)."""
+    most 940 requests (about 10 minutes at a pace of 90 per 60 s; about 200 of them are spec §8's bursts)."""
     counted = Counted()
     deployment = Deployment(START_SERVICES=True).with_history()
     try:
@@ -625,7 +675,7 @@ def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     finally:
         deployment.close()
     assert status == 0, output[-4000:]
-    assert counted.requests <= 920, counted.requests
+    assert counted.requests <= 940, counted.requests
     assert "(in-process deployment, token " in output
     assert not re.search(r"\] SKIPPED +\w+ +.*\n +.*(needs a simulator|only a simulator)", output)
 

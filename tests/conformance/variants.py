@@ -205,7 +205,7 @@ WEBHOOK_RENAMES = {"callbackUrl": "targetUrl", "events": "eventTypes"}
 PATHLESS = ("GetUsers", "UpdateUser", "DeleteUser", "DeleteChildPartner", "GetPartners",
             "CreateAccountOauthRedirectUrl", "CreateAccount", "UpdateAccount", "DeleteAccount", "GetAccounts",
             "GetAccount", "GetAccountTypes", "GetAccountType", "TriggerAccountRefresh", "GetTransactions",
-            "GetTransaction", "GetReport", "GetReports")
+            "GetTransaction", "GetTransactionsDeprecated", "GetReport", "GetReports")
 
 
 def renamed_id(operation_id):

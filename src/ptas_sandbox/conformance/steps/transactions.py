@@ -15,6 +15,7 @@ from .account_types import account_type
 from .accounts import account_id, await_data
 
 EXCLUDE = {"deprecated": "excludeDeprecatedFields", "mapped": "excludeMappedFields"}
+REMOVED_FIELDS = {"bookingDate", "valueDate"}     # spec §9 2.5.0
 
 
 def ids(scene, rows):
@@ -131,6 +132,21 @@ def read_one(scene, actor, label):
     scene.call("GetTransaction", actor, params={"id": account_id(scene, label),
                                                 "transactionId": scene.id_of(first, "GetTransaction")})
     return first
+
+
+@when(acting('{actor} reads the transactions of the account "{label}" in the deprecated form'))
+def read_deprecated(scene, actor, label):
+    """GetTransactionsDeprecated (spec §4.3: the old form, its path not shown: the target's document names it)."""
+    scene.call("GetTransactionsDeprecated", actor, params={"id": account_id(scene, label)})
+
+
+@then("no transaction field is one spec §9 removed")
+def no_removed_fields(scene):
+    """Spec §9 2.5.0: bookingDate and valueDate were removed from the transaction fields."""
+    named = {str(field.get("name")) for row in transactions(scene.reply) for field in row.get("fields") or []
+             if isinstance(field, dict)}
+    removed = sorted(named & REMOVED_FIELDS)
+    check(not removed, f"transactions still list the fields {removed} (spec §9 2.5.0: removed)")
 
 
 @then("it is the same transaction")

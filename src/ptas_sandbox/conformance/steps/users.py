@@ -291,6 +291,18 @@ def user_listed_deleted(scene, label):
           f"a deleted user carries deletedAt (spec §4.3 GetUsers), got {deleted!r}")
 
 
+@then("the user is shown with deletedAt, if it is shown at all")
+def read_as_deleted(scene):
+    """Spec §2: a deleted user has deletedAt. Whether reading one by id shows it or answers 404 is not shown; a
+    read that shows it shows the deletion."""
+    if scene.reply.status == 404:
+        return
+    check(scene.reply.ok, f"expected the deleted user or 404, got {scene.reply.describe()}")
+    deleted = scene.reply.body.get("deletedAt") if isinstance(scene.reply.body, dict) else None
+    check(isinstance(deleted, str) and checks.SEVEN_DIGITS.match(deleted),
+          f"a deleted user read by its id carries deletedAt (spec §2), got {deleted!r}")
+
+
 @then(phrase('the user "{label}" is listed without deletedAt'))
 def user_listed_live(scene, label):
     listed = users_listed(scene)

@@ -28,6 +28,14 @@ Feature: The deploy token
     When "deploy" reads the child partner "Store 7"
     Then the request is refused as forbidden or not found
 
+  # Rule 4 again: whatever a deploy token may do for the child partners it created (rule 7 and rule 4 disagree
+  # there), it cannot reach one the main partner created, nor issue its tokens.
+  @contract
+  Scenario: A deploy token cannot issue a token for another child partner
+    Given a child partner "Store 7"
+    When "deploy" creates a token "store" for the child partner "Store 7" with scope "partner:read"
+    Then the request is refused as forbidden or not found
+
   @contract
   Scenario: A deploy token cannot list the parent partner's tokens
     When "deploy" lists the partner's tokens

@@ -34,6 +34,19 @@ Feature: Tokens of child partners
     And the list shows the token "store"
     And no token in the list carries its access token
 
+  # Spec §4.1: the `self` token paths are the calling partner's own. The parent's list holds none of a child
+  # partner's tokens, and a child partner's own revocation path reaches none of its parent's.
+  @contract
+  Scenario: A partner's own token paths reach no other partner's tokens
+    Given a token "store" of the child partner "Store 7" with scope "partner:read partner:update"
+    And a token "spare" with scope "partner:read" lasting 7200 seconds
+    When I list my tokens
+    Then the list does not show the token "store"
+    When "store" revokes the token "spare"
+    Then the request is refused as forbidden or not found
+    When "spare" reads the partner's settings
+    Then the request succeeds
+
   @contract
   Scenario: A revoked child partner token is no longer accepted
     Given a token "store" of the child partner "Store 7" with scope "partner:read"

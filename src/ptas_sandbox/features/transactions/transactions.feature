@@ -14,6 +14,7 @@ Feature: Transactions of an account
     And I read the transactions of the account "shop"
     Then the transactions carry their creation time, order number, booking text and fields
     And every transaction carries its TransactionType
+    And no transaction field is one spec §9 removed
 
   @contract @slow
   Scenario: Paging shows every transaction once, as many as the account counts
@@ -92,6 +93,14 @@ Feature: Transactions of an account
     Given a user "Max Hardware"
     When the account "shop" has received its transactions
     And "Max Hardware" reads the first transaction of the account "shop" on its own
+    Then the request is refused as forbidden or not found
+
+  # The same rule on every path that reads them: the deprecated form too (spec §4.3), where the target offers it.
+  @contract @slow
+  Scenario: Another user cannot read the account's transactions in the deprecated form either
+    Given a user "Max Hardware"
+    When the account "shop" has received its transactions
+    And "Max Hardware" reads the transactions of the account "shop" in the deprecated form
     Then the request is refused as forbidden or not found
 
   # Spec §5 rule 7: transaction:read and transaction:all read transactions; the account scopes do not (§7 rule 1).

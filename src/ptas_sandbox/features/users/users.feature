@@ -69,6 +69,8 @@ Feature: Users of a partner
     When I list my users
     Then the user "Jane's Bakery" is listed as deleted
     And the user "Max Hardware" is listed without deletedAt
+    When I read the user "Jane's Bakery"
+    Then the user is shown with deletedAt, if it is shown at all
 
   @contract
   Scenario: A child partner cannot read its parent's users
