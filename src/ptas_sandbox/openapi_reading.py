@@ -66,13 +66,3 @@ def _declared(document, schema, component, path):
         owner, at = (part["$ref"].rsplit("/", 1)[-1], "") if "$ref" in part else (component, path)
         yield from _declared(document, deref(document, part), owner, at)
 
-
-def types(schema):
-    """The JSON types a schema allows, null aside ({"string"} for `["string", "null"]`); empty when it names none."""
-    kind = (schema or {}).get("type")
-    return {k for k in (kind if isinstance(kind, list) else [kind]) if k and k != "null"}
-
-
-def nullable(schema):
-    kind = (schema or {}).get("type")
-    return kind == "null" or (isinstance(kind, list) and "null" in kind)

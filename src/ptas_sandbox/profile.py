@@ -8,6 +8,7 @@ secrets masked); a choice the run could not observe is listed under `unknown` wi
 
 import functools
 import json
+import re
 
 FORMAT = "ptas-deployment-profile"
 VERSION = 1
@@ -83,6 +84,10 @@ SPEC_MEMBERS = {
     "Report": ("errors", "warnings"), "DataImport": ("errors", "warnings"),
     "AccountUiSession": ("accountTypeIds", "accountTypeId"), "OauthRedirect": ("redirectUrl", "authReference"),
 }
+
+
+# A number written as a decimal string (`memberTypes`): digits, a fraction's digits after a point.
+DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 def spec_names(component, member):

@@ -14,7 +14,7 @@ import re
 from ptas_sandbox import openapi_reading
 from ptas_sandbox import profile as profiles
 
-from .bodies import json_type
+from .bodies import json_type, types_of
 from .client import Exchange, parse_json
 from .resolver import CONTROL_PREFIX, NotOffered, shape
 
@@ -31,7 +31,6 @@ PER_MESSAGE = frozenset((
 # rule rather than chance.
 ENOUGH_ANSWERS = 20
 SCALARS = {"string", "number", "integer", "boolean"}
-DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 # The simulator's own `errors` of an invalid body: a list of {pointer, detail}.
 SIMULATOR_ERRORS = {"form": "list", "keys": "pointer", "pointer": "pointer", "detail": "detail"}
 
@@ -129,7 +128,7 @@ def null_members(observed, sim):
             if component is None or profiles.spec_names(component, member):
                 continue
             if key not in record:
-                if openapi_reading.nullable(openapi_reading.deref(sim, sub)):
+                if "null" in types_of(openapi_reading.deref(sim, sub) or {}):
                     left_out.setdefault((component, member), seen)
             elif record[key] is None:
                 return "sent", f"null members are sent ({component} {member})", seen
@@ -153,7 +152,7 @@ def member_types(observed, sim, operations):
             if component is None or sub is None or record.get(key) is None or key == "id" or \
                     key in profiles.KEY_KIND:
                 continue
-            mine = openapi_reading.types(openapi_reading.deref(sim, sub))
+            mine = types_of(openapi_reading.deref(sim, sub) or {}) - {"null"}
             if len(mine) == 1 and mine <= SCALARS:
                 values.setdefault((component, member), (mine.pop(), [], seen))[1].append(record[key])
     found: dict[str, dict] = {}
@@ -178,7 +177,7 @@ def converted(mine, shown):
     theirs_type = theirs.pop()
     if theirs_type == mine or (mine, theirs_type) == ("number", "integer"):
         return None
-    if mine in ("number", "integer") and theirs_type == "string" and all(DECIMAL.fullmatch(v) for v in shown):
+    if mine in ("number", "integer") and theirs_type == "string" and all(profiles.DECIMAL.fullmatch(v) for v in shown):
         digits = {len(v.partition(".")[2]) for v in shown}
         if mine == "integer" and digits != {0}:
             return None

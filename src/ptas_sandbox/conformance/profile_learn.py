@@ -900,8 +900,7 @@ class Learner:
         page), where every page of two or more agrees; (None, None) otherwise. The simulator pages them the same
         way, its references leading on in that order."""
         read = [r for r in pages if r.ok and isinstance(r.body, dict)]
-        orders = {created_order(entries_of({k: v for k, v in r.body.items() if isinstance(v, list)}) or [])
-                  for r in read} - {None}
+        orders = {created_order(entries_of(r.body) or []) for r in read} - {None}
         return (orders.pop(), evidence(read[0])) if len(orders) == 1 else (None, None)
 
     def dressing(self):

@@ -170,15 +170,22 @@ class Scene:
         check("id" in record, f"the token {name!r} has no id (its lifetime is one hour or less)")
         return record["id"]
 
-    def find_listed(self, name, listing=None):
-        """The record of a token in a token list, by its id or, for tokens without one, by its name."""
+    def listed(self, name, listing=None):
+        """The record of a token in a token list, by its id or, for tokens without one, by its name; or None."""
         record = self.tokens[name]["record"]
         for item in listed_tokens(listing or self.reply):
             if record.get("id") and item.get("id") == record["id"]:
                 return item
             if not record.get("id") and item.get("name") == record.get("name"):
                 return item
-        raise AssertionError(f"the token {name!r} is not in the list")
+        return None
+
+    def find_listed(self, name, listing=None):
+        """The record of a token in a token list (listed): one that is not there fails the step."""
+        item = self.listed(name, listing)
+        if item is None:
+            raise AssertionError(f"the token {name!r} is not in the list")
+        return item
 
     # -- time -----------------------------------------------------------------------------------------------
     def time_passes(self, seconds, what=None):

@@ -282,13 +282,16 @@ def user_not_listed(scene, label):
     check(user_id(scene, label) not in users_listed(scene), f"the user {label!r} is listed")
 
 
+def shows_deletion(record, rule):
+    deleted = record.get("deletedAt") if isinstance(record, dict) else None
+    check(isinstance(deleted, str) and checks.SEVEN_DIGITS.match(deleted), f"{rule}, got {deleted!r}")
+
+
 @then(phrase('the user "{label}" is listed as deleted'))
 def user_listed_deleted(scene, label):
     listed = users_listed(scene)
     check(user_id(scene, label) in listed, f"the deleted user {label!r} is not listed")
-    deleted = listed[user_id(scene, label)].get("deletedAt")
-    check(isinstance(deleted, str) and checks.SEVEN_DIGITS.match(deleted),
-          f"a deleted user carries deletedAt (spec §4.3 GetUsers), got {deleted!r}")
+    shows_deletion(listed[user_id(scene, label)], "a deleted user carries deletedAt (spec §4.3 GetUsers)")
 
 
 @then("the user is shown with deletedAt, if it is shown at all")
@@ -298,9 +301,7 @@ def read_as_deleted(scene):
     if scene.reply.status == 404:
         return
     check(scene.reply.ok, f"expected the deleted user or 404, got {scene.reply.describe()}")
-    deleted = scene.reply.body.get("deletedAt") if isinstance(scene.reply.body, dict) else None
-    check(isinstance(deleted, str) and checks.SEVEN_DIGITS.match(deleted),
-          f"a deleted user read by its id carries deletedAt (spec §2), got {deleted!r}")
+    shows_deletion(scene.reply.body, "a deleted user read by its id carries deletedAt (spec §2)")
 
 
 @then(phrase('the user "{label}" is listed without deletedAt'))

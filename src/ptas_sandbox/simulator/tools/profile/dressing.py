@@ -4,12 +4,9 @@ does not name left out, an invalid body's `errors` in its form; and the document
 """
 
 import json
-import re
 
 from ptas_sandbox import openapi_reading
-from ptas_sandbox.profile import spec_names
-
-DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+from ptas_sandbox.profile import DECIMAL, spec_names
 
 
 def with_headers(headers, learned):

@@ -755,26 +755,27 @@ class ProfileLayer:
         body = result.body if isinstance(result, Answer) else result
         return json.loads(json.dumps(body)) if isinstance(body, dict) else None
 
+    def through_app(self, environ, raw, name, **stage):
+        """(status, headers, body, the partner's request) of the app's answer to the request as it came, its body
+        `raw`; the journal files it as the partner sent it."""
+        inner = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
+                 PARTNER_REQUEST: self.partner(environ, name, raw), **({STAGE: stage} if stage else {})}
+        chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
+        return int(status_line.split()[0]), answered.to_wsgi_list(), b"".join(chunks), inner[PARTNER_REQUEST]
+
     def refused(self, environ, start_response, raw, name, point, answer):
         """A refusal of the stage's own that needs no operation: handed to the app, which answers it at `point`
         with the other stages around it (the journal files it)."""
-        inner = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
-                 PARTNER_REQUEST: self.partner(environ, name, raw), STAGE: {"refusal": (point, answer)}}
-        chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
-        return self.answer(start_response, int(status_line.split()[0]), answered.to_wsgi_list(), b"".join(chunks),
-                           inner[PARTNER_REQUEST])
+        return self.answer(start_response, *self.through_app(environ, raw, name, refusal=(point, answer)))
 
     def unrouted(self, environ, start_response, length):
         """A path of the API that is no operation's (one the spec removed, a mistyped one): the simulator's answer,
         its problem in the deployment's words (a removed path's status with them)."""
         raw = environ["wsgi.input"].read(length) if length else b""
-        inner = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw)),
-                 PARTNER_REQUEST: self.partner(environ, None, raw)}
-        chunks, status_line, answered = run_wsgi_app(self.app, inner, buffered=True)
-        status, headers, data = int(status_line.split()[0]), answered.to_wsgi_list(), b"".join(chunks)
+        status, headers, data, partner = self.through_app(environ, raw, None)
         if "problem+json" in next((v for k, v in headers if k.lower() == "content-type"), ""):
             status, headers, data = self.restyle_problem(status, headers, data)
-        return self.answer(start_response, status, headers, data, inner[PARTNER_REQUEST])
+        return self.answer(start_response, status, headers, data, partner)
 
     def dressed(self, start_response):
         """start_response giving every answer the headers the deployment sends on every answer."""
