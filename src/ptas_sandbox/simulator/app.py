@@ -12,7 +12,7 @@ from werkzeug.routing import BaseConverter, Rule
 from . import events, ratelimit, tools, worlds
 from .openapi import document, full_path
 from .operations import REGISTRY
-from .pipeline import handle
+from .pipeline import current_request, handle
 from .problems import BY_STATUS, PayloadTooLarge, Problem, Removed, UnsupportedContentCoding
 from .sandbox import Simulator, current_sandbox
 from .store import PlatformProblem
@@ -141,10 +141,11 @@ def install_hooks(app, hooks):
 
     @app.before_request
     def before():
+        req = current_request()
         for hook in hooks.before:
-            hook()
-        within_limit()
-        not_encoded()
+            hook(req)
+        within_limit(req)
+        not_encoded(req)
         for refuse in hooks.refuse:     # before routing: after the journal opened its entry, so it is filed
             instead = refuse("route", None, None)
             if instead is not None:
@@ -153,31 +154,32 @@ def install_hooks(app, hooks):
 
     @app.after_request
     def after(response):
+        req = current_request()
         for hook in hooks.after:
-            hook(response)
+            hook(req, response)
         for hook in hooks.record:
-            hook(response)
+            hook(req, response)
         return response
 
 
-def within_limit():
+def within_limit(req):
     """Every body is held to the limit (after the `before` hooks, which may raise it for a snapshot), whether or not
     the operation reads it: an operation that ignores its body must not take 600 kB that one reading it refuses."""
-    limit = request.max_content_length
+    limit = req.max_content_length
     if limit is None:
         return
-    if request.content_length is not None:
-        if request.content_length > limit:
+    if req.content_length is not None:
+        if req.content_length > limit:
             raise PayloadTooLarge(f"A request body holds at most {limit} bytes here; this one holds "
-                                  f"{request.content_length}.")
-    elif "chunked" in request.headers.get("Transfer-Encoding", "").lower():
-        request.get_data(cache=True)        # reading a chunked body holds it to the limit (413 past it)
+                                  f"{req.content_length}.")
+    elif "chunked" in req.headers.get("Transfer-Encoding", "").lower():
+        req.get_data(cache=True)        # reading a chunked body holds it to the limit (413 past it)
 
 
-def not_encoded():
+def not_encoded(req):
     """A body sent with a content coding (gzip) is refused as such (RFC 9110 15.5.16), not read as it came and
     refused as JSON that is not valid."""
-    coding = request.headers.get("Content-Encoding", "").strip().lower()
+    coding = req.headers.get("Content-Encoding", "").strip().lower()
     if coding not in ("", "identity"):
         raise UnsupportedContentCoding(f"The body is read as it is sent; Content-Encoding {coding!r} is not "
                                        "accepted here. Send it uncompressed, without the header.")

@@ -118,13 +118,14 @@ class Hooks:
     # f(point, operation, call or None) -> an answer instead of the operation, or None; the call (and the store
     # in its transaction) only at "admitted"
     refuse: "list[Callable[[str, Operation | None, Any], Response | None]]" = field(default_factory=list)
-    before: "list[Callable[[], None]]" = field(default_factory=list)
+    # f(request): the request itself, not flask's proxy of it (app.install_hooks)
+    before: "list[Callable[[Request], None]]" = field(default_factory=list)
     tokens: TokenRules = field(default_factory=TokenRules)
     intercept: "list[Callable[[Simulator, Ctx, Operation, Mapping[str, Any], Request], Injection | None]]" = \
         field(default_factory=list)
     catch_up: list[CatchUp] = field(default_factory=list)
-    after: "list[Callable[[Response], None]]" = field(default_factory=list)
-    record: "list[Callable[[Response], None]]" = field(default_factory=list)
+    after: "list[Callable[[Request, Response], None]]" = field(default_factory=list)      # f(request, answer)
+    record: "list[Callable[[Request, Response], None]]" = field(default_factory=list)
     # f(store, world id, notification body) -> the body every attempt sends (and signs)
     notification: "list[Callable[[Store, str, dict[str, Any]], dict[str, Any]]]" = field(default_factory=list)
     # f(store, attempt-1 row, insert): insert(row) writes one more delivery row

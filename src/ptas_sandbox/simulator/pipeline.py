@@ -22,7 +22,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Response, current_app, request
+import flask
+from flask import Request, Response, current_app
 from werkzeug.datastructures import Headers
 
 from .auth import Principal, bearer
@@ -34,7 +35,14 @@ from .timestamps import parse as parse_time
 from .worlds import World
 
 
+def current_request() -> Request:
+    """The request itself, for the stages to be handed: each read through flask's `request` proxy is a context
+    lookup, and a request makes dozens."""
+    return flask.request._get_current_object()  # type: ignore[attr-defined]
+
+
 def handle(op, params):
+    request = current_request()
     sandbox = current_sandbox()
     state, store = sandbox.state, sandbox.store
     ctx: Ctx | None = None
@@ -51,19 +59,19 @@ def handle(op, params):
         if op.tokens == WORLD_AUTH:
             principal = sandbox.hooks.tokens.control(ctx, claims)
         else:
-            injection, ctx, answer = intercept(sandbox, ctx, op, claims)
+            injection, ctx, answer = intercept(sandbox, ctx, op, claims, request)
             if answer is not None:
                 return answer
             if op.atomic and op.method != "GET":
-                return finish(write_operation(sandbox, ctx, claims, op, params), injection)
+                return finish(write_operation(sandbox, ctx, claims, op, params, request), injection, request)
             principal = state.admit(sandbox, ctx, claims, op)
             store.retrying(lambda: sandbox.catch_up(ctx.world))
     state.reads_behind(op)      # it reads what is written behind (its own use too): write it first
     if sandbox.hooks.refuse:    # a refusal once admitted is judged before the input is (hooks.py: refuse)
         instead = refusal(sandbox, "admitted", op, Call(sandbox, ctx, principal, params, {}, None, request))
         if instead is not None:
-            return finish(instead, injection)
-    call = Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
+            return finish(instead, injection, request)
+    call = Call(sandbox, ctx, principal, params, parse_query(op, request), parse_body(op, request), request)
     if op.atomic:
         # An API read (GET with a token) needs one consistent view (a snapshot: store.reading), neither a writer's
         # turn nor its world's lock; every other operation is one write transaction.
@@ -77,15 +85,15 @@ def handle(op, params):
         result = store.retrying(operation)
     else:
         result = op.handler(call)
-    return finish(result, injection)
+    return finish(result, injection, request)
 
 
-def finish(result, injection):
+def finish(result, injection, request):
     response = render(result)
     return injection.shape(response, request.environ) if injection else response
 
 
-def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation, params):
+def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op: Operation, params, request):
     """An API write: admitted by the request state (`RequestState.admitted`, which owns the write's transaction
     and says what the operation's failure undoes), its input parsed once it is admitted, then the operation
     inside the transaction. A deadlock the store broke runs the whole of it again (Store.retrying): it is not
@@ -93,7 +101,7 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
     def call(principal: Principal) -> Call | Principal:
         if sandbox.hooks.refuse:    # a refusal once admitted comes before the input is parsed, in the transaction
             return principal
-        return Call(sandbox, ctx, principal, params, parse_query(op), parse_body(op), request)
+        return Call(sandbox, ctx, principal, params, parse_query(op, request), parse_body(op, request), request)
 
     def once():
         with sandbox.state.admitted(sandbox, ctx, claims, op, call) as prepared:
@@ -102,7 +110,8 @@ def write_operation(sandbox: Simulator, ctx: Ctx, claims: Mapping[str, Any], op:
             instead = refusal(sandbox, "admitted", op, Call(sandbox, ctx, prepared, params, {}, None, request))
             if instead is not None:
                 return instead
-            return op.handler(Call(sandbox, ctx, prepared, params, parse_query(op), parse_body(op), request))
+            return op.handler(Call(sandbox, ctx, prepared, params, parse_query(op, request), parse_body(op, request),
+                                   request))
     return sandbox.store.retrying(once)
 
 
@@ -116,7 +125,7 @@ def refusal(sandbox: Simulator, point: str, op: Operation | None, call: Call | N
     return None
 
 
-def intercept(sandbox, ctx, op, claims):
+def intercept(sandbox, ctx, op, claims, request):
     """The intercept stage (hooks.py): a fault the world asked for (docs/chaos.md), before the rate-limit budget
     is used: (the injection or None, the context to go on with, an answer instead of the operation or None)."""
     for hook in sandbox.hooks.intercept:
@@ -129,7 +138,7 @@ def intercept(sandbox, ctx, op, claims):
 def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tuple[Mapping[str, Any], Ctx]:
     """The verified claims of the request's bearer token and a context of its world; 401 when either is not."""
     claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
-    world = request_world(sandbox, claims["wld"])
+    world = request_world(sandbox, flask.request.environ, claims["wld"])
     if world is None:
         raise Unauthorized("The bearer token belongs to no sandbox world: the world was deleted (DELETE "
                            "/_sandbox/world, or unused for the operator's --world-idle-hours on a full sandbox), "
@@ -148,11 +157,11 @@ def bearer_claims(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> M
         return None
 
 
-def request_world(sandbox: Simulator, world_id: str) -> World | None:
+def request_world(sandbox: Simulator, environ: dict[str, Any], world_id: str) -> World | None:
     """The world `world_id` as this request first read it: one store read per request, though the journal's
     hook (before the pipeline) and the pipeline both need it. Kept in the request's environ, not `g`, which an
     app context around several requests (a test's) would share."""
-    seen = request.environ.setdefault("ptas.worlds", {})
+    seen = environ.setdefault("ptas.worlds", {})
     if world_id not in seen:
         seen[world_id] = sandbox.worlds.get(world_id)
     return seen[world_id]
@@ -190,7 +199,7 @@ def _not_json(constant):
 _decoder = json.JSONDecoder(parse_constant=_not_json)    # one, not one per body (json.loads with an argument)
 
 
-def parse_body(op):
+def parse_body(op, request):
     if op.body is None:
         return None
     raw = request.get_data(cache=True)
@@ -274,7 +283,7 @@ def shown(value: Any) -> str:
 INT64_MAX = 2**63 - 1
 
 
-def parse_query(op: Operation) -> dict[str, Any]:
+def parse_query(op: Operation, request: Request) -> dict[str, Any]:
     """Typed query parameters: booleans, integers (with their bounds) and date-times; others stay strings."""
     values: dict[str, Any] = {}
     for name, schema in op.query.items():

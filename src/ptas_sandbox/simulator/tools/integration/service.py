@@ -1,8 +1,6 @@
 """Notes the report needs that the journal does not keep: partner tokens reaching end-user pages, seen at the
 edge. (Retry-After and nextPageReference of answers are journal marks, made by the journal itself.)"""
 
-from flask import request
-
 from ptas_sandbox.jwt_text import JWT
 
 from ...operations import NO_AUTH, REGISTRY
@@ -11,15 +9,15 @@ from . import models
 
 
 def attach(app, sandbox):
-    def note(response):
+    def note(req, response):
         try:
-            notice(sandbox, response)
+            notice(sandbox, req, response)
         except Exception:      # a note never turns an answered call into a 500
-            app.logger.exception("could not note %s %s for the report", request.method, request.path)
+            app.logger.exception("could not note %s %s for the report", req.method, req.path)
     sandbox.hooks.after.append(note)       # before the journal's record stage, which keeps these notes
 
 
-def notice(sandbox, response):
+def notice(sandbox, request, response):
     op = REGISTRY.get(request.endpoint)
     exposed_where = None
     if op is not None and op.tokens == NO_AUTH and not op.control:     # a page a person's browser opens

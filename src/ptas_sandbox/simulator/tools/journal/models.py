@@ -181,6 +181,8 @@ def parsed(text):
         value = json.loads(text)
     except (ValueError, RecursionError):
         return NOT_JSON
+    if text.count("{") + text.count("[") <= MAX_DEPTH:     # fewer brackets than levels: no walk needed
+        return value
     level = [(value, 1)]
     while level:
         node, depth = level.pop()

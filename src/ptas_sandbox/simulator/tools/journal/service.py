@@ -20,8 +20,6 @@ import logging
 import re
 import time
 
-from flask import g, request
-
 from ptas_sandbox.jwt_text import JWT
 
 from ...auth import WORLD_KEY
@@ -33,6 +31,7 @@ from ...ratelimit import REFUSED_BY
 from ...serving import REQUEST_COMPLETE_NS
 from . import models
 
+ENTRY = "ptas.journal"      # the entry `start_entry` opened, in its request's environ
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
 HARNESS_HEADER = "X-Sandbox-World-Key"
 TOOL_HEADER = "X-Sandbox-Tool"
@@ -47,7 +46,7 @@ def attach(app, sandbox):
     # the journal's readers are operations that settle it first.
     entries = sandbox.state.write_behind(record_batch)
 
-    def start_entry():
+    def start_entry(request):
         op = REGISTRY.get(request.endpoint)
         if op is not None and (op.id in NOT_JOURNALED or op.id.startswith("SandboxInspect")):
             return
@@ -56,33 +55,33 @@ def attach(app, sandbox):
         tool = request.headers.get(TOOL_HEADER, "").strip()[:40]
         if tool and op is not None and op.id in TOOL_POLLS:
             return
-        g.ptas_journal = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
+        request.environ[ENTRY] = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
                                   "marks": {"tool": tool} if tool else {}}
         models.PENDING_MARKS.set(entry["marks"])
         REFUSED_BY.set(None)            # a limit that refused this request sets it again
         claims = bearer_claims(sandbox, request.headers)
         if claims is None and (op is None or op.tokens != NO_AUTH):
-            where, claims = misplaced(sandbox)
+            where, claims = misplaced(sandbox, request)
             if claims is not None:
                 entry["marks"]["credentials"] = where
         if claims is None:
             return
-        if token_in_query(sandbox):
+        if token_in_query(sandbox, request):
             entry["marks"]["credentials"] = "the query string, beside the Authorization header"
-        world = request_world(sandbox, claims["wld"])     # read once, for the pipeline too
+        world = request_world(sandbox, request.environ, claims["wld"])     # read once, for the pipeline too
         if world is not None:
             entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"], kind=claims["knd"])
             key = verified(sandbox, request.headers.get(HARNESS_HEADER))
             if key is not None and key["knd"] == WORLD_KEY and key["wld"] == world.id:
                 entry["marks"]["harness"] = True
 
-    def finish_entry(response):
-        entry = g.pop("ptas_journal", None)
+    def finish_entry(request, response):
+        entry = request.environ.pop(ENTRY, None)
         if entry is None:
             return
         models.PENDING_MARKS.set(None)
         try:
-            write(sandbox, config, entry, response, entries)
+            write(sandbox, config, entry, request, response, entries)
         except Exception:      # the journal never turns an answered call into a 500; say so loudly instead
             logging.getLogger("ptas").exception("could not journal %s %s", request.method, request.path)
 
@@ -100,7 +99,7 @@ def verified(sandbox, token):
         return None
 
 
-def misplaced(sandbox):
+def misplaced(sandbox, request):
     """A token of this sandbox sent where the service does not read it (another scheme, another header, the
     query string): (where, its claims), or (None, None). The service answers 401; the journal still files the
     call under the token's world, so the partner sees why."""
@@ -117,11 +116,12 @@ def misplaced(sandbox):
     return None, None
 
 
-def token_in_query(sandbox):
+def token_in_query(sandbox, request):
     """A token of this sandbox in the query string of a call whose header was read: served, yet in every log the
     URL reaches."""
-    return any(verified(sandbox, candidate) is not None
-               for candidate in JWT.findall(request.query_string.decode("latin-1")))
+    query = request.query_string
+    return bool(query) and any(verified(sandbox, candidate) is not None
+                               for candidate in JWT.findall(query.decode("latin-1")))
 
 
 def retry_after_mark(response, status):
@@ -157,7 +157,7 @@ def operation_of(entry, response, partner=None):
     return "MethodNotAllowed" if response.status_code == 405 else "UnknownPath"
 
 
-def request_bytes(config, limit):
+def request_bytes(config, limit, request):
     """What the request body is to the journal, unredacted: (content type, bytes or None, bytes refused unread).
     A body over the server's limit was refused unread, one over PARSE_FACTOR x `limit` is not kept either.
     Read from the WSGI environ: werkzeug's parsed properties cost more than the rest of the entry."""
@@ -171,7 +171,7 @@ def request_bytes(config, limit):
     return kept(content_type, request.get_data(cache=True), limit)
 
 
-def request_body_type():
+def request_body_type(request):
     return request.environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
 
 
@@ -209,14 +209,15 @@ def record_batch(store, items):
             models.record_many(store, world, fields)
 
 
-def write(sandbox, config, entry, response, entries):
+def write(sandbox, config, entry, request, response, entries):
     op = entry["op"]
     world_id = entry.get("world")
     if world_id is None and op is not None and op.id == "SandboxCreatePartner" and response.status_code == 201:
         world_id = (response.get_json(silent=True) or {}).get("world", {}).get("id")
     # A control call may have wiped its world (read it again); any other call's world is the one it read.
     steered = op is None or op.control or "world" not in entry
-    world = world_id and (sandbox.worlds.get(world_id) if steered else request_world(sandbox, world_id))
+    world = world_id and (sandbox.worlds.get(world_id) if steered else
+                          request_world(sandbox, request.environ, world_id))
     if not world:                           # no world, or one wiped by this very call
         return
     at = entry.get("at", sandbox.worlds.now(world))
@@ -240,8 +241,8 @@ def write(sandbox, config, entry, response, entries):
     # request's path.
     # A profiled request is filed as the partner sent it (hooks.py: outermost), not in the simulator's words.
     partner = request.environ.get(PARTNER_REQUEST)
-    request_body = request_bytes(config, limit) if partner is None else \
-        kept(request_body_type(), partner["body"], limit)
+    request_body = request_bytes(config, limit, request) if partner is None else \
+        kept(request_body_type(request), partner["body"], limit)
     if partner is not None and op is not None:      # what the simulator made of it: the report judges by that
         marks["simulator"] = {"operationId": op.id, "method": request.method, "path": request.path}
     arrived = request.environ.get(REQUEST_COMPLETE_NS)
