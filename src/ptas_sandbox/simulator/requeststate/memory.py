@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from ..auth import Principal, authorize, remembered_token
 from ..ratelimit import log_in_store, refusal, write_hits
-from ..store.base import EVERY_TABLE
+from ..store.base import EVERY_TABLE, OLDER
 from ..timestamps import SECOND_US
 from .exact import StoreState
 
@@ -117,9 +117,9 @@ class MemoryState(StoreState):
         # see the last commit (this process owns the store, its writers are serial, and each writer's end was
         # told before the next began), so there what was remembered serves, and what is read is kept.
         store = self.store
-        if not store.sees_last_commit:
+        written = store.read_view
+        if written is OLDER:
             return read()
-        written = store.written
         seen = self.cached.get(key)
         if seen is not None:
             since, marks, tables, value = seen

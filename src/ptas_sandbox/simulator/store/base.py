@@ -26,6 +26,7 @@ log = logging.getLogger("ptas")
 
 EVERY_TABLE = "*"       # a table name no statement uses: "any table", where the engine does not say which
 ALL_TABLES = frozenset({EVERY_TABLE})
+OLDER = "older"         # `Engine.read_view`: a read now may see a snapshot older than the last commit
 
 
 class PlatformProblem(Problem):
@@ -269,20 +270,18 @@ class Engine:
         return self._local().depth > 0
 
     @property
-    def written(self):
-        """None outside a write transaction; inside one, the tables it has written so far (EVERY_TABLE where the
-        engine cannot say): its reads of those may see its own uncommitted writes, its reads of others the last
-        commit (requeststate.MemoryState.remember)."""
-        local = self._local()
-        if local.depth == 0 or getattr(local, "reading", False):
-            return None
-        return local.written if local.written is not None else ALL_TABLES
+    def read_view(self):
+        """What a read now sees, in one look at this thread's state (requeststate.MemoryState.remember asks before
+        every read it could answer): OLDER when it may see a snapshot older than the last commit; else the tables
+        this thread's write transaction has written so far (EVERY_TABLE where the engine cannot say), whose reads
+        may see its own uncommitted writes, or None outside one. Here: any transaction may hold an older view."""
+        return None if self._local().depth == 0 else OLDER
 
     @property
     def sees_last_commit(self):
         """Whether a read now sees the last commit (with this transaction's own writes), so what a read gave
-        earlier and no write changed since is what it would give now (requeststate.MemoryState.remember)."""
-        return not self.in_transaction
+        earlier and no write changed since is what it would give now."""
+        return self.read_view is not OLDER
 
     def execute(self, sql, params=()):
         with self._held() as local:

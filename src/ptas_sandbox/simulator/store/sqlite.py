@@ -8,7 +8,7 @@ import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from .base import ALL_TABLES, EVERY_TABLE, Engine, StoreFull, StoreUnavailable
+from .base import ALL_TABLES, EVERY_TABLE, OLDER, Engine, StoreFull, StoreUnavailable
 from .schema import statements
 
 
@@ -255,10 +255,15 @@ class SqliteStore(Engine):
         return unread
 
     @property
-    def sees_last_commit(self):
+    def read_view(self):
         """Only a read's snapshot, once begun, may be older: writers are serial (a write transaction holds the
         writers' turn, so it reads the last commit and its own writes)."""
-        return self.memory or not getattr(self._local(), "snapshot", False)
+        local = self._local()
+        if local.depth == 0:
+            return None
+        if getattr(local, "reading", False):
+            return OLDER if getattr(local, "snapshot", False) and not self.memory else None
+        return local.written if local.written is not None else ALL_TABLES
 
     @contextmanager
     def _turn_among_processes(self):

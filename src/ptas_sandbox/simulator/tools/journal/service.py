@@ -35,6 +35,9 @@ ENTRY = "ptas.journal"      # the entry `start_entry` opened, in its request's e
 NOT_JOURNALED = {"SandboxRequests", "SandboxCountRequests", "SandboxHealth"}
 HARNESS_HEADER = "X-Sandbox-World-Key"
 TOOL_HEADER = "X-Sandbox-Tool"
+# The two headers as the WSGI environ names them: read there, as request_bytes reads the body's, since werkzeug's
+# header lookup costs several times more
+HARNESS_KEY, TOOL_KEY = "HTTP_X_SANDBOX_WORLD_KEY", "HTTP_X_SANDBOX_TOOL"
 TOOL_POLLS = {"SandboxFlushWebhooks", "SandboxEchoCaptures"}   # what a tool polls: not journaled when a tool calls it
 NEXT_PAGE = re.compile(rb'"nextPageReference":\s*(null|")')
 PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for nextPageReference
@@ -52,7 +55,7 @@ def attach(app, sandbox):
             return
         if op is None and request.path.startswith(("/_sandbox/inspect", "/_sandbox/echo")):
             return
-        tool = request.headers.get(TOOL_HEADER, "").strip()[:40]
+        tool = request.environ.get(TOOL_KEY, "").strip()[:40]
         if tool and op is not None and op.id in TOOL_POLLS:
             return
         request.environ[ENTRY] = entry = {"op": op, "started": time.perf_counter_ns(), "wall": sandbox.system_time(),
@@ -71,7 +74,7 @@ def attach(app, sandbox):
         world = request_world(sandbox, request.environ, claims["wld"])     # read once, for the pipeline too
         if world is not None:
             entry.update(world=world.id, at=sandbox.worlds.now(world), token=claims["jti"], kind=claims["knd"])
-            key = verified(sandbox, request.headers.get(HARNESS_HEADER))
+            key = verified(sandbox, request.environ.get(HARNESS_KEY))
             if key is not None and key["knd"] == WORLD_KEY and key["wld"] == world.id:
                 entry["marks"]["harness"] = True
 
@@ -220,7 +223,7 @@ def write(sandbox, config, entry, request, response, entries):
                           request_world(sandbox, request.environ, world_id))
     if not world:                           # no world, or one wiped by this very call
         return
-    at = entry.get("at", sandbox.worlds.now(world))
+    at = entry["at"] if "at" in entry else sandbox.worlds.now(world)
     limit = config["JOURNAL_BODY_LIMIT"]
     streamed = response.is_streamed or response.direct_passthrough
     status = response.status_code
