@@ -35,7 +35,7 @@ def served_as(op_id, handler=None, **changes):
         if handler is not None:
             changes["handler"] = handler(original.handler)
         op = dataclasses.replace(original, **changes)
-        app.view_functions[op_id] = lambda **params: handle(op, params)
+        app.view_functions[op_id] = lambda **params: handle(app.extensions["ptas"], op, params)
     return apply
 
 

@@ -186,10 +186,10 @@ def not_encoded(req):
 
 
 def route(app):
-    prefix = app.config["PREFIX"]
+    prefix, sandbox = app.config["PREFIX"], app.extensions["ptas"]
     for op in REGISTRY.values():
         rule = re.sub(r"{(\w+)}", r"<id:\1>", full_path(op, prefix))
-        app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(_op, params),
+        app.add_url_rule(rule, endpoint=op.id, view_func=lambda _op=op, **params: handle(sandbox, _op, params),
                          methods=[op.method], provide_automatic_options=False)
     app.add_url_rule("/openapi.json", endpoint="openapi",
                      view_func=lambda: document(prefix, request.host_url.rstrip("/")),

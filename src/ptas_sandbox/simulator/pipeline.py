@@ -30,7 +30,7 @@ from .auth import Principal, bearer
 from .context import Ctx
 from .operations import NO_AUTH, WORLD_AUTH, Answer, Call, Operation
 from .problems import BadRequest, InvalidBody, InvalidParameter, Unauthorized, UnsupportedMediaType
-from .sandbox import Simulator, current_sandbox
+from .sandbox import Simulator
 from .timestamps import parse as parse_time
 from .worlds import World
 
@@ -41,9 +41,8 @@ def current_request() -> Request:
     return flask.request._get_current_object()  # type: ignore[attr-defined]
 
 
-def handle(op, params):
+def handle(sandbox, op, params):
     request = current_request()
-    sandbox = current_sandbox()
     state, store = sandbox.state, sandbox.store
     ctx: Ctx | None = None
     principal: Principal | str | None = None
@@ -53,7 +52,7 @@ def handle(op, params):
     if (instead := refusal(sandbox, "token", op)) is not None:
         return instead
     if op.tokens != NO_AUTH:
-        claims, ctx = bearer_world(sandbox, request.headers)
+        claims, ctx = bearer_world(sandbox, request.environ)
         if (instead := refusal(sandbox, "scope", op)) is not None:
             return instead
         if op.tokens == WORLD_AUTH:
@@ -135,10 +134,12 @@ def intercept(sandbox, ctx, op, claims, request):
     return None, ctx, None
 
 
-def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tuple[Mapping[str, Any], Ctx]:
+def bearer_world(sandbox: Simulator, environ: dict[str, Any]) -> tuple[Mapping[str, Any], Ctx]:
     """The verified claims of the request's bearer token and a context of its world; 401 when either is not."""
-    claims = sandbox.signer.verify(bearer(headers.get("Authorization")))
-    world = request_world(sandbox, flask.request.environ, claims["wld"])
+    claims = bearer_claims(sandbox, environ)
+    if claims is None:
+        raise environ[CLAIMS]
+    world = request_world(sandbox, environ, claims["wld"])
     if world is None:
         raise Unauthorized("The bearer token belongs to no sandbox world: the world was deleted (DELETE "
                            "/_sandbox/world, or unused for the operator's --world-idle-hours on a full sandbox), "
@@ -147,14 +148,21 @@ def bearer_world(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> tu
     return claims, sandbox.ctx(world)
 
 
-def bearer_claims(sandbox: Simulator, headers: Headers | Mapping[str, str]) -> Mapping[str, Any] | None:
-    """The verified claims of the request's bearer token, or None when it has none of ours: for the tools that
-    watch a request (the journal, the integration report) and must not refuse it. The same parser as the
-    pipeline's (`auth.bearer`), so a request the pipeline reads as a world's is watched as that world's."""
-    try:
-        return sandbox.signer.verify(bearer(headers.get("Authorization")))
-    except Unauthorized:
-        return None
+CLAIMS = "ptas.claims"      # in a request's environ: its bearer token's verified claims, or why it has none
+
+
+def bearer_claims(sandbox: Simulator, environ: dict[str, Any]) -> Mapping[str, Any] | None:
+    """The verified claims of the request's bearer token, or None when it has none of ours (`bearer_world` raises
+    why): for the tools that watch a request (the journal) and must not refuse it. Verified once per request and
+    kept in its environ, so the pipeline and the watchers read the same token the same way."""
+    found = environ.get(CLAIMS)
+    if found is None:
+        try:
+            found = sandbox.signer.verify(bearer(environ.get("HTTP_AUTHORIZATION")))
+        except Unauthorized as refused:
+            found = refused
+        environ[CLAIMS] = found
+    return None if isinstance(found, Unauthorized) else found
 
 
 def request_world(sandbox: Simulator, environ: dict[str, Any], world_id: str) -> World | None:

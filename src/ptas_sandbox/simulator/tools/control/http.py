@@ -115,7 +115,7 @@ def reset(call):
     if admin_key_given(sandbox, call.request.headers):
         models.wipe_everything(sandbox)
         return {"reset": "everything"}
-    claims, ctx = bearer_world(sandbox, call.request.headers)
+    claims, ctx = bearer_world(sandbox, call.request.environ)
     partner_id = control_principal(ctx, claims)      # the root partner's steering tokens only
     models.wipe_world(sandbox, ctx.world, partner_id)
     return {"reset": ctx.world.id}
@@ -135,6 +135,6 @@ def delete_world(call):
 def renew_token(call):
     """A fresh root partner token with the calling token's scopes: the way back after the clock moved past
     every root token's expiry (the control API takes expired tokens; the service does not)."""
-    claims, _ = bearer_world(call.sandbox, call.request.headers)
+    claims, _ = bearer_world(call.sandbox, call.request.environ)
     token = models.renew_token(call.sandbox, call.ctx.world, call.principal, claims["jti"])
     return Answer(201, token)

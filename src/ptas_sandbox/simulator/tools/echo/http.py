@@ -96,14 +96,14 @@ def stale_before(sandbox):
     return sandbox.system_time() - period * 1_000_000 if period else None
 
 
-def readable_worlds(sandbox, headers):
+def readable_worlds(sandbox, request):
     """Whose captures the caller may read (docs/design.md, the control API): a partner token of a world reads that
     world's; the admin key reads all (None); those of no world are the operator's, or anyone's when the sandbox
     has no admin key (a laptop sandbox stays open)."""
-    if admin_key_given(sandbox, headers):
+    if admin_key_given(sandbox, request.headers):
         return None
-    if headers.get("Authorization"):
-        claims, ctx = bearer_world(sandbox, headers)
+    if request.headers.get("Authorization"):
+        claims, ctx = bearer_world(sandbox, request.environ)
         if claims["knd"] == WORLD_KEY:
             return [ctx.world.id]
         row = ctx.store.one("SELECT revoked_at FROM tokens WHERE id = ? AND world = ? AND kind = 'partner'",
@@ -122,7 +122,7 @@ def readable_worlds(sandbox, headers):
 def echo_captures(call):
     """What the echo receiver got in a bin, oldest first: with a partner token, the notifications of its world;
     with the admin key (or on a sandbox without one, anonymously), requests from outside any world."""
-    worlds = readable_worlds(call.sandbox, call.request.headers)
+    worlds = readable_worlds(call.sandbox, call.request)
     return {"bin": call.params["bin"], "captures": models.captures(call.sandbox.store, call.params["bin"], worlds)}
 
 

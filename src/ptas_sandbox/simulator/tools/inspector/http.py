@@ -92,7 +92,7 @@ def viewer_of(sandbox):
     if access.admin_key_ok(sandbox.config, request.headers.get(access.ADMIN_HEADER)):
         return pick_world(sandbox, access.Viewer(None, None, admin=True))
     if request.headers.get("Authorization"):
-        claims, ctx = bearer_world(sandbox, request.headers)
+        claims, ctx = bearer_world(sandbox, request.environ)
         control_principal(ctx, claims)
         return access.Viewer(ctx.world, claims["jti"])
     cookie = request.cookies.get(access.COOKIE)
@@ -254,7 +254,7 @@ def link(call):
     if access.admin_key_ok(sandbox.config, request.headers.get(access.ADMIN_HEADER)):
         world_id = token_id = None
     else:
-        claims, ctx = bearer_world(sandbox, request.headers)
+        claims, ctx = bearer_world(sandbox, request.environ)
         control_principal(ctx, claims)
         world_id, token_id = ctx.world.id, claims["jti"]
     ticket, expires = access.mint_ticket(sandbox.store, sandbox.system_time(), world_id, token_id)

@@ -62,7 +62,7 @@ def attach(app, sandbox):
                                   "marks": {"tool": tool} if tool else {}}
         models.PENDING_MARKS.set(entry["marks"])
         REFUSED_BY.set(None)            # a limit that refused this request sets it again
-        claims = bearer_claims(sandbox, request.headers)
+        claims = bearer_claims(sandbox, request.environ)
         if claims is None and (op is None or op.tokens != NO_AUTH):
             where, claims = misplaced(sandbox, request)
             if claims is not None:

@@ -90,7 +90,7 @@ def replaceable(call, world_id):
     world = sandbox.worlds.get(world_id)
     if admin_key_given(sandbox, call.request.headers):
         return world
-    claims, ctx = bearer_world(sandbox, call.request.headers)
+    claims, ctx = bearer_world(sandbox, call.request.environ)
     if ctx.world.id != world_id:
         raise Forbidden("Replacing a world needs a root partner token of the world that holds the snapshot's "
                         "partners (or the admin key).")
