@@ -266,3 +266,18 @@ def test_a_read_is_one_snapshot_from_its_first_statement(tmp_path):
 def _read_windows(store):
     with store.reading():
         return store.all("SELECT world, rule, hits FROM rate_windows")
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 256, 257, 1000])
+def test_insert_many_writes_every_row_in_order_whatever_their_number(durable_store, count):
+    """Rows go in by chunks of a power of two (store.insert_many): none is lost or doubled at a chunk's edge."""
+    store = open_store(durable_store)
+    try:
+        with store.transaction():
+            store.execute("CREATE TABLE IF NOT EXISTS many (n INTEGER PRIMARY KEY, label TEXT NOT NULL)")
+            store.execute("DELETE FROM many")
+            store.insert_many("many", ("n", "label"), [(n, f"row {n}") for n in range(count)])
+        rows = store.all("SELECT n, label FROM many ORDER BY n")
+        assert [(r["n"], r["label"]) for r in rows] == [(n, f"row {n}") for n in range(count)]
+    finally:
+        store.close()

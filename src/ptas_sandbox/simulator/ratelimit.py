@@ -126,8 +126,7 @@ def log_in_store(store, world_id, rule):
 
 def write_hits(store, hits):
     """Written behind: the hits, the log pruned to each window, and no count row (it would be stale)."""
-    store.executemany("INSERT INTO rate_hits (world, rule, at) VALUES (?, ?, ?)",
-                      [(world, rule, at) for world, rule, at, _ in hits])
+    store.insert_many("rate_hits", ("world", "rule", "at"), [(world, rule, at) for world, rule, at, _ in hits])
     latest: dict[tuple[str, str], int] = {}
     for world, rule, at, window in hits:
         latest[world, rule] = max(at, latest.get((world, rule), at)) - window * SECOND_US

@@ -26,6 +26,7 @@ log = logging.getLogger("ptas")
 
 EVERY_TABLE = "*"       # a table name no statement uses: "any table", where the engine does not say which
 ALL_TABLES = frozenset({EVERY_TABLE})
+INSERT_CHUNK = 256         # rows in one statement of `insert_many`
 OLDER = "older"         # `Engine.read_view`: a read now may see a snapshot older than the last commit
 
 
@@ -303,6 +304,20 @@ class Engine:
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         self.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values()))
+
+    def insert_many(self, table, columns, rows):
+        """`rows` (tuples in the order of `columns`) into `table` in a few statements of many rows each, their
+        sizes powers of two up to INSERT_CHUNK, so a handful of statement texts serve every batch: executemany
+        runs a statement per row, and SQLite's module lets go of the GIL at each (a batch written behind, a
+        thousand rows, handed the GIL to the serving threads a thousand times)."""
+        rows, start = list(rows), 0
+        one = f"({', '.join('?' * len(columns))})"
+        while start < len(rows):
+            size = min(INSERT_CHUNK, 1 << ((len(rows) - start).bit_length() - 1))
+            chunk = rows[start:start + size]
+            self.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * size)}",
+                         tuple(value for row in chunk for value in row))
+            start += size
 
     def update(self, table, key, **values):
         """UPDATE table SET values WHERE key; key is a dict of column: value."""

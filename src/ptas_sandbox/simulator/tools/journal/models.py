@@ -287,10 +287,9 @@ def record_many(store, world_id, entries):
             return
         last = next_in_sequence(store, world_id, "journal", len(entries))
         first = last - len(entries) + 1
-        store.executemany(
-            "INSERT INTO journal (world, seq, at, wall, operation, method, path, query, status, latency_us, "
-            "token_id, token_kind, request, response, marks, started_ns, answered_ns) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        store.insert_many(
+            "journal", ("world", "seq", "at", "wall", "operation", "method", "path", "query", "status", "latency_us",
+                        "token_id", "token_kind", "request", "response", "marks", "started_ns", "answered_ns"),
             [(world_id, first + n, e["at"], e["wall"], e["operation"], e["method"], e["path"],
               redact_query(e["query"]), e["status"], e["latency_us"], e.get("token_id"), e.get("token_kind"),
               _text(e.get("request")), _text(e.get("response")), json.dumps(e.get("marks") or {}),
