@@ -569,7 +569,7 @@ FIRST_IMPORT_S = 30 * 60
 def _slow_first_import(app):
     sandbox = app.extensions["ptas"]
 
-    def queued(response):
+    def queued(request, response):
         with sandbox.store.transaction():
             sandbox.store.execute(
                 "UPDATE data_imports SET due_at = started_at + ? WHERE kind = 'Initial' AND status = 'Running' "
