@@ -63,7 +63,10 @@ def run_gunicorn(config, host, port, workers, threads=8, on_ready=None, connecti
 
         def load(self):
             from ptas_sandbox.simulator import create_app
-            return create_app(config)
+            from ptas_sandbox.simulator.serving import freeze_start_up
+            app = create_app(config)
+            freeze_start_up()
+            return app
 
     try:
         Sandbox().run()

@@ -249,7 +249,7 @@ def start(args, state, config):
         run_gunicorn({**config, "REQUEUE_ON_START": False}, args.host, args.port, args.workers, on_ready=ready,
                      connections_per_address=args.connections_per_address)
         return
-    from ptas_sandbox.simulator.serving import CONNECTIONS_PER_ADDRESS, create_server
+    from ptas_sandbox.simulator.serving import CONNECTIONS_PER_ADDRESS, create_server, freeze_start_up
     wsgi = app
     if not args.quiet:
         from ._accesslog import AccessLog
@@ -282,6 +282,7 @@ def start(args, state, config):
         kept = f" (world {result['world']['id']}, kept in {shown})" if result.get("resumed") else ""
         print(f"scenario {args.scenario}{kept}: partner token {result['accessToken']}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    freeze_start_up()
     try:
         server.run()
     except KeyboardInterrupt:
