@@ -6,6 +6,7 @@ from .. import checks
 from ..scene import check
 from . import phrase
 from .accounts import account_id, create_account
+from .oauth import ask
 from .partners import child_id, create_child, create_child_token, keep_settings
 from .tokens import SHARED_S, create_own
 from .users import create_user, issue_user_token, user_id
@@ -14,6 +15,7 @@ SCOPED = "the scoped token"
 # The account type of the accounts a row makes or deletes: the shared users hold a shared "dummy" account, and a user
 # has one account per provider (spec §1 terms).
 FRESH_TYPE = "dummy-report"
+OAUTH_TYPE = "dummy-auth"      # §1 capability 6: the sandbox's dummy type with OAuth2
 CHILD_KEY, USER_KEY = ("scope table", "child partner"), ("scope table", "user")
 
 
@@ -119,6 +121,8 @@ CALLS = {
     "CreateUserToken": lambda s: issue_user_token(s, "CreateUserToken", SCOPED, {"id": user(s)}),
     "CreateOwnUserToken": lambda s: issue_user_token(s, "CreateOwnUserToken", SCOPED),
     "CreateAccount": lambda s: create_account(s, "Scoped Account", FRESH_TYPE, owner(s), by=SCOPED),
+    # §5: account:create is "create and authorize accounts": the OAuth2 flow's first step authorizes one
+    "CreateOauthRedirectUrl": lambda s: ask(s, OAUTH_TYPE, owner(s), by=SCOPED),
     "GetAccounts": lambda s: s.call("GetAccounts", SCOPED),
     "GetAccount": lambda s: s.call("GetAccount", SCOPED, params={"id": account(s)}),
     "UpdateAccount": lambda s: s.update("GetAccount", "UpdateAccount", {"id": account(s)},

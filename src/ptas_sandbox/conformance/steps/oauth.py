@@ -19,11 +19,11 @@ from .users import user_id
 DECISIONS = {"approves": "approve", "reports a missing account": "notfound", "hits an error": "error"}
 
 
-def ask(scene, type_id, owner, redirect=None):
+def ask(scene, type_id, owner, redirect=None, by="I"):
     """Step 1 of the flow; what it answered (with the type and owner asked for) flows to the next steps."""
     body = scene.body("CreateOauthRedirectUrl", {"accountTypeId": type_id, "userId": user_id(scene, owner),
                                                  "redirectUrl": redirect})
-    reply = scene.call("CreateOauthRedirectUrl", json=body)
+    reply = scene.call("CreateOauthRedirectUrl", by, json=body)
     answer = reply.body if reply.ok and isinstance(reply.body, dict) else {}
     return {"type": type_id, "owner": owner, "returnUrl": redirect, **answer}
 

@@ -143,6 +143,13 @@ Feature: The scope table
       | account:delete | GetAccount    | forbidden |
       | account:delete | UpdateAccount | forbidden |
 
+    Examples: the OAuth2 flow's first step authorizes an account: account:create, "create and authorize accounts"
+      | scope          | operation              | outcome   |
+      | account:create | CreateOauthRedirectUrl | allowed   |
+      | account:all    | CreateOauthRedirectUrl | allowed   |
+      | account:read   | CreateOauthRedirectUrl | forbidden |
+      | account:delete | CreateOauthRedirectUrl | forbidden |
+
     Examples: transaction scopes on a partner token, read and list transactions
       | scope            | operation       | outcome   |
       | transaction:all  | GetTransactions | allowed   |
@@ -186,6 +193,11 @@ Feature: The scope table
       | transaction:read | GetAccounts     | forbidden |
       | transaction:all  | GetTransactions | allowed   |
       | transaction:all  | CreateAccount   | forbidden |
+
+    Examples: a user token's account:create authorizes an account in the OAuth2 flow's first step
+      | scope          | operation              | outcome   |
+      | account:create | CreateOauthRedirectUrl | allowed   |
+      | account:read   | CreateOauthRedirectUrl | forbidden |
 
     Examples: user.token scopes on a user token, its own new token (spec §4.2 note 3)
       | scope             | operation          | outcome   |
