@@ -44,9 +44,10 @@ Feature: The OAuth2 account creation flow
     Then the user is sent back to "https://acme.example/oauth/done" with the reference and status "Success"
     And the return step carries the reference and the status "Success" in its headers
 
-  @sandbox
+  @contract
   Scenario: Without any redirect URL the user ends on the service's own page, the result in its headers
-    When I ask for an OAuth2 redirect URL for a "dummy-auth" account of "Jane's Bakery"
+    When I clear my redirect URLs
+    And I ask for an OAuth2 redirect URL for a "dummy-auth" account of "Jane's Bakery"
     And the user approves at the provider
     Then the user sees the service's own page
     And the return step carries the reference and the status "Success" in its headers
