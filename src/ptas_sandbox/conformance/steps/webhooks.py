@@ -11,7 +11,10 @@ from pytest_bdd import given, then, when
 from .. import checks
 from ..bodies import identifier
 from ..scene import check
+from ..unchecked import left_out_by_run
 from . import phrase
+from .accounts import account_id
+from .transactions import POLL_SECONDS, first_page_count
 
 KINDS = {"AccountCreated": "accountcreated", "AccountUpdated": "accountupdated", "AccountDeleted": "accountdeleted",
          "TransactionsImported": "transactionsimported", "AccountTypeUpdated": "accounttypeupdated"}
@@ -154,6 +157,7 @@ def second_gets(scene, second_hook, kind):
     receiver_gets(scene, second_hook, kind)
 
 
+FIRST_IMPORT_WAIT = 300     # seconds of the run's waiting budget a first import may take before it is left out
 STRAY_WAIT = 5.0     # seconds a notification that should not come is given to come, at most the delivery budget
 
 
@@ -274,6 +278,32 @@ def receiver_gets(scene, hook, kind):
     named = kinds_named(notes)
     check(kind in named, f"no {kind} notification reached the receiver within {wait_budget(scene):g} s "
           f"(got {len(notes)}: {sorted(named)})")
+    return notes
+
+
+@then(phrase('the receiver gets a {kind} notification once the account "{label}" has its transactions'),
+      target_fixture="notes")
+def receiver_gets_after_import(scene, hook, kind, label):
+    """A notification an effect causes is judged once the effect is seen (spec §6 TransactionsImported:
+    "transactions were imported, with or without a report"). The first import may take from seconds to hours
+    (§1 capability 5): the account's transactions are awaited first (polled within the run's --max-wait budget,
+    FIRST_IMPORT_WAIT at most), then the notification gets a whole delivery wait. Transactions that did not come
+    leave the scenario out, saying why; a notification that did not follow them fails it."""
+    account, waited = account_id(scene, label), 0.0
+    if scene.target.simulator:
+        scene.time_passes(60)
+    while not first_page_count(scene, account):
+        budget = scene.target.budget
+        if scene.target.simulator or waited >= FIRST_IMPORT_WAIT or budget.left <= 0:
+            left_out_by_run(f"the account {label!r} showed no transactions after {waited:g} s of waiting, and a "
+                            "first import may take hours (spec §1 capability 5; check with: --max-wait "
+                            f"{int(budget.total + FIRST_IMPORT_WAIT)}, or a deployment whose first import of this "
+                            "account type ends within a few minutes)")
+        waited += budget.wait(scene.target, POLL_SECONDS)
+    notes = delivered(scene, hook, [kind])
+    check(kind in kinds_named(notes),
+          f"the account {label!r} holds imported transactions, yet no {kind} notification reached the receiver "
+          f"within {wait_budget(scene):g} s of seeing them (spec §6: 'with or without a report')")
     return notes
 
 

@@ -61,6 +61,15 @@ Feature: Webhooks through the target's own document, notifications at a receiver
     And the receiver gets a AccountUpdated notification
     And the receiver gets a AccountDeleted notification
 
+  # Spec §6: TransactionsImported is "transactions were imported, with or without a report": an account of a type
+  # without reports (dummy, §1 capability 6) notifies it too, once its first import is done.
+  @contract
+  Scenario: An import of an account without reports notifies TransactionsImported
+    Given a user "Jane's Bakery"
+    And a webhook for TransactionsImported notifications sent to the receiver
+    When I create a "dummy" account "shop" for the user "Jane's Bakery" from its account type's fields
+    Then the receiver gets a TransactionsImported notification once the account "shop" has its transactions
+
   # Spec §2, §6: a webhook subscribes to event kinds; a kind it did not subscribe to is not sent to it.
   @contract
   Scenario: A webhook receives no notification of a kind it did not subscribe to
