@@ -7,6 +7,7 @@ guards the rule must fail, and the suite must still pass against targets that be
 
 import base64
 import collections
+import io
 import json
 import re
 
@@ -612,6 +613,31 @@ def test_a_limit_kept_in_fixed_minute_windows_passes_the_rate_limit_scenario(cap
                                                               "served"])
     assert status == 0 and "1 passed" in output, output[-3000:]
     assert getattr(limiter, "crossed", 1), "the burst never crossed a window's edge: the case tests nothing"
+
+
+def _at_least_one_redirect_url(app):
+    """A faithful choice: a partner keeps at least one redirect URL (§1 capability 1: "one or several")."""
+    def served(environ, start_response):
+        if blind.method(environ, "PUT", "PATCH") and blind.path(environ, r"/partners/self$"):
+            raw, data = blind.read_body(environ)
+            if isinstance(data, dict) and data.get("redirectUrls") == []:
+                return blind.respond(start_response, "400 Bad Request", [("Content-Type", "application/problem+json")],
+                                     json.dumps({"type": "about:blank", "title": "Bad Request", "status": 400,
+                                                 "detail": "a partner keeps at least one redirect URL"}).encode())
+            environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
+        return app(environ, start_response)
+    return served
+
+
+def test_a_deployment_keeping_at_least_one_redirect_url_is_not_judged_on_the_service_page(capsys):
+    """Where the target makes the service's own page unreachable (a choice the spec allows), its promise does not
+    apply: the run passes and counts the scenario not applicable, not failed nor unchecked."""
+    case = blind.Case("at_least_one_redirect_url", "§1 'one or several' redirect URLs", wrap=_at_least_one_redirect_url)
+    scenario = "Without any redirect URL the user ends on the service's own page, the result in its headers"
+    beside = "Without a redirect URL in the request the user returns to the partner's first redirect URL"
+    status, output = run_blind_deployment(case, capsys, only=[scenario, beside])    # a run that checks nothing fails
+    assert status == 0, output[-3000:]
+    assert "1 passed, 0 failed, 0 not checked, 1 not applicable to this target" in output, output[-3000:]
 
 
 @pytest.mark.parametrize("name, breakage, scenario", DEPLOYMENT, ids=[d[0] for d in DEPLOYMENT])

@@ -6,7 +6,7 @@ from pytest_bdd import given, then, when
 
 from .. import checks
 from ..scene import check
-from ..unchecked import target_does_not_allow
+from ..unchecked import not_applicable
 from . import acting, phrase
 
 # Spec §4.1 rule 2, §8: "6 months"; any deployment's six months lie between 181 and 184 days.
@@ -152,11 +152,11 @@ def set_redirects(scene, first, second):
 def clear_redirects(scene):
     """§1 step 1: with no redirect URL in the request and none in the partner's settings, the user ends on the
     service's own page. A target may refuse an empty list (§1 capability 1 speaks of "one or several" redirect
-    URLs): the page is then out of a partner's reach, and the scenario says why it was not checked."""
+    URLs): no partner of it is ever without one, and the promise does not apply to it."""
     reply = scene.update("GetOwnPartner", "UpdatePartner", {}, {"redirectUrls": []}, record=keep_settings(scene))
     if 400 <= reply.status < 500:
-        target_does_not_allow(f"the target refuses a partner without redirect URLs ({reply.describe()}), so the "
-                              "service's own page of the OAuth2 flow cannot be reached")
+        not_applicable(f"the target keeps at least one redirect URL ({reply.describe()}): no partner of it reaches "
+                       "the service's own page of the OAuth2 flow")
     check(reply.ok, f"clearing the redirect URLs failed: {reply.describe()}")
 
 
