@@ -98,6 +98,20 @@ def create_with_reference(scene, oauth, label):
     create_account(scene, label, oauth["type"], oauth["owner"], auth_reference=oauth["authReference"])
 
 
+@then("the reference of the failed authorization creates no working account")
+def failed_reference_makes_no_account(scene):
+    """Spec §1 step 2: when the status is not Success, "the error must be fixed and the process repeated": the
+    reference of a failed authorization does not give an account as a successful one does. CreateAccount refuses
+    it (4xx), or answers the account with the error in its errors (its response "has errors", §4.2)."""
+    reply = scene.reply
+    if 400 <= reply.status < 500:
+        return
+    errors = reply.body.get("errors") if reply.ok and isinstance(reply.body, dict) else None
+    check(reply.ok and isinstance(errors, list) and bool(errors),
+          "CreateAccount with the reference of a failed authorization is refused, or names the error in the "
+          f"account's errors (spec §1 step 2: the process is repeated); got {reply.describe()}")
+
+
 @when(phrase('I update the account "{label}" with the new authentication reference'))
 def update_with_reference(scene, oauth, label):
     scene.update("GetAccount", "UpdateAccount", {"id": account_id(scene, label)},

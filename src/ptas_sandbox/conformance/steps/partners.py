@@ -13,9 +13,11 @@ from . import acting, phrase
 SIX_MONTHS = (181 * 86400, 184 * 86400)
 
 
-def create_child(scene, label, by="I"):
-    """CreatePartner: its payload is not shown, so the body follows the target's schema (a name, an e-mail)."""
-    body = scene.body("CreatePartner", {"name": scene.name(label), "email": "store@example.test"}, optional=("email",))
+def create_child(scene, label, by="I", **values):
+    """CreatePartner: its payload is not shown, so the body follows the target's schema (a name, an e-mail, and
+    `values` in the spec's words)."""
+    body = scene.body("CreatePartner", {"name": scene.name(label), "email": "store@example.test", **values},
+                      optional=("email",))
     reply = scene.call("CreatePartner", by, json=body)
     if reply.ok and isinstance(reply.body, dict):
         scene.partners[label] = reply.body
@@ -111,9 +113,9 @@ def creates_child_token_lasting(scene, actor, name, child, scope, seconds):
     create_child_token(scene, child, name, scope, lifetime=seconds, by=actor)
 
 
-@when(phrase('I list the tokens of the child partner "{child}"'))
-def list_child_tokens(scene, child):
-    scene.call("GetPartnerTokens", params={"id": child_id(scene, child)})
+@when(acting('{actor} lists the tokens of the child partner "{child}"'))
+def list_child_tokens(scene, actor, child):
+    scene.call("GetPartnerTokens", actor, params={"id": child_id(scene, child)})
 
 
 @when(phrase('I revoke the token "{name}" of the child partner "{child}"'))
@@ -213,6 +215,23 @@ def settings_email(scene, email):
 def settings_redirects(scene, first, second):
     check(scene.reply.ok and scene.reply.body.get("redirectUrls") == [first, second],
           f"redirectUrls: expected {[first, second]}, got {scene.reply.describe()}")
+
+
+@when(phrase('I create a child partner "{label}" with the Account UI styling primary colour "{colour}"'))
+def create_styled_child(scene, label, colour):
+    """Spec §9 2.3.0: uiSettings on CreatePartner (as on UpdatePartner)."""
+    create_child(scene, label, uiSettings={"styling": {"primaryColor": colour}})
+
+
+@then(phrase('the child partner "{label}" shows the Account UI styling primary colour "{colour}"'))
+def child_styling(scene, label, colour):
+    """What a create takes, a read of the record shows: the child partner read back carries the styling."""
+    check(scene.reply.ok, f"CreatePartner with uiSettings: got {scene.reply.describe()}")
+    read = scene.must(scene.client.call("GetPartner", token=scene.token, params={"id": child_id(scene, label)}),
+                      "read the child partner back")
+    styling = ((read.body if isinstance(read.body, dict) else {}).get("uiSettings") or {}).get("styling") or {}
+    check(styling.get("primaryColor") == colour, f"GetPartner's uiSettings.styling after CreatePartner set it: "
+          f"got {styling!r} (spec §9 2.3.0: uiSettings on CreatePartner)")
 
 
 @then(phrase('the settings show the Account UI styling primary colour "{colour}"'))

@@ -30,6 +30,8 @@ Feature: The OAuth2 account creation flow
     And the user <decision> at the provider
     Then the user is sent back to "https://partner.example/done" with the reference and status "<status>"
     And the return step carries the reference and the status "<status>" in its headers
+    When I create the account "bank" with the authentication reference
+    Then the reference of the failed authorization creates no working account
 
     Examples:
       | decision                  | status        |

@@ -53,3 +53,19 @@ Feature: Child partners
     And a token "store" of the child partner "Store 7" with scope "partner:all"
     When "store" reads the child partner "Store 8"
     Then the request is refused as forbidden or not found
+
+  # Spec §9 2.3.0: uiSettings on CreatePartner and UpdatePartner; what a create takes, a read of the record shows.
+  @contract
+  Scenario: A child partner is created with its Account UI styling
+    When I create a child partner "Styled" with the Account UI styling primary colour "#0b5fff"
+    Then the child partner "Styled" shows the Account UI styling primary colour "#0b5fff"
+
+  # Spec §5 rule 4 and §4.1: a partner reaches its own child partners only; a sibling's tokens are a sibling's
+  # record too, on every path that serves them.
+  @contract
+  Scenario: A child partner cannot list its sibling's tokens
+    Given a child partner "Store 7"
+    And a child partner "Store 8"
+    And a token "store" of the child partner "Store 7" with scope "partner:all"
+    When "store" lists the tokens of the child partner "Store 8"
+    Then the request is refused as forbidden or not found

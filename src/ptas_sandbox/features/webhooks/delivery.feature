@@ -70,6 +70,15 @@ Feature: Webhooks through the target's own document, notifications at a receiver
     When I create a "dummy" account "shop" for the user "Jane's Bakery" from its account type's fields
     Then the receiver gets a TransactionsImported notification once the account "shop" has its transactions
 
+  # Spec §6: a notification goes to the callback URL of the webhook, of every webhook subscribed to its kind.
+  @contract
+  Scenario: Every webhook subscribed to a kind gets its notification
+    Given a webhook for AccountCreated notifications sent to the receiver
+    And a second webhook for AccountCreated notifications sent to the receiver
+    When I send a test AccountCreated notification
+    Then the receiver gets a AccountCreated notification
+    And the second webhook gets a AccountCreated notification
+
   # Spec §2, §6: a webhook subscribes to event kinds; a kind it did not subscribe to is not sent to it.
   @contract
   Scenario: A webhook receives no notification of a kind it did not subscribe to
