@@ -5,7 +5,7 @@ from pytest_bdd import then, when
 
 from .. import checks
 from ..scene import check
-from . import phrase
+from . import acting, phrase
 from .accounts import account_id, await_data
 from .dataimports import every_entry_reports
 from .transactions import ids, pages_of, transactions
@@ -27,6 +27,17 @@ def reports_report(scene):
 @when("I read that report")
 def read_report(scene, report):
     scene.call("GetReport", params={"id": scene.id_of(report, "GetReport")})
+
+
+@when(acting('{actor} reads the first report of the account "{label}" on its own'))
+def read_first_report(scene, actor, label):
+    """The first report I list of the account, then read by its id alone (GetReport) by `actor`: a user token
+    of another user reaches no report of an account it did not create (spec §1), on this path too."""
+    listed = scene.must(scene.client.call("GetReports", token=scene.token, params={"id": account_id(scene, label)}),
+                        "list the account's reports")
+    found = checks.items(listed, "reports")
+    check(found, "a type with reports has reports once time has passed")
+    scene.call("GetReport", actor, params={"id": scene.id_of(found[0], "GetReport")})
 
 
 @then("some transaction links to a report", target_fixture="linked_report")

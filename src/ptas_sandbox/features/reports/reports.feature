@@ -15,6 +15,16 @@ Feature: Reports
     When I read that report
     Then it reports errors and warnings
 
+  # Spec §1: users see only the accounts they created, so not one report of another user's account, read by its id
+  # alone, either. The other user comes once the report is there: a simulator moves its clock past a day for it,
+  # longer than a user token lives.
+  @contract @slow
+  Scenario: Another user cannot read a report of the account
+    When the account "shop" has received a report
+    Given a user "Max Hardware"
+    When "Max Hardware" reads the first report of the account "shop" on its own
+    Then the request is refused as forbidden or not found
+
   @contract @slow
   Scenario: Transactions link to their report
     When the account "shop" has received a report
