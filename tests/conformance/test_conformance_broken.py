@@ -659,9 +659,8 @@ def _at_least_one_redirect_url(app):
         if blind.method(environ, "PUT", "PATCH") and blind.path(environ, r"/partners/self$"):
             raw, data = blind.read_body(environ)
             if isinstance(data, dict) and data.get("redirectUrls") == []:
-                return blind.respond(start_response, "400 Bad Request", [("Content-Type", "application/problem+json")],
-                                     json.dumps({"type": "about:blank", "title": "Bad Request", "status": 400,
-                                                 "detail": "a partner keeps at least one redirect URL"}).encode())
+                return blind.respond(start_response,
+                                     *blind.problem("400 Bad Request", "a partner keeps at least one redirect URL"))
             environ = {**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}
         return app(environ, start_response)
     return served

@@ -9,6 +9,7 @@ import pytest
 
 from ptas_sandbox.simulator import create_app
 from ptas_sandbox.simulator.store import open_store
+from ptas_sandbox.simulator.store.base import OLDER
 from ptas_sandbox.simulator.timestamps import parse, render
 from tests.support.accounts import all_pages, imported, long_lived_user
 from tests.support.client import Api
@@ -232,7 +233,7 @@ def test_an_api_read_waits_for_no_writer_and_cannot_write(durable_store):
 def test_a_read_is_one_snapshot_from_its_first_statement(tmp_path):
     """SqliteStore.reading defers its BEGIN to its first statement, where SQLite's snapshot begins anyway: what
     was committed before that statement is seen, what is committed after it is not, until the read ends. Only
-    before the first statement may a remembered read stand in for the store (`sees_last_commit`)."""
+    before the first statement may a remembered read stand in for the store (`read_view` is not OLDER)."""
     from ptas_sandbox.simulator import ratelimit
     store = open_store(str(tmp_path / "s.db"), [ratelimit.SCHEMA])
     other = open_store(str(tmp_path / "s.db"), [ratelimit.SCHEMA])
@@ -244,10 +245,10 @@ def test_a_read_is_one_snapshot_from_its_first_statement(tmp_path):
     def rules():
         return [r["rule"] for r in store.all("SELECT rule FROM rate_windows ORDER BY rule")]
     with store.reading():
-        assert store.sees_last_commit, "nothing read yet: no snapshot"
+        assert store.read_view is not OLDER, "nothing read yet: no snapshot"
         add("a")
         assert rules() == ["a"], "the snapshot began at the first statement, after the commit"
-        assert not store.sees_last_commit
+        assert store.read_view is OLDER
         add("b")
         assert rules() == ["a"], "one snapshot for the whole read"
     with store.reading():
@@ -255,7 +256,7 @@ def test_a_read_is_one_snapshot_from_its_first_statement(tmp_path):
     with store.reading():
         pass        # a read that made no statement ends nothing and leaves the connection usable
     with store.transaction():
-        assert store.sees_last_commit, "a write transaction holds the writers' turn: it reads the last commit"
+        assert store.read_view is not OLDER, "a write transaction holds the writers' turn: it reads the last commit"
         store.execute("DELETE FROM rate_windows")
     with store.reading():
         assert rules() == []

@@ -229,14 +229,19 @@ def child_styling(scene, label, colour):
     check(scene.reply.ok, f"CreatePartner with uiSettings: got {scene.reply.describe()}")
     read = scene.must(scene.client.call("GetPartner", token=scene.token, params={"id": child_id(scene, label)}),
                       "read the child partner back")
-    styling = ((read.body if isinstance(read.body, dict) else {}).get("uiSettings") or {}).get("styling") or {}
+    styling = styling_of(read.body)
     check(styling.get("primaryColor") == colour, f"GetPartner's uiSettings.styling after CreatePartner set it: "
           f"got {styling!r} (spec §9 2.3.0: uiSettings on CreatePartner)")
 
 
+def styling_of(partner):
+    """uiSettings.styling of a partner record (empty where it has none)."""
+    return ((partner if isinstance(partner, dict) else {}).get("uiSettings") or {}).get("styling") or {}
+
+
 @then(phrase('the settings show the Account UI styling primary colour "{colour}"'))
 def settings_styling(scene, colour):
-    styling = ((scene.reply.body or {}).get("uiSettings") or {}).get("styling") or {}
+    styling = styling_of(scene.reply.body)
     check(styling.get("primaryColor") == colour, f"uiSettings.styling: got {styling!r}")
 
 

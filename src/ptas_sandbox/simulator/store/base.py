@@ -278,12 +278,6 @@ class Engine:
         may see its own uncommitted writes, or None outside one. Here: any transaction may hold an older view."""
         return None if self._local().depth == 0 else OLDER
 
-    @property
-    def sees_last_commit(self):
-        """Whether a read now sees the last commit (with this transaction's own writes), so what a read gave
-        earlier and no write changed since is what it would give now."""
-        return self.read_view is not OLDER
-
     def execute(self, sql, params=()):
         with self._held() as local:
             return local.db.execute(self._sql(sql), self._params(params))

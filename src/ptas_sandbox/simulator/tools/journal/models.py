@@ -236,18 +236,25 @@ def body_text(content_type, raw, limit=BODY_LIMIT):
     """`body_record` as the JSON text the journal stores. A JSON body of at most `limit` characters with nothing
     secret-shaped in it (most answers) is checked to be JSON and kept verbatim: redacting and dumping it again
     would give the same body."""
-    if not raw:
-        return f'{{"contentType": {json.dumps(content_type)}, "body": null, "truncated": false}}'
-    if len(raw) <= limit and content_type and "json" in content_type and isinstance(raw, bytes):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None:
-            lowered = text.lower()
-            if not any(shape in lowered for shape in SECRET_SHAPED) and parsed(text) is not NOT_JSON:
-                return f'{{"contentType": {json.dumps(content_type)}, "body": {text}, "truncated": false}}'
-    return json.dumps(body_record(content_type, raw, limit))
+    text = "null" if not raw else verbatim(content_type, raw, limit)
+    if text is None:
+        return json.dumps(body_record(content_type, raw, limit))
+    return f'{{"contentType": {json.dumps(content_type)}, "body": {text}, "truncated": false}}'
+
+
+def verbatim(content_type, raw, limit):
+    """The body as its own JSON text, when it is JSON of at most `limit` characters with nothing secret-shaped in
+    it; else None."""
+    if len(raw) > limit or not content_type or "json" not in content_type or not isinstance(raw, bytes):
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lowered = text.lower()
+    if any(shape in lowered for shape in SECRET_SHAPED) or parsed(text) is NOT_JSON:
+        return None
+    return text
 
 
 def record(store, world_id, *, at, wall, operation, method, path, query, status, latency_us, token_id=None,

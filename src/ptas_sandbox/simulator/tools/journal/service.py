@@ -37,7 +37,7 @@ HARNESS_HEADER = "X-Sandbox-World-Key"
 TOOL_HEADER = "X-Sandbox-Tool"
 # The two headers as the WSGI environ names them: read there, as request_bytes reads the body's, since werkzeug's
 # header lookup costs several times more
-HARNESS_KEY, TOOL_KEY = "HTTP_X_SANDBOX_WORLD_KEY", "HTTP_X_SANDBOX_TOOL"
+HARNESS_KEY, TOOL_KEY = (f"HTTP_{name.upper().replace('-', '_')}" for name in (HARNESS_HEADER, TOOL_HEADER))
 TOOL_POLLS = {"SandboxFlushWebhooks", "SandboxEchoCaptures"}   # what a tool polls: not journaled when a tool calls it
 NEXT_PAGE = re.compile(rb'"nextPageReference":\s*(null|")')
 PAGE_BYTES = 4 * 1024 * 1024     # answers larger than this are not searched for nextPageReference
