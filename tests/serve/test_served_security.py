@@ -4,7 +4,6 @@ its own, and what the HTTP server refuses before the app sees it is ProblemDetai
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -100,10 +99,9 @@ def test_the_served_app_still_answers_normally(served_app):
 
 
 def test_what_the_server_refuses_under_workers_is_problem_details_too(tmp_path):
-    with socket.socket() as probe:          # gunicorn binds the port it is given (0 would differ per worker)
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process, base, _ = serve(tmp_path, "--workers", "2", "--port", str(port), "--state", str(tmp_path / "w.db"))
+    # gunicorn's arbiter binds port 0 once, before its workers fork: they share it, and the first line names it
+    process, base, _ = serve(tmp_path, "--workers", "2", "--state", str(tmp_path / "w.db"))
+    port = int(base.rsplit(":", 1)[1])
     try:
         deadline = time.monotonic() + 60
         while True:                         # the workers may still be importing when the launcher says it listens

@@ -13,23 +13,20 @@ import requests
 MODES = ("one-process", "workers")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Launched:
     """A served sandbox on 127.0.0.1:`port`, on a SQLite file in `cwd` unless `--store` is among the options.
-    Started and waited for; with `ready=False` only started (a launch expected to refuse), `ready()` waits."""
+    Started and waited for; with `ready=False` only started (a launch expected to refuse), `ready()` waits.
+    It listens on a port of its own choosing (`--port 0`) and names it on its first line: a port picked here and
+    handed over could be taken by another process in between."""
+
+    port: int
+    base: str
 
     def __init__(self, cwd, mode, *options, env=None, ready=True):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
         store = [] if "--store" in options else ["--store", str(cwd / "sandbox.db")]
         workers = ["--workers", "2"] if mode == "workers" else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", str(self.port), "--quiet", *store,
+            [sys.executable, "-m", "ptas_sandbox.cli", "serve", "--port", "0", "--quiet", *store,
              *workers, *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         self.first = self.process.stdout.readline()
@@ -37,7 +34,10 @@ class Launched:
             self.ready()
 
     def ready(self):
-        assert re.search(r"simulator on http://", self.first), self.first + self.rest()
+        listening = re.search(r"simulator on http://127\.0\.0\.1:(\d+)", self.first)
+        assert listening, self.first + self.rest()
+        self.port = int(listening.group(1))
+        self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while True:         # gunicorn's workers may still be importing when the launcher says it listens
             try:
