@@ -52,8 +52,23 @@ class Cluster:
             shutil.chown(self.dir, "postgres")
         self._run("initdb", "-D", os.path.join(self.dir, "data"), "-A", "trust", "-U", "ptas", "--no-sync", "-E",
                   "UTF8")
-        self.resume()
-        return self
+        for _ in range(3):      # the port was free when chosen; another process may have bound it since
+            try:
+                self.resume()
+                return self
+            except subprocess.CalledProcessError:
+                if "Address already in use" not in self.log():
+                    raise
+                self.port = free_port()
+                self.url = f"postgresql://ptas@127.0.0.1:{self.port}/postgres"
+        raise RuntimeError(f"PostgreSQL found no free port:\n{self.log()}")
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "log")) as log:
+                return log.read()
+        except FileNotFoundError:
+            return ""
 
     def halt(self, mode="fast"):
         """Stop the server and keep its data (`start` again brings it back); every connection to it breaks."""
