@@ -3,6 +3,7 @@
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -219,3 +220,34 @@ def test_the_gate_passes_the_careful_client_and_fails_the_naive_one_in_every_sce
             "test_sync_dropped_connection[naive]": "stopped-after-failure"}
     for test, rule in told.items():
         assert rule in calls[test].longreprtext, (test, rule)
+
+
+def test_the_in_process_sandbox_serves_on_the_port_ptas_port_names(pytester):
+    with socket.socket() as held:
+        # Held bound (not listening) with SO_REUSEADDR until the sandbox takes it: the kernel gives the port to no
+        # other socket meanwhile, and the server's own SO_REUSEADDR bind may share it (Linux).
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        pytester.makepyfile(test_port=f"""
+            import requests
+
+            def test_port(ptas_sandbox):
+                assert ptas_sandbox.url == "http://127.0.0.1:{port}"
+                assert requests.get(ptas_sandbox.url + "/_sandbox/health", timeout=10).status_code == 200
+        """)
+        pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ptas-port", str(port)).assert_outcomes(passed=1)
+
+
+def test_a_ptas_port_in_use_or_beside_a_ptas_url_is_one_clear_error(pytester):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        pytester.makepyfile(test_port="def test_port(ptas_sandbox):\n    ptas_sandbox.url\n")
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ptas-port", str(port))
+        result.assert_outcomes(errors=0, failed=1)
+        result.stdout.fnmatch_lines([f"*cannot listen on 127.0.0.1:{port} (*); choose another with --ptas-port*"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--ptas-port", "8080", "--ptas-url", "x:1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--ptas-port is the in-process sandbox's port" in result.stderr.str()

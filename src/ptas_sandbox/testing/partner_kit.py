@@ -44,14 +44,15 @@ def full_path(path, prefix=PREFIX):
 
 class Sandbox:
     """The simulator in this process: `call` goes through the WSGI app without a socket; `url` serves it on
-    127.0.0.1 and an ephemeral port (started the first time it is asked for) for code that speaks HTTP."""
+    127.0.0.1 and `port` (0: an ephemeral one; started the first time it is asked for) for code that speaks HTTP."""
 
-    def __init__(self, config=None, admin_key=None):
+    def __init__(self, config=None, admin_key=None, port=0):
         from ptas_sandbox.simulator import create_app
         self.app = create_app({"STATE": ":memory:", "START_SERVICES": False, **(config or {})})
         self.client = self.app.test_client()
         self.prefix = PREFIX
         self.admin_key = admin_key or self.app.config.get("ADMIN_KEY")
+        self.port = port
         self._server = self._thread = None
 
     @property
@@ -63,7 +64,12 @@ class Sandbox:
             class Quiet(WSGIRequestHandler):
                 def log_request(self, *args, **kwargs):
                     pass
-            self._server = make_server("127.0.0.1", 0, self.app, threaded=True, request_handler=Quiet)
+            try:
+                self._server = make_server("127.0.0.1", self.port, self.app, threaded=True, request_handler=Quiet)
+            except (OSError, SystemExit) as error:     # werkzeug exits on a port in use, having said so
+                why = getattr(error, "strerror", None) or "in use"
+                raise RuntimeError(f"the in-process sandbox cannot listen on 127.0.0.1:{self.port} ({why}); "
+                                   "choose another with --ptas-port") from None
             self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                             daemon=True)
             self._thread.start()

@@ -1,7 +1,7 @@
 """The pytest plugin the package registers (`pytest11`): fixtures for partner developers, nothing else.
 
 It is loaded in every pytest run of a project that installs ptas-sandbox, so it registers no markers and only
-the `--ptas-url`/`--ptas-admin-key`/`--ptas-profile` options, and imports the simulator only when a test asks
+the `--ptas-url`/`--ptas-port`/`--ptas-admin-key`/`--ptas-profile` options, and imports the simulator only when a test asks
 for a fixture (docs/fixtures.md). The conformance suites' markers and options live in
 `ptas_sandbox.conformance.harness`, loaded only by conformance runs.
 """
@@ -16,6 +16,9 @@ def pytest_addoption(parser):
     group.addoption("--ptas-url", metavar="URL",
                     help="run the ptas_* fixtures against a served or remote sandbox; default: a sandbox in the "
                          "test process")
+    group.addoption("--ptas-port", type=int, default=0, metavar="PORT",
+                    help="the port the in-process sandbox serves `ptas_sandbox.url` on, for code whose settings name "
+                         "one; default: any free port")
     group.addoption("--ptas-profile", metavar="FILE",
                     help="the in-process sandbox answers as the deployment this profile was learned from "
                          "(docs/profiles.md); a served sandbox takes it from `ptas serve --profile`")
@@ -29,9 +32,13 @@ KEPT = pytest.StashKey[list]()     # (test id, partner) of the worlds failed tes
 def pytest_configure(config):
     """A `--ptas-url` where no sandbox answers is one line before any test runs, not an error per test."""
     config.stash[KEPT] = []
-    url = config.getoption("ptas_url", None)
+    url, port = config.getoption("ptas_url", None), config.getoption("ptas_port", 0)
+    if not 0 <= port <= 65535:
+        raise pytest.UsageError(f"--ptas-port {port}: a port is 0 (any free port) to 65535")
     if not url:
         return
+    if port:
+        raise pytest.UsageError("--ptas-port is the in-process sandbox's port; a sandbox at --ptas-url has its own")
     import requests  # late, as the simulator: a run that does not ask for a served sandbox never needs it
     if "://" not in url:
         url = "http://" + url
@@ -53,7 +60,8 @@ def ptas_sandbox(pytestconfig):
     url, key = pytestconfig.getoption("ptas_url"), pytestconfig.getoption("ptas_admin_key")
     profile = pytestconfig.getoption("ptas_profile")
     config = {"PROFILE": profile} if profile else None
-    sandbox = RemoteSandbox(url, admin_key=key) if url else Sandbox(config, admin_key=key)
+    port = pytestconfig.getoption("ptas_port")
+    sandbox = RemoteSandbox(url, admin_key=key) if url else Sandbox(config, admin_key=key, port=port)
     yield sandbox
     sandbox.close()
 
