@@ -1,8 +1,8 @@
 """The pytest plugin the package registers (`pytest11`): fixtures for partner developers, nothing else.
 
 It is loaded in every pytest run of a project that installs ptas-sandbox, so it registers no markers and only
-the `--ptas-url`/`--ptas-port`/`--ptas-admin-key`/`--ptas-profile` options, and imports the simulator only when a test asks
-for a fixture (docs/fixtures.md). The conformance suites' markers and options live in
+the `--ptas-url`/`--ptas-port`/`--ptas-admin-key`/`--ptas-profile` options, and imports the simulator only when a
+test asks for a fixture (docs/fixtures.md). The conformance suites' markers and options live in
 `ptas_sandbox.conformance.harness`, loaded only by conformance runs.
 """
 
