@@ -46,6 +46,38 @@ def created_again(data):
 
 
 @judges(
+    Rule("updated-again", "warning", "Updates repeated unchanged after they succeeded",
+         "Do a change once: an update the service answered 2xx is done, and sending it again only spends the "
+         "rate limit (spec §8) and may notify every webhook again. A notification delivered more than once "
+         "(the same webhook-id) asks for its work once: deduplicate on webhook-id (docs/webhooks.md)."),
+)
+def updated_again(data):
+    """A PUT or PATCH the same partner sent with the same path and body as one it had been answered 2xx, with no
+    other write to that path between. One sent while the first still ran (a retry after a client's own timeout)
+    and one whose answer was lost (a 5xx, a drop, a cut or garbled body) are retries, not repeats. One sent just
+    after the answer by another thread of the client counts: two parts of a client doing one change twice (each
+    copy of a notification handled) is the mistake."""
+    again = []
+    for calls in grouped(data.api_calls, lambda c: c.partner).values():
+        done = {}                   # path -> the last update answered 2xx there, while no other write followed
+        for call in calls:
+            if call.method not in ("PUT", "PATCH", "POST", "DELETE"):
+                continue
+            before = done.pop(call.path, None)
+            if call.method not in ("PUT", "PATCH"):
+                continue
+            if before is not None and call.same_request(before) and call.ok() and not call.sent_while_running(before):
+                again.append((before, call))
+            if call.ok() and not call.answer_faulted:
+                done[call.path] = call
+    if again:
+        first, later = again[0]
+        yield finding("updated-again", f"{len(again)} update(s) sent again unchanged after the same update had "
+                      f"succeeded: e.g. {later.operationId} {later.path} at {later.entry['at']}, already answered "
+                      f"{first.status} at {first.entry['at']}.", [c.evidence() for _, c in again])
+
+
+@judges(
     Rule("created-unused", "info", "Partner tokens and child partners created and never used",
          "Create a token when a job needs it and revoke what no job uses (DELETE /partners/self/tokens/{id}); "
          "create a child partner when a customer needs one, and give it a token (spec §5 rules 2-4). An unused "

@@ -206,12 +206,38 @@ def created_ids(data):
     return made
 
 
-def own_resource_missing(call, made):
-    """A 404 for a resource its own partner made and had not deleted: the client used an id with a token that
-    cannot see it (another user's), not a resource that is gone."""
+def test_samples(data):
+    """Ids only test notifications named (isTest: sample data, docs/webhooks.md; the test operations answer the
+    same notification), never in a record the service answered or a real notification: they name no record of
+    the world. The control API's answers show notifications as the sandbox keeps them, samples too: not counted."""
+    sample, real = set(), set()
+    for delivery in data.deliveries:
+        try:
+            test = json.loads(delivery["request_body"] or "{}").get("isTest") is True
+        except (ValueError, AttributeError):
+            continue
+        (sample if test else real).update(words(delivery["request_body"]))
+    for call in data.all_calls:
+        if call.ok() and not call.control:        # a refusal's problem repeats the id it was asked for
+            (sample if call.answer().get("isTest") is True else real).update(
+                words(json.dumps(call.entry["response"].get("body"))))
+    return {word for word in sample - real if len(word) >= 8 and any(c.isdigit() for c in word)}   # ids alone
+
+
+def own_resource_missing(call, made, gone, samples=frozenset()):
+    """A 404 the client was in a position to avoid: for a resource its own partner made and had not deleted (it
+    used an id with a token that cannot see it, another user's); for one whose deletion its own partner had
+    been answered (`gone`: id -> that delete) before it sent the call: it was told the resource is gone; or for
+    an id only a test notification gave (`samples`): it was told the data is a sample."""
     for part in call.path.strip("/").split("/"):
+        if part in samples:
+            return True
         found = made.get(part)
         if found and found[0] == call.partner and found[1] < call.seq and (found[2] is None or found[2] > call.seq):
+            return True
+        deleted = gone.get(part)
+        if deleted is not None and deleted.partner == call.partner and deleted.seq < call.seq \
+                and not call.in_flight_at(deleted):
             return True
     return False
 
@@ -224,18 +250,23 @@ def own_resource_missing(call, made):
 def avoidable_refusals(data):
     """Each cause once (operation, status, problem type), from its first refusal: a 4xx a careful client never
     meets, since the spec says how to build the request. A 404 counts only for a resource the client itself
-    made and had not deleted (another user's token); other 404s may be a race with a deletion. A request sent
-    again after its answer was lost (a 5xx, a drop, a cut or garbled body) may meet what it did (a 409): not
-    the client's to avoid. A cause sent again unchanged is refused-repeated's, told once there."""
-    made = created_ids(data)
+    made and had not deleted (another user's token), or one whose deletion it had been answered; other 404s may
+    be a race with a deletion it was not told of. A request sent again after its answer was lost (a 5xx, a drop,
+    a cut or garbled body) may meet what it did (a 409, a 404): not the client's to avoid. A cause sent again
+    unchanged is refused-repeated's, told once there."""
+    made, samples = created_ids(data), test_samples(data)
     causes = {}
     for partner_calls in grouped(data.api_calls, lambda c: c.partner).values():
         lost = set()            # requests whose answer the client did not get: a repeat may meet what they did
+        gone = {}               # id -> the delete of it whose answer the client read
         for call in partner_calls:
             cause = refusal_cause(call)
             if call.status is None or call.status >= 500 or call.answer_faulted:
                 lost.add(call.key)
-            if cause is None or call.key in lost or (call.status == 404 and not own_resource_missing(call, made)):
+            missing = call.status == 404 and not own_resource_missing(call, made, gone, samples)
+            if call.method == "DELETE" and call.ok() and not call.answer_faulted:
+                gone.setdefault(call.path.rstrip("/").rsplit("/", 1)[-1], call)
+            if cause is None or call.key in lost or missing:
                 continue
             causes.setdefault((call.operationId, *cause), []).append(call)
     for (op, status, _), calls in causes.items():

@@ -33,17 +33,18 @@ ACCOUNT_TYPE_READS = ("GetAccountTypes", "GetAccountType")
          "and their fields must not be hard-coded (spec §1.4)."),
 )
 def account_types_hardcoded(data):
-    """A read that was refused gave the client no fields to build from: only an answered one counts."""
+    """The account types are one catalogue for the whole integration: a read by any of the world's callers (a
+    reseller's main partner reading them for its child partners' users) counts for every later account request.
+    A read that was refused gave the client no fields to build from: only an answered one counts."""
     blind, refused = [], 0
-    for calls in grouped(data.api_calls, lambda c: c.partner).values():
-        read = tried = False
-        for call in calls:
-            if call.operationId in ACCOUNT_TYPE_READS:
-                answered = call.ok()
-                read, tried = read or answered, tried or not answered
-            if call.operationId in ACCOUNT_WRITES and not read:
-                blind.append(call)
-                refused += tried
+    read = tried = False
+    for call in data.api_calls:
+        if call.operationId in ACCOUNT_TYPE_READS:
+            answered = call.ok()
+            read, tried = read or answered, tried or not answered
+        if call.operationId in ACCOUNT_WRITES and not read:
+            blind.append(call)
+            refused += tried
     if blind:
         tried_note = f" ({refused} of them after reads that were refused, which give no fields)" if refused else ""
         yield finding("account-types-hardcoded", f"{len(blind)} account request(s) named account types and "
