@@ -213,7 +213,14 @@ from tests.support import blind_deployments as blind  # noqa: E402
 from tests.support import blind_deployments_c as blind_c  # noqa: E402
 from tests.support import blind_deployments_e as blind_e  # noqa: E402
 from tests.support import blind_deployments_f as blind_f  # noqa: E402
-from tests.support import blind_faithful, blind_faithful_c, blind_faithful_d, blind_faithful_e  # noqa: E402
+from tests.support import blind_deployments_g as blind_g  # noqa: E402
+from tests.support import (  # noqa: E402
+    blind_faithful,
+    blind_faithful_c,
+    blind_faithful_d,
+    blind_faithful_e,
+    blind_faithful_f,
+)
 from tests.support import broken_deployments as broken  # noqa: E402
 from tests.support.deployments import Deployment, Rewrite, json_of  # noqa: E402
 
@@ -527,10 +534,61 @@ STILL_MISSED = {
                                                "GetTransactions parameters do not choose (§4.3: page sizes not shown)",
 }
 assert {case.name for case, _ in BLIND_F} | {case.name for case in STILL_MISSED} == {c.name for c in blind_f.CASES}
+# The sixth round (tests/support/blind_deployments_g.py), written blind after all the rules above: the first count
+# caught 12 of 15 (faithful 5 of 5). Two more are caught by rules stated after it (docs/conformance.md): a scope a
+# token type cannot hold is never satisfied for that type, and a parameter that removes fields removes only what it
+# names. A third rule, a list shows every record of the caller whatever its state, is judged once the record
+# certainly exists, so it catches a list that never shows the import (below) but not one hiding it while it runs.
+BLIND_G = [
+    (blind_g.report_id_search_ignored, "The reportId search finds exactly the transactions that link to the report"),
+    (blind_g.previous_reference_is_current_page, "The second page refers back to the first"),
+    (blind_g.own_token_list_needs_update, "Listing tokens needs partner:read or partner:all (partner:read)"),
+    (blind_g.child_partner_list_needs_all, "partner:read allowed for GetPartners"),
+    (blind_g.deploy_token_cannot_create_child, "A deploy token creates a child partner"),
+    (blind_g.userui_read_refuses_read_scope, "userui:read allowed for GetUserUiSession"),
+    (blind_g.oauth_refused_without_redirect_url,
+     "Without any redirect URL the user ends on the service's own page, the result in its headers"),
+    (blind_g.oauth_reference_header_is_consent_key,
+     "An approved authorization returns to the partner and the account is created with the reference"),
+    (blind_g.account_type_detail_without_errors,
+     "Every account type describes its fields, help, reports and provider status"),
+    (blind_g.update_account_without_errors, "Updating an account answers warningDetails"),
+    (blind_g.test_account_type_updated_never_sent, "A test AccountTypeUpdated notification reaches the receiver"),
+    (blind_g.rate_limit_per_token, "More than 100 requests within 60 seconds are not all served"),
+    # caught by the rules stated after the first count
+    (blind_g.users_listed_to_user_token, "A user token holding account:all forbidden for GetUsers"),
+    (blind_g.exclude_mapped_drops_fixed_values,
+     "The exclude flag for mapped fields removes only those, and nothing when false"),
+]
+DEPLOYMENT += [(f"blind_g:{case.name}", case, scenario) for case, scenario in BLIND_G]
+# Still missed of the sixth round, each a strict expected failure until a scenario guards it.
+STILL_MISSED_G = {
+    blind_g.data_import_list_hides_running: "a data import left out of GET /dataimports while it runs (§4.2): a "
+                                            "service may record an import only when it begins, which the spec does "
+                                            "not time, so the import is judged once its transactions are there, "
+                                            "and then it is listed",
+}
+
+
+def _leave_out_the_newest_import(data, environ):
+    """An off-by-one in the list's paging: the last data import (the newest: the simulator lists oldest first) is
+    never shown."""
+    rows = data.get("dataImports") if isinstance(data, dict) else None
+    if isinstance(rows, list) and rows:
+        del rows[-1]
+
+
+DATA_IMPORT_LIST_SKIPS_NEWEST = blind.Case(
+    "data_import_list_skips_newest", "§4.2 GET /dataimports lists data imports: the newest of them is never shown",
+    change=blind.json_change(lambda environ: blind.method(environ, "GET") and blind.path(
+        environ, r"^/partner/v2/dataimports$"), _leave_out_the_newest_import))
+DEPLOYMENT += [("data_import_list_skips_newest", DATA_IMPORT_LIST_SKIPS_NEWEST,
+                "Data imports are listed and read with their errors and warnings")]
+assert {case.name for case, _ in BLIND_G} | {case.name for case in STILL_MISSED_G} == {c.name for c in blind_g.CASES}
 
 
 @pytest.mark.parametrize("case", [pytest.param(case, id=case.name, marks=pytest.mark.xfail(strict=True, reason=why))
-                                  for case, why in STILL_MISSED.items()])
+                                  for case, why in {**STILL_MISSED, **STILL_MISSED_G}.items()])
 def test_a_broken_deployment_still_missed_fails_a_default_run(capsys, case):
     status, output = run_blind_deployment(case, capsys)
     assert status == 1, output[-2000:]
@@ -720,7 +778,8 @@ class Counted:
 def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     """A default `ptas conform --target URL --token T --receiver-listen ...` against the simulator with /_sandbox
     hidden: no false failure, @slow and delivery scenarios included (on the app's clock, no real waiting), in at
-    most 960 requests (about 11 minutes at a pace of 90 per 60 s; about 200 of them are spec §8's bursts)."""
+    most 970 requests (about 11 minutes at a pace of 90 per 60 s; about 200 of them are spec §8's bursts; the bound
+    was 960 until the five user-token rows of the scope table's token types, one request each: docs/conformance.md)."""
     counted = Counted()
     deployment = Deployment(START_SERVICES=True).with_history()
     try:
@@ -728,7 +787,7 @@ def test_every_contract_scenario_passes_against_a_faithful_deployment(capsys):
     finally:
         deployment.close()
     assert status == 0, output[-4000:]
-    assert counted.requests <= 960, counted.requests
+    assert counted.requests <= 970, counted.requests
     assert "(in-process deployment, token " in output
     assert not re.search(r"\] SKIPPED +\w+ +.*\n +.*(needs a simulator|only a simulator)", output)
 
@@ -738,6 +797,14 @@ def test_the_faithful_deployments_written_blind_pass_a_default_run_all_at_once(c
     run of one deployment making all their choices at once fails none of its scenarios."""
     status, output = run_blind_deployment(blind_faithful.every_choice_at_once(), capsys)
     assert status == 0, output[-4000:]
+
+
+def test_the_sixth_round_of_faithful_deployments_written_blind_pass_a_default_run_all_at_once(capsys):
+    """The sixth blind round's faithful deployments (tests/support/blind_faithful_f.py): 5 of 5 passed the first
+    count, one at a time; all at once, too, after the rules the round's broken deployments asked for."""
+    status, output = run_blind_deployment(blind_faithful.every_choice_at_once(blind_faithful_f.CASES), capsys)
+    assert status == 0, output[-4000:]
+    assert re.search(r"\d+ passed, 0 failed, \d+ not checked \(0 because of the target", output), output[-2000:]
 
 
 def test_the_fourth_round_of_faithful_deployments_written_blind_pass_a_default_run_all_at_once(capsys):

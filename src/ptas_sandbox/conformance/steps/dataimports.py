@@ -2,9 +2,12 @@
 
 from pytest_bdd import then, when
 
-from ..checks import items, reports_problems
+from ..checks import items, reports_problems, strings
 from ..scene import check
-from . import acting
+from ..unchecked import not_applicable
+from . import acting, phrase
+from .accounts import account_id
+from .transactions import first_import_done
 
 
 def every_entry_reports(scene, what, missing):
@@ -35,3 +38,51 @@ def read_import(scene, data_import):
 def one_reports(scene):
     check(scene.reply.ok, f"expected it, got {scene.reply.describe()}")
     reports_problems(scene.reply.body, scene.reply.operation)
+
+
+def naming(entries, record_id):
+    """The entries that carry `record_id` among their values (the spec shows no field of a data import)."""
+    wanted = str(record_id).lower()
+    return [entry for entry in entries if any(text.lower() == wanted for text in strings(entry))]
+
+
+MOST_PAGES = 20     # pages of GET /dataimports read when a target pages it (the spec shows no paging of it)
+
+
+def every_import(scene):
+    """Every data import the partner's list shows: its pages followed where the target answers a
+    nextPageReference (a staging partner may hold hundreds of imports of earlier runs)."""
+    reply, listed = scene.client.call("GetDataImports", token=scene.token), []
+    for _ in range(MOST_PAGES):
+        listed += items(reply, "data imports")
+        following = reply.body.get("nextPageReference") if isinstance(reply.body, dict) else None
+        if not isinstance(following, str) or not following:
+            break
+        reply = scene.client.call("GetDataImports", token=scene.token, query={"pageReference": following})
+    return listed
+
+
+@then(phrase('the data import the account "{label}" started is among them, whatever its state'))
+def account_import_listed(scene, label):
+    """A list shows every record of the caller whatever its state (spec §4.2: GET /dataimports lists data
+    imports): the import CreateAccount started (§1 capability 5: after an account is created the service starts
+    fetching its transactions) is listed, running or already finished. The spec shows no field of a data import:
+    an entry is the account's when it names the account's id; a target whose entries name no account of the
+    partner is not judged here. A service may record the import only when it begins, after the account is made:
+    the import is judged once its transactions are there (its effect seen), as TransactionsImported is."""
+    account = account_id(scene, label)
+    if naming(items(scene.reply, "data imports"), account) or naming(every_import(scene), account):
+        return
+    others = scene.client.call("GetAccounts", token=scene.token)
+    known = {str(a).lower() for a in scene.ids_in(others, "accounts", "GetAccount") if a is not None} \
+        if others.ok else set()
+    known.discard(str(account).lower())
+    listed = every_import(scene)
+    if not any(naming(listed, other) for other in known):
+        not_applicable("the data imports listed name no account of the partner: which one the new account "
+                       "started cannot be told")
+    first_import_done(scene, label)
+    listed = every_import(scene)
+    check(naming(listed, account), f"GET /dataimports lists {len(listed)} data imports naming the partner's other "
+          f"accounts, but not the one that brought the account {label!r} its transactions (spec §4.2: it lists "
+          "data imports, whatever their state; §1 capability 5)")

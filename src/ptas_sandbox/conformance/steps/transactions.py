@@ -10,6 +10,7 @@ from .. import checks
 from ..bodies import identifier
 from ..checks import items
 from ..scene import Precondition, check
+from ..unchecked import left_out_by_run
 from . import acting, phrase
 from .account_types import account_type
 from .accounts import account_id, await_data
@@ -352,14 +353,22 @@ def read_one_without(scene, label, kind, kind2):
     scene.call("GetTransaction", params={"id": account_id(scene, label),
                                          "transactionId": scene.id_of(chosen, "GetTransaction")},
                query={EXCLUDE[kind]: "true"})
-    return label
+    return label, chosen, EXCLUDE[kind]
 
 
 @then(phrase("the transaction lists no field the target marks {kind}"))
 def one_without(scene, excluded_from, kind):
     check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the transaction, got "
           f"{scene.reply.describe()}")
-    without_marked(scene, excluded_from, kind, [scene.reply.body])
+    without_marked(scene, excluded_from[0], kind, [scene.reply.body])
+
+
+@then("it keeps the order number and booking text the list shows")
+def one_keeps_fixed(scene, excluded_from):
+    _, chosen, flag = excluded_from
+    check(scene.reply.ok and isinstance(scene.reply.body, dict), f"expected the transaction, got "
+          f"{scene.reply.describe()}")
+    fixed_fields_kept([(scene.id_of(chosen, "GetTransaction"), chosen, scene.reply.body)], flag, "GetTransaction")
 
 
 POLL_SECONDS = 10
@@ -413,6 +422,27 @@ def first_page_count(scene, account):
     return len(rows) if isinstance(rows, list) else 0
 
 
+FIRST_IMPORT_WAIT = 300     # seconds of the run's waiting budget a first import may take before it is left out
+
+
+def first_import_done(scene, label):
+    """Waits until the account's first import has brought transactions, so what that import causes can be judged
+    (spec §1 capability 5: "from a few seconds up to hours"): a simulator moves its clock a minute; a deployment
+    is polled within the run's --max-wait budget, FIRST_IMPORT_WAIT at most. Transactions that did not come leave
+    the scenario out, saying why."""
+    account, waited = account_id(scene, label), 0.0
+    if scene.target.simulator:
+        scene.time_passes(60)
+    while not first_page_count(scene, account):
+        budget = scene.target.budget
+        if scene.target.simulator or waited >= FIRST_IMPORT_WAIT or budget.left <= 0:
+            left_out_by_run(f"the account {label!r} showed no transactions after {waited:g} s of waiting, and a "
+                            "first import may take hours (spec §1 capability 5; check with: --max-wait "
+                            f"{int(budget.total + FIRST_IMPORT_WAIT)}, or a deployment whose first import of this "
+                            "account type ends within a few minutes)")
+        waited += budget.wait(scene.target, POLL_SECONDS)
+
+
 @then(phrase('the account "{label}" statistics give the dates of its first and last transaction'))
 def statistics_first_last(scene, paged, label):
     """Spec §1 capability 5: statistics.first is the date of the first transaction, last of the last one; a
@@ -449,7 +479,34 @@ def read_three_ways(scene, label, kind):
     for value in (None, "false", "true"):
         reply = read_page(scene, label, {EXCLUDE[kind]: value} if value else None)
         reads[value] = transactions(reply)
-    return label, reads
+    return label, reads, kind
+
+
+# Spec §2: a transaction has orderNumber and bookingText; §4.3 names them as the fixed transaction fields the
+# mapped fields map to. The exclude flags remove entries of the list of fields, never these.
+FIXED_FIELDS = ("orderNumber", "bookingText")
+ABSENT = object()
+
+
+def same_transactions(scene, plain, flagged):
+    """(id, plain row, flagged row) of each transaction both reads list, matched by id."""
+    read = dict(zip(ids(scene, flagged), flagged))
+    return [(key, row, read[key]) for key, row in zip(ids(scene, plain), plain) if key is not None and key in read]
+
+
+def fixed_fields_kept(pairs, flag, operation="GetTransactions"):
+    """A parameter that removes fields removes only what it names: each transaction read with `flag`=true keeps
+    the fixed fields the plain read shows (`pairs`: id, plain row, flagged row), with the same values; a target
+    whose transactions lack them is judged on nothing."""
+    lost = []
+    for key, row, other in pairs:
+        for name in FIXED_FIELDS:
+            if name in row and other.get(name, ABSENT) != row[name]:
+                shown = "absent" if other.get(name, ABSENT) is ABSENT else repr(other[name])[:60]
+                lost.append(f"{name} of {key}: {repr(row[name])[:60]} without the flag, {shown} with it")
+    check(not lost, f"{operation} with {flag}=true changed the transaction's fixed fields: {lost[:3]} (spec §4.3: "
+                    "the exclude flags remove entries of the list of fields, not the orderNumber and bookingText a "
+                    "transaction has, §2)")
 
 
 def field_names(scene, rows):
@@ -462,7 +519,7 @@ def field_names(scene, rows):
 @then(phrase("the false read lists every field of the unset one, and the true read every field but those marked "
              "{kind}"))
 def flag_both_sides(scene, three_reads, kind):
-    label, reads = three_reads
+    label, reads, _ = three_reads
     plain, false, true = (field_names(scene, reads[v]) for v in (None, "false", "true"))
     check(plain, "the account has transactions")
     flag = EXCLUDE[kind]
@@ -533,3 +590,9 @@ def one_carries_transaction_type(scene):
           f"{scene.reply.describe()}")
     check(any(k.lower() == "transactiontype" for k in scene.reply.body),
           "GetTransaction answers a transaction without its TransactionType (spec §9 2.12.1)")
+
+
+@then("the true read keeps each transaction's order number and booking text")
+def true_read_keeps_fixed(scene, three_reads):
+    _, reads, kind = three_reads
+    fixed_fields_kept(same_transactions(scene, reads[None], reads["true"]), EXCLUDE[kind])

@@ -11,10 +11,8 @@ from pytest_bdd import given, then, when
 from .. import checks
 from ..bodies import identifier
 from ..scene import check
-from ..unchecked import left_out_by_run
 from . import phrase
-from .accounts import account_id
-from .transactions import POLL_SECONDS, first_page_count
+from .transactions import first_import_done
 
 KINDS = {"AccountCreated": "accountcreated", "AccountUpdated": "accountupdated", "AccountDeleted": "accountdeleted",
          "TransactionsImported": "transactionsimported", "AccountTypeUpdated": "accounttypeupdated"}
@@ -157,7 +155,6 @@ def second_gets(scene, second_hook, kind):
     receiver_gets(scene, second_hook, kind)
 
 
-FIRST_IMPORT_WAIT = 300     # seconds of the run's waiting budget a first import may take before it is left out
 STRAY_WAIT = 5.0     # seconds a notification that should not come is given to come, at most the delivery budget
 
 
@@ -289,17 +286,7 @@ def receiver_gets_after_import(scene, hook, kind, label):
     (§1 capability 5): the account's transactions are awaited first (polled within the run's --max-wait budget,
     FIRST_IMPORT_WAIT at most), then the notification gets a whole delivery wait. Transactions that did not come
     leave the scenario out, saying why; a notification that did not follow them fails it."""
-    account, waited = account_id(scene, label), 0.0
-    if scene.target.simulator:
-        scene.time_passes(60)
-    while not first_page_count(scene, account):
-        budget = scene.target.budget
-        if scene.target.simulator or waited >= FIRST_IMPORT_WAIT or budget.left <= 0:
-            left_out_by_run(f"the account {label!r} showed no transactions after {waited:g} s of waiting, and a "
-                            "first import may take hours (spec §1 capability 5; check with: --max-wait "
-                            f"{int(budget.total + FIRST_IMPORT_WAIT)}, or a deployment whose first import of this "
-                            "account type ends within a few minutes)")
-        waited += budget.wait(scene.target, POLL_SECONDS)
+    first_import_done(scene, label)
     notes = delivered(scene, hook, [kind])
     check(kind in kinds_named(notes),
           f"the account {label!r} holds imported transactions, yet no {kind} notification reached the receiver "

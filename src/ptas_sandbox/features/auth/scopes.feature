@@ -205,6 +205,18 @@ Feature: The scope table
       | user.token:all    | CreateOwnUserToken | allowed   |
       | account:all       | CreateOwnUserToken | forbidden |
 
+    # A scope a token type cannot hold is never satisfied for that type: the partner and user scopes are for
+    # Partner and Child-Partner tokens only (§5 rule 7, token types column), so a user token, with the widest
+    # scopes it can hold, lacks what these operations require: 403 (§7 rule 1). The user token is valid (it is
+    # allowed its own rows above), so the refusal is for its scope, not its authentication: 403, not 401.
+    Examples: a user token holds no partner or user scope, so what only those grant is forbidden to it
+      | scope           | operation     | outcome   |
+      | account:all     | GetUsers      | forbidden |
+      | user.token:all  | GetUsers      | forbidden |
+      | transaction:all | CreateUser    | forbidden |
+      | account:all     | GetOwnPartner | forbidden |
+      | transaction:all | GetPartners   | forbidden |
+
   @sandbox
   Scenario Outline: The simulator lets <scope> make tokens for child partners: <outcome> for <operation>
     Spec §5 contradicts itself here: partner:create "creates tokens for child partners" (rule 7), yet a deploy
