@@ -500,6 +500,19 @@ def test_a_client_that_stops_after_a_cut_answer_has_not_handled_it(world):
     assert "whose body was cut" in found["message"]
 
 
+def test_a_cut_fault_on_an_answer_without_a_body_leaves_nothing_to_handle(world):
+    """Half of a 204's empty body is the same empty body: the client got its answer whole (the third blind pair's
+    careful reseller ended on DeleteChildPartner so, and was told it had stopped after a failure)."""
+    world = long_lived(world)
+    api = world.api
+    hook = api.post("/webhooks", json={"callbackUrl": "https://receiver.example/ptas", "events": ["AccountCreated"]})
+    response = harness(world).post("/_sandbox/faults", json={"match": {"operationId": "DeleteWebhook"},
+                                                             "effect": {"type": "truncate"}, "times": 1})
+    assert response.status_code == 201
+    assert api.delete(f"/webhooks/{hook.json['id']}").status_code == 204
+    assert [f for f in report(world)["findings"] if f["rule"] == "stopped-after-failure"] == []
+
+
 def test_a_token_in_the_query_string_beside_a_valid_header_is_misplaced_though_served(world):
     world = long_lived(world)
     assert world.api.get("/users", query_string={"access_token": world.token}).status_code == 200

@@ -77,8 +77,12 @@ class Entry:
 
     @property
     def answer_faulted(self):
-        """A fault changed what the client got (latency only delays it)."""
-        return bool(self.injected) and self.injected.get("type") != "latency"
+        """A fault changed what the client got: latency only delays it, and cutting a 204's body (none) in half
+        leaves it as it was."""
+        kind = (self.injected or {}).get("type")
+        if kind == "truncate" and self.status == 204:
+            return False
+        return bool(self.injected) and kind != "latency"
 
     @property
     def judged(self):

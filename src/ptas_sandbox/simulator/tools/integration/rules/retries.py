@@ -290,7 +290,7 @@ def failure_of(data, call):
         return "a dropped connection"
     if call.status >= 500 or (call.status == 401 and not token_status(data, call)):
         return f"a {call.status}"
-    if call.ok() and (call.injected or {}).get("type") in UNREADABLE:
+    if call.ok() and call.answer_faulted and call.injected["type"] in UNREADABLE:
         return f"a {call.status} whose body was {'cut' if call.injected['type'] == 'truncate' else 'garbled'}"
     return None
 

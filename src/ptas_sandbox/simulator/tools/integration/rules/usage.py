@@ -156,6 +156,52 @@ def metadata_reread(data):
                       [c.evidence() for _, calls in cases for c in calls], count=sum(len(c) for _, c in cases))
 
 
+def records(answer_body):
+    """The records of an answer: the body itself, or the entries of its arrays (a list answer)."""
+    if not isinstance(answer_body, dict):
+        return []
+    found = [answer_body]
+    for value in answer_body.values():
+        if isinstance(value, list):
+            found += [item for item in value if isinstance(item, dict)]
+    return found
+
+
+ACCOUNT_READS = ("CreateAccount", "GetAccount", "GetAccounts", "UpdateAccount")
+
+
+@judges(
+    Rule("reports-of-type-without-them", "info", "Reports read for accounts whose type has none",
+         "Read an account's reports only where its account type says it has them (hasPspReports, spec §2): "
+         "the others can only answer an empty list."),
+)
+def reports_of_type_without_them(data):
+    """GetReports of an account whose type, as the world had read it (GetAccountTypes, GetAccountType: one
+    catalogue, as for account-types-hardcoded), says hasPspReports false, the account's type known from an
+    answer (CreateAccount, GetAccount(s), UpdateAccount): a read the client was told can only be empty. GetReport
+    names a report, which such an account never had."""
+    without, type_of, cases = set(), {}, []
+    for call in data.all_calls:
+        if call.operationId == "GetReports" and call.judged:
+            found = ACCOUNT_IN_PATH.search(call.path)
+            if found and type_of.get(found.group(1)) in without:
+                cases.append(call)
+        if not call.ok() or call.answer_faulted:
+            continue
+        if call.operationId in ACCOUNT_TYPE_READS:
+            for record in records(call.entry["response"].get("body")):
+                if isinstance(record.get("id"), str) and isinstance(record.get("hasPspReports"), bool):
+                    (without.discard if record["hasPspReports"] else without.add)(record["id"])
+        elif call.operationId in ACCOUNT_READS:
+            for record in records(call.entry["response"].get("body")):
+                if isinstance(record.get("id"), str) and isinstance(record.get("accountTypeId"), str):
+                    type_of[record["id"]] = record["accountTypeId"]
+    if cases:
+        yield finding("reports-of-type-without-them", f"{len(cases)} report read(s) for accounts whose account "
+                      f"type has no reports (hasPspReports false): e.g. {cases[0].operationId} {cases[0].path}.",
+                      [c.evidence() for c in cases])
+
+
 @judges(
     Rule("pagination-ignored", "warning", "Only the first page read while nextPageReference was present",
          "Follow nextPageReference (as pageReference) until it is null, or the rest of the data is never seen."),
