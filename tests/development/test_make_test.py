@@ -94,11 +94,11 @@ def test_make_test_runs_each_pass_once_and_sums_them_up_last(make_test):
     assert exact[0].split("--junitxml=")[1].split()[1:] == [
         "tests/core", "tests/limits", "tests/tokens", "tests/journal", "tests/reliability"]
     every = [run for run in runs if run not in exact + postgresql]
-    assert any("--ignore=tests/conformance --ignore=tests/profiles --ignore=tests/browser" in run for run in every)
-    assert any(run.endswith("tests/conformance tests/profiles tests/browser") for run in every)
+    assert any("--ignore=tests/conformance --ignore=tests/profiles" in run for run in every)
+    assert any(run.endswith("tests/conformance tests/profiles") for run in every)
 
 
-@pytest.mark.parametrize("failing", ["--request-state exact", "tests/conformance tests/profiles tests/browser"])
+@pytest.mark.parametrize("failing", ["--request-state exact", "tests/conformance tests/profiles"])
 def test_a_failing_pass_fails_make_test_and_is_counted(make_test, failing):
     status, output, _ = make_test(fail=failing)
     assert status != 0
