@@ -500,6 +500,21 @@ def test_a_client_that_stops_after_a_cut_answer_has_not_handled_it(world):
     assert "whose body was cut" in found["message"]
 
 
+def test_an_update_sent_again_at_once_unchanged_is_done_twice_and_one_minutes_later_or_changed_is_not(world):
+    world = long_lived(world)
+    api = world.api
+    user = api.post("/users", json={"name": "Jane"}).json
+    for _ in range(2):                                  # each copy of a notification handled
+        assert api.put(f"/users/{user['id']}", json={"name": "Jane Doe"}).status_code == 200
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "updated-again"]
+    assert found["count"] == 1 and found["severity"] == "warning" and "webhook-id" in found["fix"]
+    api.advance(120)                                    # its settings stated again at the next start
+    assert api.put(f"/users/{user['id']}", json={"name": "Jane Doe"}).status_code == 200
+    assert api.put(f"/users/{user['id']}", json={"name": "Jane Roe"}).status_code == 200     # a change
+    [found] = [f for f in report(world)["findings"] if f["rule"] == "updated-again"]
+    assert found["count"] == 1
+
+
 def test_a_cut_fault_on_an_answer_without_a_body_leaves_nothing_to_handle(world):
     """Half of a 204's empty body is the same empty body: the client got its answer whole (the third blind pair's
     careful reseller ended on DeleteChildPartner so, and was told it had stopped after a failure)."""

@@ -45,18 +45,22 @@ def created_again(data):
                       f"made at {first.entry['at']}.", [c.evidence() for _, c in again])
 
 
+AGAIN_SECONDS = 60      # world-clock (or real) seconds within which the same update sent again is "at once"
+
+
 @judges(
-    Rule("updated-again", "warning", "Updates repeated unchanged after they succeeded",
+    Rule("updated-again", "warning", "Updates repeated at once, unchanged, after they succeeded",
          "Do a change once: an update the service answered 2xx is done, and sending it again only spends the "
          "rate limit (spec §8) and may notify every webhook again. A notification delivered more than once "
          "(the same webhook-id) asks for its work once: deduplicate on webhook-id (docs/webhooks.md)."),
 )
 def updated_again(data):
-    """A PUT or PATCH the same partner sent with the same path and body as one it had been answered 2xx, with no
-    other write to that path between. One sent while the first still ran (a retry after a client's own timeout)
-    and one whose answer was lost (a 5xx, a drop, a cut or garbled body) are retries, not repeats. One sent just
-    after the answer by another thread of the client counts: two parts of a client doing one change twice (each
-    copy of a notification handled) is the mistake."""
+    """A PUT or PATCH the same partner sent with the same path and body as one it had been answered 2xx, within
+    AGAIN_SECONDS of it and with no other write to that path between (a client stating its settings again at
+    each start, hours apart, is not judged). One sent while the first still ran (a retry after a client's own
+    timeout) and one whose answer was lost (a 5xx, a drop, a cut or garbled body) are retries, not repeats. One
+    sent just after the answer by another thread of the client counts: two parts of a client doing one change
+    twice (each copy of a notification handled) is the mistake."""
     again = []
     for calls in grouped(data.api_calls, lambda c: c.partner).values():
         done = {}                   # path -> the last update answered 2xx there, while no other write followed
@@ -66,7 +70,8 @@ def updated_again(data):
             before = done.pop(call.path, None)
             if call.method not in ("PUT", "PATCH"):
                 continue
-            if before is not None and call.same_request(before) and call.ok() and not call.sent_while_running(before):
+            if before is not None and call.same_request(before) and call.ok() and not call.sent_while_running(before) \
+                    and not call.waited(before, AGAIN_SECONDS):
                 again.append((before, call))
             if call.ok() and not call.answer_faulted:
                 done[call.path] = call
