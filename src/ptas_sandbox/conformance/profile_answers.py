@@ -141,6 +141,41 @@ def null_members(observed, sim):
                        ", ".join(f"{c} {m}" for c, m in shown[:4]) + ")"), left_out[shown[0]]
 
 
+LEFT_OUT_SEEN = 3       # records of a kind without a member, none with it, before it counts as never answered
+
+
+def members_left_out(observed, sim):
+    """{record: [member]}: members of a record the spec does not name (profile.SPEC_MEMBERS), declared by the
+    simulator's schema and never null there, that the deployment left out of every record it answered that
+    declares a member of that name, LEFT_OUT_SEEN of them at least in all (write-only credentials: an account as
+    read and as a create answers it); and the evidence of the first. A record holding a member the simulator does
+    not declare may name one of its own members otherwise (a rename, `records`): it counts for nothing here.
+    Members within a member (`statistics.first`) are the record's own."""
+    shown: set[str] = set()                 # members the deployment answered, in any record
+    absent: dict[tuple, list] = {}          # (record, member) -> the evidence of the records that lacked it
+    for schema, body, seen in observed:
+        walked = list(openapi_reading.members(sim, schema, body, absent=True))
+        renamed = {id(record) for component, _, record, _, sub in walked if sub is None}
+        for component, member, record, key, sub in walked:
+            if component is None or sub is None or "." in member or "[" in member or \
+                    profiles.spec_names(component, member):
+                continue
+            if key in record:
+                shown.add(member)
+            elif id(record) not in renamed and "null" not in types_of(openapi_reading.deref(sim, sub) or {}):
+                absent.setdefault((component, member), []).append(seen)
+    lacking: dict[str, int] = {}
+    for (_, member), seen in absent.items():
+        lacking[member] = lacking.get(member, 0) + len(seen)
+    found: dict[str, list] = {}
+    evidence = []
+    for (component, member), seen in sorted(absent.items()):
+        if member not in shown and lacking[member] >= LEFT_OUT_SEEN:
+            found.setdefault(component, []).append(member)
+            evidence.append(seen[0])
+    return found, evidence
+
+
 def member_types(observed, sim, operations):
     """{record: {member: {"type", "fractionDigits", "schema"}}} where every value the deployment showed of a member
     has another JSON type than the simulator's schema gives it, and converts to it without loss (a number as a

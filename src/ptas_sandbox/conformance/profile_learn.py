@@ -923,6 +923,10 @@ class Learner:
             self.know("nulls", *nulls)
         else:
             self.unknown("nulls", "no answer held a null member the spec does not name, nor left one out")
+        left_out, seen = answers.members_left_out(self.observed, self.sim)
+        self.know("membersLeftOut", left_out, ("members no answer carried: " + "; ".join(
+            f"{c} {', '.join(m)}" for c, m in left_out.items())) if left_out else
+            "every member the simulator answers was answered", *(seen[:3] or [o[2] for o in self.observed[:1]]))
         types, seen = answers.member_types(self.observed, self.sim, self.ops)
         self.know("memberTypes", types, ("members of another JSON type than the simulator's: " + "; ".join(
             f"{c} {m} as {k['type']}" for c, found in types.items() for m, k in found.items())) if types else

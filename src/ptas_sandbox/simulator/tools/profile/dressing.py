@@ -16,14 +16,18 @@ def with_headers(headers, learned):
     return headers + [(name, entry["value"]) for name, entry in learned.items() if name.lower() not in have]
 
 
-def dress(document, schema, body, types, omit_nulls):
+def dress(document, schema, body, types, omit_nulls, left_out=None):
     """A JSON answer in the simulator's words, walked along its schema: each record member the deployment gives
-    another JSON type (`types`: {record: {member: kind}}) in that type, and, where the deployment leaves them out
-    (`omit_nulls`), the null members the spec does not name left out."""
+    another JSON type (`types`: {record: {member: kind}}) in that type, the members it never answers (`left_out`:
+    {record: [member]}) left out, and, where the deployment leaves them out (`omit_nulls`), the null members the
+    spec does not name left out."""
+    left_out = left_out or {}
     for component, member, record, key, _ in list(openapi_reading.members(document, schema, body)):
         if key not in record or component is None:
             continue
-        if record[key] is None:
+        if member in left_out.get(component, ()):
+            del record[key]
+        elif record[key] is None:
             if omit_nulls and not spec_names(component, member):
                 del record[key]
         elif member in types.get(component, {}):
@@ -121,6 +125,18 @@ def publish_types(document, types):
                 kind = members[member]
                 prop.clear()
                 prop.update(kind.get("schema") or {"type": kind["type"]})
+
+
+def publish_without(document, left_out):
+    """The API's records without the members the deployment never answers."""
+    schemas = document["components"]["schemas"]
+    for component, gone in left_out.items():
+        schema = schemas.get(component)
+        if isinstance(schema, dict):
+            for member in gone:
+                (schema.get("properties") or {}).pop(member, None)
+            if schema.get("required"):
+                schema["required"] = [r for r in schema["required"] if r not in gone]
 
 
 def publish_without_nulls(document):

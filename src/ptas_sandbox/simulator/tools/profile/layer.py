@@ -172,6 +172,7 @@ class ProfileLayer:
         dressing.publish_types(self.sim, self.known("memberTypes"))
         if self.known("nulls") == "omitted":
             dressing.publish_without_nulls(self.sim)
+        dressing.publish_without(self.sim, self.known("membersLeftOut") or {})
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = self.known("operations") or {}
         routes = []
@@ -954,9 +955,12 @@ class ProfileLayer:
         return body
 
     def dress(self, schema, body):
-        """Record members in the deployment's JSON types, null members it leaves out left out (dressing.py)."""
+        """Record members in the deployment's JSON types, members and null members it leaves out left out
+        (dressing.py)."""
         types, omit = self.known("memberTypes") or {}, self.known("nulls") == "omitted"
-        return dressing.dress(self.sim, schema, body, types, omit) if (types or omit) and schema else body
+        left_out = self.known("membersLeftOut") or {}
+        return dressing.dress(self.sim, schema, body, types, omit, left_out) \
+            if (types or omit or left_out) and schema else body
 
     def rename(self, name, schema, value, depth=0):
         """The answer with each record's properties named as the deployment names them."""
