@@ -48,13 +48,19 @@ def cases():
 @pytest.mark.parametrize("variant", list(cases()))
 def test_a_deployment_written_blind_is_reproduced(variant, plain_answers):
     assert not getattr(variant, "config", None)
+    assert_reproduced(variant, lambda app: learned_through(variant(app()), TAGS), plain_answers)
+
+
+def assert_reproduced(variant, learn, plain_answers):
+    """The profile `learn(app)` gives (app() makes a simulator) serves the probe's answers and the document's
+    observable parts as the deployment does, where the plain simulator answers otherwise."""
     made = []
 
     def app(**config):
         made.append(simulator(**config))
         return made[-1]
     try:
-        profile = learned_through(variant(app()), TAGS)
+        profile = learn(app)
         inner, profiled = app(), app(PROFILE=profile)
         deployment = variant(inner)
         expected = probe.observe(deployment, world_token(inner))

@@ -8,7 +8,8 @@ import pytest
 
 from . import blind_probe_b as probe
 from .blind_variants_c import BLIND
-from .test_blind_variants import document, learned_through, simulator, world_token
+from .test_blind_variants import learned_through, simulator, world_token
+from .test_blind_variants_b import assert_reproduced
 
 TAGS = "contract"
 # First count, before the learner or the harness changed: 1 of 6 reproduced (CreateAccountAccepted), and the
@@ -63,24 +64,4 @@ def test_a_faithful_deployment_written_blind_passes_a_default_run(variant):
 
 @pytest.mark.parametrize("variant", list(cases()))
 def test_a_deployment_written_blind_is_reproduced(variant, plain_answers):
-    made = []
-
-    def app(**config):
-        made.append(simulator(**config))
-        return made[-1]
-    try:
-        profile = learned(variant, app)
-        inner, profiled = app(), app(PROFILE=profile)
-        deployment = variant(inner)
-        expected = probe.observe(deployment, world_token(inner))
-        assert probe.compare(expected, plain_answers), f"{variant.name}: the deployment answers as the plain " \
-                                                       "simulator does"
-        differences = probe.compare(expected, probe.observe(profiled, world_token(profiled)))
-        assert not differences, f"{variant.name}: " + "\n".join(
-            f"{label}\n  deployment: {want}\n  profiled:   {have}" for label, want, have in differences[:4])
-        documents = probe.compare_documents(document(deployment), document(profiled))
-        assert not documents, f"{variant.name}: the documents differ: " + "\n".join(
-            f"{what}\n  deployment: {want}\n  profiled:   {have}" for what, want, have in documents[:4])
-    finally:
-        for each in made:
-            each.extensions["ptas"].close()
+    assert_reproduced(variant, lambda app: learned(variant, app), plain_answers)
