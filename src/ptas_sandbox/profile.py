@@ -40,6 +40,7 @@ CHOICES = {
     "nulls": "null members the spec does not name: sent or left out",
     "memberTypes": "JSON types of record members",
     "membersLeftOut": "record members the deployment never answers",
+    "operationMembersLeftOut": "record members only some operations answer",
     # Choices no default run observes (listed under `unknown` with why; the simulator keeps its own).
     "operationLimits": "the additional rate limits of some operations",
     "repeatedRevocation": "what revoking a token already revoked answers",
@@ -222,6 +223,8 @@ _VALUES = {
     "removedPaths": {"type": "object", "required": ["status"], "properties": {"status": _STATUS}},
     "nulls": {"enum": ["sent", "omitted"]},
     "membersLeftOut": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+    "operationMembersLeftOut": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {
+        "type": "array", "items": {"type": "string"}}}},
     "memberTypes": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {
         "type": "object", "required": ["type"], "properties": {
             "type": {"enum": ["string", "number", "integer", "boolean"]},

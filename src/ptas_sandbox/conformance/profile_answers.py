@@ -123,7 +123,7 @@ def null_members(observed, sim):
     lets be null, one it showed with a value in another record of the same kind. None where nothing told."""
     valued: set[tuple] = set()          # (record, member) shown with a value
     left_out: dict[tuple, dict] = {}    # (record, member) left out, with the evidence of the first
-    for schema, body, seen in observed:
+    for schema, body, seen, *_ in observed:
         for component, member, record, key, sub in openapi_reading.members(sim, schema, body, absent=True):
             if component is None or profiles.spec_names(component, member):
                 continue
@@ -142,6 +142,7 @@ def null_members(observed, sim):
 
 
 LEFT_OUT_SEEN = 3       # records of a kind without a member, none with it, before it counts as never answered
+ONLY_SOME_SEEN = 2      # records without a member, from operations that never answer it, where others do
 
 
 def members_left_out(observed, sim):
@@ -153,7 +154,7 @@ def members_left_out(observed, sim):
     Members within a member (`statistics.first`) are the record's own."""
     shown: set[str] = set()                 # members the deployment answered, in any record
     absent: dict[tuple, list] = {}          # (record, member) -> the evidence of the records that lacked it
-    for schema, body, seen in observed:
+    for schema, body, seen, *_ in observed:
         walked = list(openapi_reading.members(sim, schema, body, absent=True))
         renamed = {id(record) for component, _, record, _, sub in walked if sub is None}
         for component, member, record, key, sub in walked:
@@ -176,13 +177,43 @@ def members_left_out(observed, sim):
     return found, evidence
 
 
+def members_left_out_by_operation(observed, sim):
+    """{operation: {record: [member]}}: members of a record the spec does not name, declared by the simulator and
+    never null there, that some operations' answers carry and others' never do, ONLY_SOME_SEEN records at least
+    lacking it in all (a webhook's secret in the create's answer alone: a read and a list without it); and the
+    evidence of the first. The records that count are as for members_left_out."""
+    shown: dict[tuple, set] = {}            # (record, member) -> the operations that answered it
+    absent: dict[tuple, dict] = {}          # (record, member) -> {operation: [evidence of the records lacking it]}
+    for schema, body, seen, operation in observed:
+        walked = list(openapi_reading.members(sim, schema, body, absent=True))
+        renamed = {id(record) for component, _, record, _, sub in walked if sub is None}
+        for component, member, record, key, sub in walked:
+            if component is None or sub is None or "." in member or "[" in member or \
+                    profiles.spec_names(component, member):
+                continue
+            if key in record:
+                shown.setdefault((component, member), set()).add(operation)
+            elif id(record) not in renamed and "null" not in types_of(openapi_reading.deref(sim, sub) or {}):
+                absent.setdefault((component, member), {}).setdefault(operation, []).append(seen)
+    found: dict[str, dict] = {}
+    evidence = []
+    for (component, member), lacking in sorted(absent.items()):
+        answered = shown.get((component, member), set())
+        never = {op: seen for op, seen in lacking.items() if op not in answered}
+        if answered and sum(len(seen) for seen in never.values()) >= ONLY_SOME_SEEN:
+            for operation, seen in sorted(never.items()):
+                found.setdefault(operation, {}).setdefault(component, []).append(member)
+                evidence.append(seen[0])
+    return found, evidence
+
+
 def member_types(observed, sim, operations):
     """{record: {member: {"type", "fractionDigits", "schema"}}} where every value the deployment showed of a member
     has another JSON type than the simulator's schema gives it, and converts to it without loss (a number as a
     decimal string, an integer as a string of digits, a boolean as "true"/"false", and back), with the schema the
     target's document gives it; and the evidence of each. Ids are the `ids` choice's."""
     values: dict[tuple, tuple] = {}     # (record, member) -> (the simulator's type, the values shown, evidence)
-    for schema, body, seen in observed:
+    for schema, body, seen, *_ in observed:
         for component, member, record, key, sub in openapi_reading.members(sim, schema, body):
             if component is None or sub is None or record.get(key) is None or key == "id" or \
                     key in profiles.KEY_KIND:

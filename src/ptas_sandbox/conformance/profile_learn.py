@@ -104,7 +104,7 @@ class Learner:
         self.sim_ops = openapi_reading.operations(self.sim)
         self.profile = profiles.new(redact(target.name))
         self.seen = {}              # component -> [(context, keys, record, evidence)]
-        self.observed = []          # (the simulator's schema, a record as the target answered it, evidence)
+        self.observed = []          # (the simulator's schema, a record as the target answered it, evidence, operation)
         self.undo = []
 
     # -- recording ------------------------------------------------------------------------------------------
@@ -150,10 +150,10 @@ class Learner:
             _, items = self.list_key(name)
             for entry in entries_of(reply.body) or []:
                 self.walk(items, entry, seen, name)
-                self.observed.append((items, entry, seen))
+                self.observed.append((items, entry, seen, name))
             return
         self.walk(schema, reply.body, seen, name)
-        self.observed.append((schema, reply.body, seen))
+        self.observed.append((schema, reply.body, seen, name))
 
     def walk(self, schema, value, seen, operation):
         """Note the keys of every record of `value` under (operation, the simulator's component name)."""
@@ -354,7 +354,8 @@ class Learner:
                       seen)
         elif isinstance(token, dict):
             self.know("userToken", "object", "CreateUser answers the first user token as a token record", seen)
-            self.observed.append((self.sim_response("CreateUser")[1], json.loads(json.dumps(created.body)), seen))
+            self.observed.append((self.sim_response("CreateUser")[1], json.loads(json.dumps(created.body)), seen,
+                                  "CreateUser"))
             created.body.pop("token")     # its record is the Token component's: observed on its own
             self.walk(self.sim_response("CreateUser")[1], created.body, seen, "CreateUser")
             self.walk({"$ref": "#/components/schemas/Token"}, token, seen, "CreateUser")
@@ -927,6 +928,11 @@ class Learner:
         self.know("membersLeftOut", left_out, ("members no answer carried: " + "; ".join(
             f"{c} {', '.join(m)}" for c, m in left_out.items())) if left_out else
             "every member the simulator answers was answered", *(seen[:3] or [o[2] for o in self.observed[:1]]))
+        by_operation, seen = answers.members_left_out_by_operation(self.observed, self.sim)
+        self.know("operationMembersLeftOut", by_operation, ("members only some operations answer: " + "; ".join(
+            f"{op} without {c} {', '.join(m)}" for op, found in by_operation.items() for c, m in found.items()))
+            if by_operation else "every operation answers the members the others do",
+            *(seen[:3] or [o[2] for o in self.observed[:1]]))
         types, seen = answers.member_types(self.observed, self.sim, self.ops)
         self.know("memberTypes", types, ("members of another JSON type than the simulator's: " + "; ".join(
             f"{c} {m} as {k['type']}" for c, found in types.items() for m, k in found.items())) if types else

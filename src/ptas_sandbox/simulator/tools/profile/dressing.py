@@ -139,6 +139,16 @@ def publish_without(document, left_out):
                 schema["required"] = [r for r in schema["required"] if r not in gone]
 
 
+def publish_optional(document, by_operation):
+    """The API's records with the members some operations do not answer made optional."""
+    schemas = document["components"]["schemas"]
+    for found in by_operation.values():
+        for component, members in found.items():
+            schema = schemas.get(component)
+            if isinstance(schema, dict) and schema.get("required"):
+                schema["required"] = [r for r in schema["required"] if r not in members]
+
+
 def publish_without_nulls(document):
     """The API's records with the members the spec does not name never null: optional, not nullable."""
     schemas = document["components"]["schemas"]

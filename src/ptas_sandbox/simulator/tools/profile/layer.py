@@ -173,6 +173,7 @@ class ProfileLayer:
         if self.known("nulls") == "omitted":
             dressing.publish_without_nulls(self.sim)
         dressing.publish_without(self.sim, self.known("membersLeftOut") or {})
+        dressing.publish_optional(self.sim, self.known("operationMembersLeftOut") or {})
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = self.known("operations") or {}
         routes = []
@@ -928,7 +929,7 @@ class ProfileLayer:
                        for name in learned if name in values and values[name] is not None]
 
     def reshape(self, name, schema, body):
-        body = self.dress(schema, body)
+        body = self.dress(schema, body, (self.known("operationMembersLeftOut") or {}).get(name))
         key = self.list_key(name)
         if self.list_order(name) == "by name" and key and isinstance(body, dict) and isinstance(body.get(key), list):
             body[key] = sorted(body[key], key=lambda e: (str(e.get("name") or "").casefold(), str(e.get("id")))
@@ -954,11 +955,13 @@ class ProfileLayer:
             body[field] = body[field].get("accessToken")
         return body
 
-    def dress(self, schema, body):
+    def dress(self, schema, body, only_here=None):
         """Record members in the deployment's JSON types, members and null members it leaves out left out
-        (dressing.py)."""
+        (dressing.py): those no answer carries, and `only_here`, those this operation's answers do not."""
         types, omit = self.known("memberTypes") or {}, self.known("nulls") == "omitted"
-        left_out = self.known("membersLeftOut") or {}
+        left_out = dict(self.known("membersLeftOut") or {})
+        for component, members in (only_here or {}).items():
+            left_out[component] = [*left_out.get(component, ()), *members]
         return dressing.dress(self.sim, schema, body, types, omit, left_out) \
             if (types or omit or left_out) and schema else body
 
