@@ -6,10 +6,9 @@ simulator does not, and publish what the deployment's own document publishes."""
 
 import pytest
 
-from . import blind_probe_b as probe
 from .blind_variants_c import BLIND
-from .test_blind_variants import learned_through, simulator, world_token
-from .test_blind_variants_b import assert_reproduced
+from .test_blind_variants import learned_through, simulator
+from .test_blind_variants_b import assert_reproduced, cases
 
 TAGS = "contract"
 # First count, before the learner or the harness changed: 1 of 6 reproduced (CreateAccountAccepted), and the
@@ -33,22 +32,6 @@ def learned(variant, app):
     return LEARNED[variant.__name__]
 
 
-@pytest.fixture(scope="module")
-def plain_answers():
-    app = simulator()
-    try:
-        return probe.observe(app, world_token(app))
-    finally:
-        app.extensions["ptas"].close()
-
-
-def cases():
-    for variant in BLIND:
-        marks = [pytest.mark.xfail(strict=True, reason=f"not learned yet: {NOT_YET[variant.__name__]}")] \
-            if variant.__name__ in NOT_YET else []
-        yield pytest.param(variant, id=variant.__name__, marks=marks)
-
-
 @pytest.mark.parametrize("variant", BLIND, ids=[variant.__name__ for variant in BLIND])
 def test_a_faithful_deployment_written_blind_passes_a_default_run(variant):
     """The harness's side of the round: every @contract scenario passes against each variant (learned_through
@@ -60,6 +43,6 @@ def test_a_faithful_deployment_written_blind_passes_a_default_run(variant):
         app.extensions["ptas"].close()
 
 
-@pytest.mark.parametrize("variant", list(cases()))
-def test_a_deployment_written_blind_is_reproduced(variant, plain_answers):
-    assert_reproduced(variant, lambda app: learned(variant, app), plain_answers)
+@pytest.mark.parametrize("variant", list(cases(BLIND, NOT_YET, "not learned yet")))
+def test_a_deployment_written_blind_is_reproduced(variant, plain_answers_b):
+    assert_reproduced(variant, lambda app: learned(variant, app), plain_answers_b)

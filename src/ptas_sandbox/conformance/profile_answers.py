@@ -145,16 +145,13 @@ LEFT_OUT_SEEN = 3       # records of a kind without a member, none with it, befo
 ONLY_SOME_SEEN = 2      # records without a member, from operations that never answer it, where others do
 
 
-def members_left_out(observed, sim):
-    """{record: [member]}: members of a record the spec does not name (profile.SPEC_MEMBERS), declared by the
-    simulator's schema and never null there, that the deployment left out of every record it answered that
-    declares a member of that name, LEFT_OUT_SEEN of them at least in all (write-only credentials: an account as
-    read and as a create answers it); and the evidence of the first. A record holding a member the simulator does
-    not declare may name one of its own members otherwise (a rename, `records`): it counts for nothing here.
-    Members within a member (`statistics.first`) are the record's own."""
-    shown: set[str] = set()                 # members the deployment answered, in any record
-    absent: dict[tuple, list] = {}          # (record, member) -> the evidence of the records that lacked it
-    for schema, body, seen, *_ in observed:
+def countable_members(observed, sim):
+    """(record, member, shown, evidence, operation) for each member of each record the deployment answered that
+    could tell a member left out: one the spec does not name (profile.SPEC_MEMBERS), declared by the simulator's
+    schema and never null there (the `nulls` choice's otherwise), of the record itself (`statistics.first` is the
+    record's own). A record holding a member the simulator does not declare may name one of its own members
+    otherwise (a rename, `records`): its missing members tell nothing."""
+    for schema, body, seen, operation in observed:
         walked = list(openapi_reading.members(sim, schema, body, absent=True))
         renamed = {id(record) for component, _, record, _, sub in walked if sub is None}
         for component, member, record, key, sub in walked:
@@ -162,9 +159,22 @@ def members_left_out(observed, sim):
                     profiles.spec_names(component, member):
                 continue
             if key in record:
-                shown.add(member)
+                yield component, member, True, seen, operation
             elif id(record) not in renamed and "null" not in types_of(openapi_reading.deref(sim, sub) or {}):
-                absent.setdefault((component, member), []).append(seen)
+                yield component, member, False, seen, operation
+
+
+def members_left_out(observed, sim):
+    """{record: [member]}: countable members (countable_members) the deployment left out of every record it
+    answered that declares a member of that name, LEFT_OUT_SEEN of them at least in all (write-only credentials:
+    an account as read and as a create answers it); and the evidence of the first."""
+    shown: set[str] = set()                 # members the deployment answered, in any record
+    absent: dict[tuple, list] = {}          # (record, member) -> the evidence of the records that lacked it
+    for component, member, present, seen, _ in countable_members(observed, sim):
+        if present:
+            shown.add(member)
+        else:
+            absent.setdefault((component, member), []).append(seen)
     lacking: dict[str, int] = {}
     for (_, member), seen in absent.items():
         lacking[member] = lacking.get(member, 0) + len(seen)
@@ -178,23 +188,16 @@ def members_left_out(observed, sim):
 
 
 def members_left_out_by_operation(observed, sim):
-    """{operation: {record: [member]}}: members of a record the spec does not name, declared by the simulator and
-    never null there, that some operations' answers carry and others' never do, ONLY_SOME_SEEN records at least
-    lacking it in all (a webhook's secret in the create's answer alone: a read and a list without it); and the
-    evidence of the first. The records that count are as for members_left_out."""
+    """{operation: {record: [member]}}: countable members (countable_members) that some operations' answers carry
+    and others' never do, ONLY_SOME_SEEN records at least lacking it in all (a webhook's secret in the create's
+    answer alone: a read and a list without it); and the evidence of the first."""
     shown: dict[tuple, set] = {}            # (record, member) -> the operations that answered it
     absent: dict[tuple, dict] = {}          # (record, member) -> {operation: [evidence of the records lacking it]}
-    for schema, body, seen, operation in observed:
-        walked = list(openapi_reading.members(sim, schema, body, absent=True))
-        renamed = {id(record) for component, _, record, _, sub in walked if sub is None}
-        for component, member, record, key, sub in walked:
-            if component is None or sub is None or "." in member or "[" in member or \
-                    profiles.spec_names(component, member):
-                continue
-            if key in record:
-                shown.setdefault((component, member), set()).add(operation)
-            elif id(record) not in renamed and "null" not in types_of(openapi_reading.deref(sim, sub) or {}):
-                absent.setdefault((component, member), {}).setdefault(operation, []).append(seen)
+    for component, member, present, seen, operation in countable_members(observed, sim):
+        if present:
+            shown.setdefault((component, member), set()).add(operation)
+        else:
+            absent.setdefault((component, member), {}).setdefault(operation, []).append(seen)
     found: dict[str, dict] = {}
     evidence = []
     for (component, member), lacking in sorted(absent.items()):
