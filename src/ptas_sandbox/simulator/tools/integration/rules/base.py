@@ -72,6 +72,11 @@ class Entry:
         return (self.entry.get("token") or {}).get("kind")
 
     @property
+    def named_id(self):
+        """The last segment of the path: the id of the record a read, a delete or a revocation names."""
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
     def injected(self):
         return self.entry["marks"].get("injected")
 

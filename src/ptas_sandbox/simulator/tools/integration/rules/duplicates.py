@@ -28,7 +28,7 @@ def created_again(data):
         live = {}                   # (operation, identity) -> (the first creation, the id it answered)
         for call in calls:
             if call.method == "DELETE" and call.ok():
-                gone = call.path.rstrip("/").rsplit("/", 1)[-1]
+                gone = call.named_id
                 live = {k: v for k, v in live.items() if v[1] != gone}
             if call.operationId not in IDENTITY or not call.ok() or call.answer_faulted or identity(call) is None:
                 continue
@@ -132,7 +132,7 @@ def recreated_accounts(data):
                     again.append((gone.pop(identity), call))
                 made[call.answer().get("id")] = identity
             elif call.operationId == "DeleteAccount" and call.ok():
-                identity = made.get(call.path.rstrip("/").rsplit("/", 1)[-1])
+                identity = made.get(call.named_id)
                 if identity is not None:
                     gone[identity] = call
     if again:

@@ -44,7 +44,7 @@ class Traffic:
                 self.first_use[call.token_id] = call.seq
                 self.uses[call.token_id] = self.uses.get(call.token_id, 0) + 1
             if call.operationId in REVOKERS and call.ok():
-                self.revocations[call.path.rstrip("/").rsplit("/", 1)[-1]] = call.seq
+                self.revocations[call.named_id] = call.seq
 
     def revoked_seq(self, token):
         """The journal id of the call that revoked `token` (or the end of time when the journal lacks it)."""

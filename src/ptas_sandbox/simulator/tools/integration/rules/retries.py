@@ -200,7 +200,7 @@ def created_ids(data):
         if call.method == "POST" and call.ok() and not call.answer_faulted and isinstance(call.answer().get("id"), str):
             made.setdefault(call.answer()["id"], [call.partner, call.seq, None])
         elif call.method == "DELETE" and call.ok():
-            found = made.get(call.path.rstrip("/").rsplit("/", 1)[-1])
+            found = made.get(call.named_id)
             if found and found[2] is None:
                 found[2] = call.seq
     return made
@@ -265,7 +265,7 @@ def avoidable_refusals(data):
                 lost.add(call.key)
             missing = call.status == 404 and not own_resource_missing(call, made, gone, samples)
             if call.method == "DELETE" and call.ok() and not call.answer_faulted:
-                gone.setdefault(call.path.rstrip("/").rsplit("/", 1)[-1], call)
+                gone.setdefault(call.named_id, call)
             if cause is None or call.key in lost or missing:
                 continue
             causes.setdefault((call.operationId, *cause), []).append(call)

@@ -73,7 +73,7 @@ def hooks_of(data):
             elif answer.get("isActive") is False and hook["active"]:
                 hook["closed"].append((hook["active"].pop(), call.at))
         elif call.operationId == "DeleteWebhook":
-            hook = hooks.get(call.path.rstrip("/").rsplit("/", 1)[-1])
+            hook = hooks.get(call.named_id)
             if hook and hook["active"]:
                 hook["closed"].append((hook["active"].pop(), call.at))
     return {i: (h["partner"], h["kinds"], h["closed"] + [(start, None) for start in h["active"]])
@@ -156,15 +156,11 @@ def metadata_reread(data):
                       [c.evidence() for _, calls in cases for c in calls], count=sum(len(c) for _, c in cases))
 
 
-def records(answer_body):
-    """The records of an answer: the body itself, or the entries of its arrays (a list answer)."""
-    if not isinstance(answer_body, dict):
-        return []
-    found = [answer_body]
-    for value in answer_body.values():
-        if isinstance(value, list):
-            found += [item for item in value if isinstance(item, dict)]
-    return found
+def records(call):
+    """The records of a call's answer: the body itself, and the entries of its arrays (a list answer)."""
+    body = call.answer()
+    return [body] + [item for value in body.values() if isinstance(value, list)
+                     for item in value if isinstance(item, dict)]
 
 
 ACCOUNT_READS = ("CreateAccount", "GetAccount", "GetAccounts", "UpdateAccount")
@@ -189,11 +185,11 @@ def reports_of_type_without_them(data):
         if not call.ok() or call.answer_faulted:
             continue
         if call.operationId in ACCOUNT_TYPE_READS:
-            for record in records(call.entry["response"].get("body")):
+            for record in records(call):
                 if isinstance(record.get("id"), str) and isinstance(record.get("hasPspReports"), bool):
                     (without.discard if record["hasPspReports"] else without.add)(record["id"])
         elif call.operationId in ACCOUNT_READS:
-            for record in records(call.entry["response"].get("body")):
+            for record in records(call):
                 if isinstance(record.get("id"), str) and isinstance(record.get("accountTypeId"), str):
                     type_of[record["id"]] = record["accountTypeId"]
     if cases:
