@@ -924,19 +924,20 @@ class Learner:
             self.know("nulls", *nulls)
         else:
             self.unknown("nulls", "no answer held a null member the spec does not name, nor left one out")
+        first = [o[2] for o in self.observed[:1]]     # the evidence of a choice no record told apart
         left_out, seen = answers.members_left_out(self.observed, self.sim)
         self.know("membersLeftOut", left_out, ("members no answer carried: " + "; ".join(
             f"{c} {', '.join(m)}" for c, m in left_out.items())) if left_out else
-            "every member the simulator answers was answered", *(seen[:3] or [o[2] for o in self.observed[:1]]))
+            "every member the simulator answers was answered", *(seen[:3] or first))
         by_operation, seen = answers.members_left_out_by_operation(self.observed, self.sim)
         self.know("operationMembersLeftOut", by_operation, ("members only some operations answer: " + "; ".join(
             f"{op} without {c} {', '.join(m)}" for op, found in by_operation.items() for c, m in found.items()))
             if by_operation else "every operation answers the members the others do",
-            *(seen[:3] or [o[2] for o in self.observed[:1]]))
+            *(seen[:3] or first))
         types, seen = answers.member_types(self.observed, self.sim, self.ops)
         self.know("memberTypes", types, ("members of another JSON type than the simulator's: " + "; ".join(
             f"{c} {m} as {k['type']}" for c, found in types.items() for m, k in found.items())) if types else
-            "record members have the simulator's JSON types", *(seen or [o[2] for o in self.observed[:1]]))
+            "record members have the simulator's JSON types", *(seen or first))
 
     def documented_retry_after(self):
         """(form, where) of the Retry-After the target's document gives its 429 answers, where one form is named

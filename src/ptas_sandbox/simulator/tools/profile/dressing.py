@@ -127,6 +127,12 @@ def publish_types(document, types):
                 prop.update(kind.get("schema") or {"type": kind["type"]})
 
 
+def joined(*left_outs):
+    """{record: [member]} maps as one."""
+    return {component: [member for left_out in left_outs for member in left_out.get(component, ())]
+            for component in {component for left_out in left_outs for component in left_out}}
+
+
 def publish_without(document, left_out):
     """The API's records without the members the deployment never answers."""
     schemas = document["components"]["schemas"]

@@ -172,8 +172,12 @@ class ProfileLayer:
         dressing.publish_types(self.sim, self.known("memberTypes"))
         if self.known("nulls") == "omitted":
             dressing.publish_without_nulls(self.sim)
-        dressing.publish_without(self.sim, self.known("membersLeftOut") or {})
-        dressing.publish_optional(self.sim, self.known("operationMembersLeftOut") or {})
+        left_out, by_operation = self.known("membersLeftOut") or {}, self.known("operationMembersLeftOut") or {}
+        dressing.publish_without(self.sim, left_out)
+        dressing.publish_optional(self.sim, by_operation)
+        # what each operation's answers leave out: the members no answer carries, and those only it does not
+        self.left_out = {name: dressing.joined(left_out, members) for name, members in by_operation.items()}
+        self.left_out[None] = left_out
         self.sim_ops = openapi_reading.operations(self.sim)
         self.operations = self.known("operations") or {}
         routes = []
@@ -929,7 +933,7 @@ class ProfileLayer:
                        for name in learned if name in values and values[name] is not None]
 
     def reshape(self, name, schema, body):
-        body = self.dress(schema, body, (self.known("operationMembersLeftOut") or {}).get(name))
+        body = self.dress(schema, body, self.left_out.get(name, self.left_out[None]))
         key = self.list_key(name)
         if self.list_order(name) == "by name" and key and isinstance(body, dict) and isinstance(body.get(key), list):
             body[key] = sorted(body[key], key=lambda e: (str(e.get("name") or "").casefold(), str(e.get("id")))
@@ -955,13 +959,10 @@ class ProfileLayer:
             body[field] = body[field].get("accessToken")
         return body
 
-    def dress(self, schema, body, only_here=None):
-        """Record members in the deployment's JSON types, members and null members it leaves out left out
-        (dressing.py): those no answer carries, and `only_here`, those this operation's answers do not."""
+    def dress(self, schema, body, left_out):
+        """Record members in the deployment's JSON types, members (`left_out`: this operation's, self.left_out)
+        and null members it leaves out left out (dressing.py)."""
         types, omit = self.known("memberTypes") or {}, self.known("nulls") == "omitted"
-        left_out = dict(self.known("membersLeftOut") or {})
-        for component, members in (only_here or {}).items():
-            left_out[component] = [*left_out.get(component, ()), *members]
         return dressing.dress(self.sim, schema, body, types, omit, left_out) \
             if (types or omit or left_out) and schema else body
 
