@@ -49,10 +49,11 @@ def naming(entries, record_id):
 MOST_PAGES = 20     # pages of GET /dataimports read when a target pages it (the spec shows no paging of it)
 
 
-def every_import(scene):
+def every_import(scene, reply=None):
     """Every data import the partner's list shows: its pages followed where the target answers a
-    nextPageReference (a staging partner may hold hundreds of imports of earlier runs)."""
-    reply, listed = scene.client.call("GetDataImports", token=scene.token), []
+    nextPageReference (a staging partner may hold hundreds of imports of earlier runs). `reply`: its first page,
+    where it is held already."""
+    reply, listed = reply or scene.client.call("GetDataImports", token=scene.token), []
     for _ in range(MOST_PAGES):
         listed += items(reply, "data imports")
         following = reply.body.get("nextPageReference") if isinstance(reply.body, dict) else None
@@ -71,13 +72,13 @@ def account_import_listed(scene, label):
     partner is not judged here. A service may record the import only when it begins, after the account is made:
     the import is judged once its transactions are there (its effect seen), as TransactionsImported is."""
     account = account_id(scene, label)
-    if naming(items(scene.reply, "data imports"), account) or naming(every_import(scene), account):
+    listed = every_import(scene, scene.reply)
+    if naming(listed, account):
         return
     others = scene.client.call("GetAccounts", token=scene.token)
     known = {str(a).lower() for a in scene.ids_in(others, "accounts", "GetAccount") if a is not None} \
         if others.ok else set()
     known.discard(str(account).lower())
-    listed = every_import(scene)
     if not any(naming(listed, other) for other in known):
         not_applicable("the data imports listed name no account of the partner: which one the new account "
                        "started cannot be told")
