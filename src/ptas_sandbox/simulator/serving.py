@@ -436,9 +436,9 @@ def tune_malloc(arenas=2, mmap_threshold=128 * 1024):
 
 
 def freeze_start_up():
-    """What start made (the app, its routes, the OpenAPI schemas: some 50,000 objects that live as long as the
-    process) is moved out of the collector's sight: every full collection walked all of it again, a pause of
-    about 13 ms that a request waits through, and 2-3 us of every request's CPU under load (`gc.freeze`)."""
+    """What start made (the app, its routes, the OpenAPI schemas: objects that live as long as the process) is
+    moved out of the collector's sight (`gc.freeze`): every full collection walked all of it again, a pause that
+    requests wait through and CPU every request shares (docs/durability.md has the figures)."""
     gc.collect()
     gc.freeze()
 
